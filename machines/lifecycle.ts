@@ -1,0 +1,330 @@
+/**
+ * The lifecycle of `qmd mcp`: one explicit machine owns every way the server can end.
+ *
+ * connected → closingTransport → draining → disposingStore → done, with failedStep routing a
+ * failed or timed-out step on to the next one. The contract is `../shared/design/lifecycle.md`.
+ *
+ * Design choice (issue 2): the machine keeps `invoke` and `after`. The two teardown steps are
+ * invoked promise actors (`closeTransport`, `disposeStore`) and every bound is a named delay
+ * (`stepTimeout`, `drainTimeout`), so XState owns the timing rules: a step that answers after
+ * its bound is ignored because leaving the state stops its actor and cancels its timer, with
+ * no bookkeeping in the host, and Stately draws what really happens. The host gives the actor
+ * its one injected clock, so tests replay generated paths with a simulated clock. The price:
+ * `createTestModel` refuses the machine, so `test/model/` replays `getShortestPaths` and
+ * `getSimplePaths` itself.
+ *
+ * Every effect is a named stub below; `src/lifecycle/host.ts` provides the real ones with
+ * `machine.provide(...)`. This file imports only `xstate` and opens in Stately as it is, so
+ * the config is written out literally (no spreads, no computed keys).
+ */
+import { assign, fromPromise, setup } from 'xstate';
+import { describeTrigger, isEscalation, isTrigger, normalizeExitCode, type TriggerEvent } from './triggers.js';
+
+export type TeardownStep = 'closeTransport' | 'disposeStore';
+
+export interface FailedStep {
+  step: TeardownStep;
+  /** Why: the error's message, or `timed out after N ms`. */
+  error: string;
+}
+
+/** How the drain ended: every handler settled, the deadline passed, or a second trigger cut it short. */
+export type DrainOutcome = 'idle' | 'deadline' | 'cutShort';
+
+export interface LifecycleContext {
+  /** Tool handlers running now, counted in every state. */
+  inflight: number;
+  /** The trigger that started teardown. */
+  trigger: TriggerEvent | null;
+  /** The breadcrumb's words for it, e.g. `stdin closed`, `SIGTERM`. */
+  reason: string | null;
+  /** `process.exitCode` as it was when teardown began. */
+  priorExitCode: number;
+  failedSteps: FailedStep[];
+  drain: DrainOutcome | null;
+  /** The breadcrumb words of the first escalating trigger, if any. */
+  escalatedBy: string | null;
+  drainTimeoutMs: number;
+  stepTimeoutMs: number;
+}
+
+export type LifecycleEvent = TriggerEvent | { type: 'handler.started' } | { type: 'handler.settled' };
+
+export interface LifecycleInput {
+  /** How long `draining` waits for in-flight handlers (default 5000 ms). */
+  drainTimeoutMs?: number;
+  /** The bound of each teardown step; a step that takes longer has failed (default 2000 ms). */
+  stepTimeoutMs?: number;
+}
+
+export interface LifecycleOutput {
+  /** 0 after a clean teardown, 1 if a step failed; an earlier non-zero code is kept. */
+  exitCode: number;
+  reason: string;
+  failedSteps: FailedStep[];
+  drain: DrainOutcome;
+  escalatedBy: string | null;
+  /** One line for logs, e.g. `stdin closed: drained, all steps ok, exit 0`. */
+  summary: string;
+}
+
+export const DEFAULT_DRAIN_TIMEOUT_MS = 5000;
+export const DEFAULT_STEP_TIMEOUT_MS = 2000;
+
+export function computeExitCode(context: Pick<LifecycleContext, 'priorExitCode' | 'failedSteps'>): number {
+  if (context.priorExitCode !== 0) return context.priorExitCode;
+  return context.failedSteps.length > 0 ? 1 : 0;
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+function summarize(context: LifecycleContext): LifecycleOutput {
+  const exitCode = computeExitCode(context);
+  const reason = context.reason ?? 'unknown';
+  const drain = context.drain ?? 'idle';
+  const steps =
+    context.failedSteps.length === 0
+      ? 'all steps ok'
+      : `failed: ${context.failedSteps.map((f) => `${f.step} (${f.error})`).join(', ')}`;
+  const drainWords = { idle: 'drained', deadline: 'drain deadline passed', cutShort: 'drain cut short' }[drain];
+  return {
+    exitCode,
+    reason,
+    failedSteps: context.failedSteps,
+    drain,
+    escalatedBy: context.escalatedBy,
+    summary: `${reason}: ${drainWords}, ${steps}, exit ${exitCode}`,
+  };
+}
+
+export const lifecycleMachine = setup({
+  types: {
+    context: {} as LifecycleContext,
+    events: {} as LifecycleEvent,
+    input: {} as LifecycleInput,
+    output: {} as LifecycleOutput,
+  },
+  actors: {
+    closeTransport: fromPromise<void>(async () => {
+      throw new Error('closeTransport is provided by the host');
+    }),
+    disposeStore: fromPromise<void>(async () => {
+      throw new Error('disposeStore is provided by the host');
+    }),
+  },
+  delays: {
+    drainTimeout: ({ context }) => context.drainTimeoutMs,
+    stepTimeout: ({ context }) => context.stepTimeoutMs,
+  },
+  guards: {
+    isEscalation: ({ context, event }) => isTrigger(event) && isEscalation(context.trigger, event),
+    isIdle: ({ context }) => context.inflight === 0,
+    wasEscalated: ({ context }) => context.escalatedBy !== null,
+    failedWhileClosingTransport: ({ context }) => context.failedSteps.at(-1)?.step === 'closeTransport',
+  },
+  actions: {
+    recordTrigger: assign(({ event }) => {
+      const trigger = event as TriggerEvent;
+      return {
+        trigger,
+        reason: describeTrigger(trigger),
+        priorExitCode: normalizeExitCode(trigger.exitCode),
+      };
+    }),
+    recordEscalation: assign({
+      escalatedBy: ({ context, event }) => context.escalatedBy ?? describeTrigger(event as TriggerEvent),
+    }),
+    countStarted: assign({ inflight: ({ context }) => context.inflight + 1 }),
+    countSettled: assign({ inflight: ({ context }) => Math.max(0, context.inflight - 1) }),
+    recordDrained: assign({ drain: 'idle' as const }),
+    recordDrainDeadline: assign({ drain: 'deadline' as const }),
+    recordDrainCutShort: assign({ drain: 'cutShort' as const }),
+    recordStepFailure: assign({
+      failedSteps: ({ context, event }, params: { step: TeardownStep }) => [
+        ...context.failedSteps,
+        { step: params.step, error: errorMessage((event as { error?: unknown }).error) },
+      ],
+    }),
+    recordStepTimeout: assign({
+      failedSteps: ({ context }, params: { step: TeardownStep }) => [
+        ...context.failedSteps,
+        { step: params.step, error: `timed out after ${context.stepTimeoutMs} ms` },
+      ],
+    }),
+    // Effects the host provides (src/lifecycle/host.ts). Stubs here keep the machine pure.
+    announceShutdown: () => {},
+    detachTriggerSources: () => {},
+    announceEscalation: () => {},
+    abortHandlers: () => {},
+    warnDrainDeadline: () => {},
+    warnStepFailed: () => {},
+  },
+}).createMachine({
+  id: 'lifecycle',
+  initial: 'connected',
+  context: ({ input }) => ({
+    inflight: 0,
+    trigger: null,
+    reason: null,
+    priorExitCode: 0,
+    failedSteps: [],
+    drain: null,
+    escalatedBy: null,
+    drainTimeoutMs: input.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
+    stepTimeoutMs: input.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+  }),
+  on: {
+    'handler.started': { actions: 'countStarted' },
+    'handler.settled': { actions: 'countSettled' },
+  },
+  states: {
+    connected: {
+      description: 'Serving the client. Any trigger starts the one teardown.',
+      on: {
+        'stdin.end': {
+          target: 'closingTransport',
+          actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
+        },
+        'stdin.close': {
+          target: 'closingTransport',
+          actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
+        },
+        'stdout.closed': {
+          target: 'closingTransport',
+          actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
+        },
+        'signal.received': {
+          target: 'closingTransport',
+          actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
+        },
+        'parent.gone': {
+          target: 'closingTransport',
+          actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
+        },
+        'http.stop': {
+          target: 'closingTransport',
+          actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
+        },
+        'shutdown.requested': {
+          target: 'closingTransport',
+          actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
+        },
+      },
+    },
+    closingTransport: {
+      description: 'Stop dispatching new requests: server.close(), bounded by stepTimeout.',
+      invoke: {
+        id: 'closeTransport',
+        src: 'closeTransport',
+        onDone: { target: 'draining' },
+        onError: {
+          target: 'failedStep',
+          actions: { type: 'recordStepFailure', params: { step: 'closeTransport' } },
+        },
+      },
+      after: {
+        stepTimeout: {
+          target: 'failedStep',
+          actions: { type: 'recordStepTimeout', params: { step: 'closeTransport' } },
+        },
+      },
+      on: {
+        'stdin.end': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
+        'stdin.close': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
+        'stdout.closed': {
+          guard: 'isEscalation',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
+        },
+        'signal.received': {
+          guard: 'isEscalation',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
+        },
+        'parent.gone': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
+        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
+      },
+    },
+    draining: {
+      description: 'Wait for in-flight handlers, bounded by drainTimeout; a second trigger cuts it short.',
+      always: [
+        { guard: 'wasEscalated', target: 'disposingStore', actions: 'recordDrainCutShort' },
+        { guard: 'isIdle', target: 'disposingStore', actions: 'recordDrained' },
+      ],
+      after: {
+        drainTimeout: { target: 'disposingStore', actions: ['recordDrainDeadline', 'warnDrainDeadline'] },
+      },
+      on: {
+        'stdin.end': {
+          guard: 'isEscalation',
+          target: 'disposingStore',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
+        },
+        'stdin.close': {
+          guard: 'isEscalation',
+          target: 'disposingStore',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
+        },
+        'stdout.closed': {
+          guard: 'isEscalation',
+          target: 'disposingStore',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
+        },
+        'signal.received': {
+          guard: 'isEscalation',
+          target: 'disposingStore',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
+        },
+        'parent.gone': {
+          guard: 'isEscalation',
+          target: 'disposingStore',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
+        },
+        'http.stop': {
+          guard: 'isEscalation',
+          target: 'disposingStore',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
+        },
+      },
+    },
+    disposingStore: {
+      description: 'store.close(): the LLM first (it waits for running native calls), then the database.',
+      invoke: {
+        id: 'disposeStore',
+        src: 'disposeStore',
+        onDone: { target: 'done' },
+        onError: {
+          target: 'failedStep',
+          actions: { type: 'recordStepFailure', params: { step: 'disposeStore' } },
+        },
+      },
+      after: {
+        stepTimeout: {
+          target: 'failedStep',
+          actions: { type: 'recordStepTimeout', params: { step: 'disposeStore' } },
+        },
+      },
+      on: {
+        'stdin.end': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
+        'stdin.close': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
+        'stdout.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
+        'signal.received': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
+        'parent.gone': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
+        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
+      },
+    },
+    failedStep: {
+      description: 'A step failed or timed out: warn, remember it (exit code 1), go on to the next step.',
+      entry: 'warnStepFailed',
+      always: [{ guard: 'failedWhileClosingTransport', target: 'draining' }, { target: 'done' }],
+    },
+    done: {
+      type: 'final',
+      description: 'Teardown complete: the host sets the exit code and arms the watchdog.',
+    },
+  },
+  output: ({ context }) => summarize(context),
+});
+
+export type LifecycleMachine = typeof lifecycleMachine;

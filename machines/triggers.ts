@@ -1,0 +1,82 @@
+/**
+ * The shutdown triggers the lifecycle machine understands, and the two pure rules it needs
+ * about them: what a trigger is called in the breadcrumb, and whether a later trigger is
+ * the same departure as the first one or an escalation.
+ *
+ * Pure: no I/O, nothing but types and string logic (see `../shared/design/lifecycle.md` §2).
+ */
+
+/** Signals that end the server. Each one goes through the machine; none calls `process.exit()`. */
+export type ShutdownSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
+
+/**
+ * `exitCode` is the `process.exitCode` already set when the trigger arrived: the host stamps
+ * it, so the machine stays pure and can keep an earlier non-zero code.
+ */
+export type TriggerEvent =
+  | { type: 'stdin.end'; exitCode?: number }
+  | { type: 'stdin.close'; exitCode?: number }
+  | { type: 'stdout.closed'; exitCode?: number; code?: string }
+  | { type: 'signal.received'; signal: ShutdownSignal; exitCode?: number }
+  | { type: 'parent.gone'; exitCode?: number }
+  | { type: 'http.stop'; exitCode?: number }
+  | { type: 'shutdown.requested'; reason?: string; exitCode?: number };
+
+export type TriggerType = TriggerEvent['type'];
+
+export const TRIGGER_TYPES: readonly TriggerType[] = [
+  'stdin.end',
+  'stdin.close',
+  'stdout.closed',
+  'signal.received',
+  'parent.gone',
+  'http.stop',
+  'shutdown.requested',
+];
+
+/** The client's side of the pipes went away: one departure, however many of these arrive. */
+const PIPE_DEPARTURES: ReadonlySet<TriggerType> = new Set(['stdin.end', 'stdin.close', 'stdout.closed']);
+
+export function isTrigger(event: { type: string }): event is TriggerEvent {
+  return (TRIGGER_TYPES as readonly string[]).includes(event.type);
+}
+
+/** The words after `Shutting down (` in the breadcrumb; part of the CLI contract (§4). */
+export function describeTrigger(event: TriggerEvent): string {
+  switch (event.type) {
+    case 'stdin.end':
+    case 'stdin.close':
+      return 'stdin closed';
+    case 'stdout.closed':
+      return 'stdout closed';
+    case 'signal.received':
+      return event.signal;
+    case 'parent.gone':
+      return 'parent exited';
+    case 'http.stop':
+      return 'HTTP server stopped';
+    case 'shutdown.requested':
+      return event.reason ?? 'shutdown requested';
+  }
+}
+
+/**
+ * Whether `next`, arriving after teardown began with `first`, escalates ("hurry up").
+ *
+ * - A programmatic `shutdown()` never escalates: it is idempotent by contract.
+ * - stdin `end`, stdin `close` and a stdout error are one departure of the client.
+ * - A repeated signal escalates (a second Ctrl-C, the SDK client's SIGTERM after EOF).
+ * - Any other trigger of another kind escalates; the same non-signal kind again does not.
+ */
+export function isEscalation(first: TriggerEvent | null, next: TriggerEvent): boolean {
+  if (first === null || next.type === 'shutdown.requested') return false;
+  if (PIPE_DEPARTURES.has(first.type) && PIPE_DEPARTURES.has(next.type)) return false;
+  if (next.type === 'signal.received') return true;
+  return next.type !== first.type;
+}
+
+/** Node allows `process.exitCode` to be a string or undefined; the machine wants a number. */
+export function normalizeExitCode(code: unknown): number {
+  const n = typeof code === 'string' ? Number.parseInt(code, 10) : code;
+  return typeof n === 'number' && Number.isInteger(n) ? n : 0;
+}

@@ -1,0 +1,33 @@
+/**
+ * Errors a user can act on. The CLI prints `message` on one line (no stack unless `--debug`)
+ * and exits non-zero; the MCP server returns it as an error result. Anything that is not a
+ * QmdError is a bug and is reported as one.
+ */
+export type QmdErrorCode =
+  | 'BAD_ARGUMENT'
+  | 'NOT_FOUND'
+  | 'NO_SUCH_DIRECTORY'
+  | 'UNKNOWN_COLLECTION'
+  | 'COLLECTION_EXISTS'
+  | 'OUTSIDE_COLLECTIONS'
+  | 'INDEX_LOCKED'
+  | 'INDEX_CORRUPT'
+  | 'INDEX_READ_ONLY'
+  | 'MODEL_UNAVAILABLE'
+  | 'ABORTED'
+  | 'CLOSED';
+
+export class QmdError extends Error {
+  constructor(
+    readonly code: QmdErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'QmdError';
+  }
+}
+
+export function isQmdError(error: unknown): error is QmdError {
+  return error instanceof QmdError;
+}

@@ -1,0 +1,87 @@
+/**
+ * Failpoints: how tests and benchmarks make faults happen inside the real binary.
+ * `QMD_FAILPOINTS="NAME=ACTION;NAME=ACTION"`, ACTION one of `delay(MS)`, `hang`, `throw`
+ * (semantics in `../shared/design/lifecycle.md` §4). Inert unless set: with no spec, `hit()`
+ * returns `undefined` synchronously, so a handler pays one Map lookup and no await.
+ *
+ * - `delay(MS)` is slow but well behaved: settles after MS, or rejects at once when its
+ *   abort signal fires.
+ * - `hang` is the worst case: ignores its signal, never settles, and holds the event loop
+ *   open with a ref'd timer, like a stuck native call or a socket that ignores cancellation.
+ * - `throw` rejects at once with an error that names the failpoint.
+ */
+export type FailpointAction = { kind: 'delay'; ms: number } | { kind: 'hang' } | { kind: 'throw' };
+
+export interface Failpoints {
+  readonly names: readonly string[];
+  has(name: string): boolean;
+  /** Runs the failpoint `name` if one is set; `undefined` (synchronously) if not. */
+  hit(name: string, signal?: AbortSignal): Promise<void> | undefined;
+}
+
+export class FailpointError extends Error {
+  constructor(readonly failpoint: string) {
+    super(`failpoint ${failpoint}: throw`);
+    this.name = 'FailpointError';
+  }
+}
+
+/** Timers created by `hang`: kept here so nothing can collect or clear them. */
+const hung: unknown[] = [];
+
+export function parseFailpoints(spec: string | undefined): Failpoints {
+  const actions = new Map<string, FailpointAction>();
+  for (const part of (spec ?? '').split(';')) {
+    const trimmed = part.trim();
+    if (trimmed === '') continue;
+    const eq = trimmed.indexOf('=');
+    if (eq <= 0) throw new Error(`QMD_FAILPOINTS: expected NAME=ACTION, got "${trimmed}"`);
+    const name = trimmed.slice(0, eq).trim();
+    actions.set(name, parseAction(name, trimmed.slice(eq + 1).trim()));
+  }
+  return {
+    names: [...actions.keys()],
+    has: (name) => actions.has(name),
+    hit(name, signal) {
+      const action = actions.get(name);
+      return action === undefined ? undefined : run(name, action, signal);
+    },
+  };
+}
+
+function parseAction(name: string, text: string): FailpointAction {
+  if (text === 'hang') return { kind: 'hang' };
+  if (text === 'throw') return { kind: 'throw' };
+  const delay = /^delay\((\d+)\)$/.exec(text);
+  if (delay?.[1] !== undefined) return { kind: 'delay', ms: Number(delay[1]) };
+  throw new Error(`QMD_FAILPOINTS: unknown action "${text}" for ${name} (use delay(MS), hang or throw)`);
+}
+
+function run(name: string, action: FailpointAction, signal: AbortSignal | undefined): Promise<void> {
+  switch (action.kind) {
+    case 'throw':
+      return Promise.reject(new FailpointError(name));
+    case 'hang':
+      hung.push(setInterval(() => {}, 2 ** 30));
+      return new Promise<void>(() => {});
+    case 'delay':
+      return new Promise<void>((resolve, reject) => {
+        if (signal?.aborted) {
+          reject(signal.reason);
+          return;
+        }
+        const onAbort = (): void => {
+          clearTimeout(timer);
+          reject(signal?.reason);
+        };
+        const timer = setTimeout(() => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        }, action.ms);
+        signal?.addEventListener('abort', onAbort, { once: true });
+      });
+  }
+}
+
+/** The failpoints of this process, from `QMD_FAILPOINTS`. */
+export const noFailpoints: Failpoints = parseFailpoints(undefined);

@@ -1,0 +1,99 @@
+import type { Clock } from './clock.js';
+import { realClock } from './clock.js';
+
+/**
+ * The in-flight gate: every tool handler runs through it, so the lifecycle knows how many
+ * are running (`handler.started` / `handler.settled`) and can abort them on escalation.
+ * Modelled on p-queue's `onIdle()`.
+ */
+export interface InflightGate {
+  /**
+   * Runs `handler` as one in-flight unit. It receives an `AbortSignal` that fires when the
+   * caller's `signal` does (the SDK aborts it on `server.close()`) or when the gate aborts
+   * everything (escalation). The gate counts it as settled however it ends, rejection included.
+   */
+  run<T>(handler: (signal: AbortSignal) => T | Promise<T>, options?: { signal?: AbortSignal }): Promise<T>;
+  /** Handlers running now. */
+  readonly size: number;
+  /** Aborts every running handler's signal, and the signal of any handler started later. */
+  abortAll(reason?: unknown): void;
+  /**
+   * Settles when no handler is running: at once if none is. With `timeoutMs`, resolves
+   * `false` if the deadline passes first; otherwise `true`.
+   */
+  onIdle(options?: { timeoutMs?: number }): Promise<boolean>;
+}
+
+export interface GateOptions {
+  onStarted?: () => void;
+  onSettled?: () => void;
+  clock?: Clock;
+}
+
+export function createInflightGate(options: GateOptions = {}): InflightGate {
+  const clock = options.clock ?? realClock;
+  const running = new Set<AbortController>();
+  const idleWaiters = new Set<() => void>();
+  let abortReason: unknown;
+  let abortedAll = false;
+
+  const settle = (controller: AbortController): void => {
+    running.delete(controller);
+    options.onSettled?.();
+    if (running.size === 0) for (const wake of [...idleWaiters]) wake();
+  };
+
+  return {
+    get size() {
+      return running.size;
+    },
+
+    async run(handler, runOptions) {
+      const controller = new AbortController();
+      running.add(controller);
+      options.onStarted?.();
+      const outer = runOptions?.signal;
+      const forward = (): void => controller.abort(outer?.reason);
+      if (abortedAll) controller.abort(abortReason);
+      else if (outer?.aborted) forward();
+      else outer?.addEventListener('abort', forward, { once: true });
+      try {
+        return await handler(controller.signal);
+      } finally {
+        outer?.removeEventListener('abort', forward);
+        settle(controller);
+      }
+    },
+
+    abortAll(reason = new Error('aborted: the server is shutting down')) {
+      abortedAll = true;
+      abortReason = reason;
+      for (const controller of running) {
+        try {
+          controller.abort(reason);
+        } catch {
+          // An abort listener that throws must not stop the others from being aborted.
+        }
+      }
+    },
+
+    onIdle(idleOptions) {
+      if (running.size === 0) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        let timer: unknown;
+        const wake = (): void => {
+          idleWaiters.delete(wake);
+          if (timer !== undefined) clock.clearTimeout(timer);
+          resolve(true);
+        };
+        idleWaiters.add(wake);
+        if (idleOptions?.timeoutMs !== undefined) {
+          timer = clock.setTimeout(() => {
+            idleWaiters.delete(wake);
+            resolve(false);
+          }, idleOptions.timeoutMs);
+        }
+      });
+    },
+  };
+}

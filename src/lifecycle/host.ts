@@ -1,0 +1,259 @@
+import type { Readable, Writable } from 'node:stream';
+import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
+import {
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_STEP_TIMEOUT_MS,
+  type LifecycleMachine,
+  type LifecycleOutput,
+  lifecycleMachine,
+} from '../../machines/lifecycle.js';
+import { describeTrigger, normalizeExitCode, type TriggerEvent } from '../../machines/triggers.js';
+import { type Clock, realClock, type TimerHandle } from './clock.js';
+import { createInflightGate, type InflightGate } from './gate.js';
+import { watchParent } from './parent.js';
+import { type SignalSource, watchSignals } from './signals.js';
+import { createLog, type Log } from './stderr.js';
+import { stdinAlreadyGone, watchStdin } from './stdin.js';
+import { guardStdout } from './stdout.js';
+import { createTraceWriter } from './trace.js';
+import { armWatchdog, DEFAULT_WATCHDOG_MS } from './watchdog.js';
+
+/** Where the exit code lives: `process.exitCode` by default. */
+export interface ExitCodeSlot {
+  get(): unknown;
+  set(code: number): void;
+}
+
+const processExitCode: ExitCodeSlot = {
+  get: () => process.exitCode,
+  set: (code) => {
+    process.exitCode = code;
+  },
+};
+
+export interface LifecycleOptions {
+  /** Teardown step 1: stop dispatching requests (`server.close()`). Its signal fires if the step's bound passes. */
+  closeTransport: (signal: AbortSignal) => Promise<void> | void;
+  /** Teardown step 2: `store.close()` (the LLM first, then the database). */
+  disposeStore: (signal: AbortSignal) => Promise<void> | void;
+  /** The client's end of the conversation; `null` when stdin is not a client (HTTP mode). */
+  stdin?: Readable | null;
+  stdout?: Writable | null;
+  /** Where breadcrumbs and warnings go; defaults to a writer over `process.stderr`. */
+  log?: Log;
+  signals?: SignalSource | null;
+  /** Watch for reparenting; `null` when the parent is meant to leave (a daemon). */
+  parent?: { ppid: () => number; intervalMs?: number } | null;
+  clock?: Clock;
+  drainTimeoutMs?: number;
+  stepTimeoutMs?: number;
+  watchdogMs?: number;
+  exitCode?: ExitCodeSlot;
+  /** Called by the watchdog, and by a signal after `done`; never before. */
+  exit?: (code: number) => void;
+  activeResources?: () => string[];
+  /** `QMD_LIFECYCLE_TRACE`: a JSONL file with one line per state entered. */
+  traceFile?: string;
+  /** More inspection observers (the Stately inspector). */
+  inspect?: Array<(event: InspectionEvent) => void>;
+}
+
+type TriggerInput = TriggerEvent extends infer E ? (E extends TriggerEvent ? Omit<E, 'exitCode'> : never) : never;
+
+export interface Lifecycle {
+  /** Every tool handler runs through it. */
+  readonly gate: InflightGate;
+  /** Settles with the machine's output once teardown is complete. Never rejects. */
+  readonly done: Promise<LifecycleOutput>;
+  /** Starts teardown if nothing has (idempotent): one shared promise that never rejects. */
+  shutdown(reason?: string): Promise<LifecycleOutput>;
+  /** Sends a trigger, stamped with the exit code already set (the HTTP adapter uses it). */
+  trigger(event: TriggerInput): void;
+  /** The state value now, e.g. `connected`. */
+  state(): string;
+  readonly actor: Actor<LifecycleMachine>;
+}
+
+const KEEP_ALIVE_MS = 2 ** 31 - 1;
+
+/**
+ * Hosts the lifecycle machine: provides its effects, turns stdin, stdout, signals and the
+ * parent into events, and applies the exit policy. All I/O comes in through `options` and
+ * defaults to `process.*`.
+ */
+export function startLifecycle(options: LifecycleOptions): Lifecycle {
+  const clock = options.clock ?? realClock;
+  const log = options.log ?? createLog(process.stderr);
+  const exitSlot = options.exitCode ?? processExitCode;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const watchdogMs = options.watchdogMs ?? DEFAULT_WATCHDOG_MS;
+  const startedAt = clock.now();
+  let teardownStartedAt = startedAt;
+  let keepAlive: TimerHandle | undefined;
+  let finished: LifecycleOutput | undefined;
+  let resolveDone!: (output: LifecycleOutput) => void;
+  const done = new Promise<LifecycleOutput>((resolve) => {
+    resolveDone = resolve;
+  });
+
+  // Sources that only start teardown are detached when it starts; signals and the stdout
+  // guard stay, because a second signal escalates and a late EPIPE must not crash us.
+  const triggerSources: Array<() => void> = [];
+  const lifelongSources: Array<() => void> = [];
+
+  const send = (event: Parameters<Actor<LifecycleMachine>['send']>[0]): void => {
+    if (actor.getSnapshot().status === 'active') actor.send(event);
+  };
+  const trigger = (event: TriggerInput): void => {
+    send({ ...event, exitCode: normalizeExitCode(exitSlot.get()) } as TriggerEvent);
+  };
+
+  const gate = createInflightGate({
+    clock,
+    onStarted: () => send({ type: 'handler.started' }),
+    onSettled: () => send({ type: 'handler.settled' }),
+  });
+
+  const machine = lifecycleMachine.provide({
+    actors: {
+      closeTransport: fromPromise(async ({ signal }) => {
+        await options.closeTransport(signal);
+      }),
+      disposeStore: fromPromise(async ({ signal }) => {
+        await options.disposeStore(signal);
+      }),
+    },
+    actions: {
+      announceShutdown: ({ context }) => {
+        teardownStartedAt = clock.now();
+        // While teardown runs, this ref'd timer keeps Node from exiting with the wrong code.
+        keepAlive = clock.setTimeout(() => {}, KEEP_ALIVE_MS);
+        log.line(`Shutting down (${context.reason})...`);
+      },
+      detachTriggerSources: () => {
+        for (const detach of triggerSources.splice(0)) detach();
+      },
+      announceEscalation: ({ context, event }) => {
+        const by = describeTrigger(event as TriggerEvent);
+        log.warn(`${by} during teardown (${context.reason}): aborting ${context.inflight} in-flight handler(s)`);
+      },
+      abortHandlers: ({ event }) => {
+        gate.abortAll(new Error(`aborted: ${describeTrigger(event as TriggerEvent)} escalated the shutdown`));
+      },
+      warnDrainDeadline: ({ context }) => {
+        log.warn(
+          `drain deadline of ${context.drainTimeoutMs} ms passed with ${context.inflight} handler(s) in flight; disposing the store`,
+        );
+      },
+      warnStepFailed: ({ context }) => {
+        const failure = context.failedSteps.at(-1);
+        if (failure) log.warn(`teardown step ${failure.step} failed: ${failure.error}; continuing`);
+      },
+    },
+  });
+
+  const tracer = options.traceFile ? createTraceWriter(options.traceFile, clock, log, startedAt) : undefined;
+  const observers = [...(tracer ? [tracer.observe] : []), ...(options.inspect ?? [])];
+  const actor = createActor(machine, {
+    input: {
+      drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
+      stepTimeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+    },
+    clock,
+    ...(observers.length > 0 && {
+      inspect: (event: InspectionEvent) => {
+        for (const observe of observers) {
+          try {
+            observe(event);
+          } catch {
+            // An observer must never break the lifecycle.
+          }
+        }
+      },
+    }),
+  });
+
+  const finish = (output: LifecycleOutput): void => {
+    if (finished) return;
+    finished = output;
+    if (keepAlive !== undefined) clock.clearTimeout(keepAlive);
+    for (const detach of triggerSources.splice(0)) detach();
+    exitSlot.set(output.exitCode);
+    const ms = Math.round((clock.now() - teardownStartedAt) * 10) / 10;
+    log.line(`Shutdown complete in ${ms} ms: ${output.summary}`);
+    tracer?.close();
+    armWatchdog({
+      clock,
+      log,
+      ms: watchdogMs,
+      exitCode: output.exitCode,
+      activeResources: options.activeResources ?? (() => process.getActiveResourcesInfo()),
+      exit,
+    });
+    resolveDone(output);
+  };
+
+  actor.subscribe({
+    complete: () => {
+      const output = actor.getSnapshot().output;
+      if (output) finish(output);
+    },
+    error: (error) => {
+      log.warn(`the lifecycle machine failed: ${(error as Error)?.message ?? String(error)}`);
+      finish({
+        exitCode: 1,
+        reason: actor.getSnapshot().context?.reason ?? 'unknown',
+        failedSteps: [],
+        drain: 'idle',
+        escalatedBy: null,
+        summary: 'lifecycle error, exit 1',
+      });
+    },
+  });
+  actor.start();
+
+  const signals = options.signals === undefined ? process : options.signals;
+  if (signals) {
+    lifelongSources.push(
+      watchSignals(signals, (signal) => {
+        // After `done` native objects are disposed: a signal then means "now", and that is safe.
+        if (finished) exit(finished.exitCode);
+        else trigger({ type: 'signal.received', signal });
+      }),
+    );
+  }
+  const stdout = options.stdout === undefined ? process.stdout : options.stdout;
+  if (stdout) lifelongSources.push(guardStdout(stdout, (event) => trigger(event)));
+  const parent = options.parent === undefined ? { ppid: () => process.ppid } : options.parent;
+  if (parent) {
+    triggerSources.push(
+      watchParent(
+        { ppid: parent.ppid, clock, ...(parent.intervalMs !== undefined && { intervalMs: parent.intervalMs }) },
+        trigger,
+      ),
+    );
+  }
+  const stdin = options.stdin === undefined ? process.stdin : options.stdin;
+  if (stdin) {
+    triggerSources.push(watchStdin(stdin, trigger));
+    // Last, once every source is in place: a stdin that ended before we listened triggers now.
+    const gone = stdinAlreadyGone(stdin);
+    if (gone) trigger(gone);
+  }
+
+  let shutdownPromise: Promise<LifecycleOutput> | undefined;
+  return {
+    gate,
+    done,
+    actor,
+    trigger,
+    state: () => String(actor.getSnapshot().value),
+    shutdown(reason) {
+      shutdownPromise ??= (() => {
+        trigger(reason === undefined ? { type: 'shutdown.requested' } : { type: 'shutdown.requested', reason });
+        return done;
+      })();
+      return shutdownPromise;
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import type { Clock } from './clock.js';
+
+export interface ParentWatchOptions {
+  /** Reads the parent's PID now (`process.ppid` is a live getter). */
+  ppid: () => number;
+  clock: Clock;
+  /** How often to look (default 500 ms). */
+  intervalMs?: number;
+}
+
+export const DEFAULT_PARENT_POLL_MS = 500;
+
+/**
+ * When the client dies but a grandchild inherited our stdin, no EOF ever comes; the only fact
+ * left is that we were reparented (the PPID changed). Polling `process.ppid` is one getppid()
+ * syscall per interval, and the timer is unref'd, so it never keeps the loop alive.
+ * A process whose parent is already PID 1 has nothing to watch.
+ */
+export function watchParent(options: ParentWatchOptions, send: (event: { type: 'parent.gone' }) => void): () => void {
+  const { clock } = options;
+  const interval = options.intervalMs ?? DEFAULT_PARENT_POLL_MS;
+  const original = options.ppid();
+  let timer: unknown;
+  let stopped = false;
+  const check = (): void => {
+    if (stopped) return;
+    if (options.ppid() !== original) {
+      stopped = true;
+      send({ type: 'parent.gone' });
+      return;
+    }
+    timer = clock.setTimeout(check, interval, { unref: true });
+  };
+  if (original > 1) timer = clock.setTimeout(check, interval, { unref: true });
+  return () => {
+    stopped = true;
+    if (timer !== undefined) clock.clearTimeout(timer);
+  };
+}

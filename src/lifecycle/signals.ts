@@ -1,0 +1,28 @@
+import type { ShutdownSignal } from '../../machines/triggers.js';
+
+/** What the host needs of `process` to hear signals; a fake in tests. */
+export interface SignalSource {
+  on(signal: ShutdownSignal, listener: () => void): unknown;
+  off(signal: ShutdownSignal, listener: () => void): unknown;
+}
+
+export const SHUTDOWN_SIGNALS: readonly ShutdownSignal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
+/**
+ * Installing a listener replaces Node's default action (terminate), so a signal goes through
+ * the machine instead of killing the process mid-teardown. Returns the function that removes them.
+ */
+export function watchSignals(
+  source: SignalSource,
+  onSignal: (signal: ShutdownSignal) => void,
+  signals: readonly ShutdownSignal[] = SHUTDOWN_SIGNALS,
+): () => void {
+  const listeners = signals.map((signal) => {
+    const listener = (): void => onSignal(signal);
+    source.on(signal, listener);
+    return [signal, listener] as const;
+  });
+  return () => {
+    for (const [signal, listener] of listeners) source.off(signal, listener);
+  };
+}

@@ -1,0 +1,29 @@
+import type { Readable } from 'node:stream';
+
+export type StdinTrigger = { type: 'stdin.end' } | { type: 'stdin.close' };
+
+/**
+ * Stdin is how an MCP client says goodbye: EOF is the spec's graceful-shutdown signal, and
+ * the SDK's `StdioServerTransport` never listens for it (typescript-sdk #2002). This turns
+ * `end` and `close` into triggers. Returns the function that removes the listeners.
+ */
+export function watchStdin(stdin: Readable, send: (event: StdinTrigger) => void): () => void {
+  const onEnd = (): void => send({ type: 'stdin.end' });
+  const onClose = (): void => send({ type: 'stdin.close' });
+  stdin.on('end', onEnd);
+  stdin.on('close', onClose);
+  return () => {
+    stdin.off('end', onEnd);
+    stdin.off('close', onClose);
+  };
+}
+
+/**
+ * A stdin that ended or was destroyed before anyone listened will never emit again: the
+ * trigger it would have sent, or `null` while it is still open. Check it after `watchStdin`.
+ */
+export function stdinAlreadyGone(stdin: Readable): StdinTrigger | null {
+  if (stdin.readableEnded) return { type: 'stdin.end' };
+  if (stdin.destroyed) return { type: 'stdin.close' };
+  return null;
+}

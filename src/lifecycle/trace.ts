@@ -1,0 +1,99 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
+import type { InspectionEvent } from 'xstate';
+import type { Clock } from './clock.js';
+import type { Log } from './stderr.js';
+
+/** One line of `QMD_LIFECYCLE_TRACE`: a state entered, when, and on which event. */
+export interface TraceLine {
+  /** Milliseconds since the lifecycle started. */
+  ms: number;
+  /** The type of the event being processed when the state was entered. */
+  event: string;
+  /** The state value entered. */
+  state: string;
+  pid: number;
+  inflight: number;
+  /** On the first line of a run: when it started. */
+  startedAt?: string;
+  /** On the line for `done`: what the machine output. */
+  exitCode?: number;
+  reason?: string | null;
+  drain?: string | null;
+  failedSteps?: { step: string; error: string }[];
+}
+
+interface MachineLikeSnapshot {
+  value: unknown;
+  status?: string;
+  context?: {
+    inflight?: number;
+    reason?: string | null;
+    drain?: string | null;
+    failedSteps?: { step: string; error: string }[];
+  };
+  output?: { exitCode?: number };
+}
+
+/**
+ * Writes one JSONL line per state entered, from XState's inspection API: the initial state
+ * (the root's `xstate.init` snapshot) and every microstep, so states passed through within one
+ * step by eventless transitions (`failedStep`, a `draining` that is idle at once) are there too.
+ * Appends, so several runs can share one file; each run's first line has `startedAt`.
+ * Writes synchronously (a handful of lines per run) so a trace survives a crash; a write that
+ * fails is warned about once and never breaks teardown.
+ */
+export function createTraceWriter(file: string, clock: Clock, log: Log, startedAt = clock.now()) {
+  let fd: number | undefined;
+  let failed = false;
+  let last: unknown;
+  const write = (line: TraceLine): void => {
+    if (failed) return;
+    try {
+      fd ??= openSync(file, 'a');
+      writeSync(fd, `${JSON.stringify(line)}\n`);
+    } catch (error) {
+      failed = true;
+      log.warn(`cannot write the lifecycle trace to ${file}: ${(error as Error).message}`);
+    }
+  };
+  const record = (eventType: string, snapshot: MachineLikeSnapshot): void => {
+    const state = typeof snapshot.value === 'string' ? snapshot.value : JSON.stringify(snapshot.value);
+    if (state === last) return;
+    last = state;
+    const ms = Math.round((clock.now() - startedAt) * 100) / 100;
+    const line: TraceLine = {
+      ms,
+      event: eventType,
+      state,
+      pid: process.pid,
+      inflight: snapshot.context?.inflight ?? 0,
+    };
+    if (eventType === 'xstate.init') line.startedAt = new Date().toISOString();
+    if (state === 'done') {
+      line.reason = snapshot.context?.reason ?? null;
+      line.drain = snapshot.context?.drain ?? null;
+      line.failedSteps = snapshot.context?.failedSteps ?? [];
+      if (snapshot.output?.exitCode !== undefined) line.exitCode = snapshot.output.exitCode;
+    }
+    write(line);
+  };
+  return {
+    observe(event: InspectionEvent): void {
+      if (event.actorRef.sessionId !== event.rootId) return;
+      if (event.type === '@xstate.microstep') {
+        record(event.event.type, event.snapshot as unknown as MachineLikeSnapshot);
+      } else if (event.type === '@xstate.snapshot' && event.event.type === 'xstate.init') {
+        record('xstate.init', event.snapshot as unknown as MachineLikeSnapshot);
+      }
+    },
+    close(): void {
+      if (fd === undefined) return;
+      try {
+        closeSync(fd);
+      } catch {
+        // Nothing left to lose.
+      }
+      fd = undefined;
+    },
+  };
+}

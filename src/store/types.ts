@@ -1,0 +1,136 @@
+/**
+ * The index's public API: what `src/cli/` and `src/mcp/` may use. `src/store/` owns the
+ * SQLite database and (with the embeddings issue) the LLM; nothing outside it touches either.
+ *
+ * Paths: a document is addressed as `collection/relative/path.md` (what `query` returns and
+ * `get` accepts) or as `#docid`. Only indexed documents can ever be read, and their text
+ * comes from the index, never from the filesystem at request time.
+ */
+
+export interface CollectionInfo {
+  name: string;
+  /** Absolute, real path of the collection's root directory. */
+  root: string;
+  /** Glob of the files indexed, relative to `root` (default `**\/*.md`). */
+  mask: string;
+  documents: number;
+  /** ISO time of the last scan. */
+  updatedAt: string;
+}
+
+export interface IndexProgress {
+  collection: string;
+  done: number;
+  total: number;
+}
+
+export type ProgressFn = (progress: IndexProgress) => void;
+
+/** What a scan did. */
+export interface IndexReport {
+  collections: number;
+  scanned: number;
+  added: number;
+  updated: number;
+  removed: number;
+  unchanged: number;
+  /** Files that could not be read (permissions, vanished mid-scan), with why. */
+  errors: Array<{ file: string; error: string }>;
+  ms: number;
+}
+
+export interface SearchOptions {
+  /** At most this many results (default 10). */
+  limit?: number;
+  /** Only these collections. An unknown name is an error. */
+  collections?: string[];
+  /** Drop results scoring below this (scores are in [0, 1], higher is better). */
+  minScore?: number;
+  /** Stops the work early when it fires (the request was cancelled). */
+  signal?: AbortSignal;
+}
+
+export interface SearchHit {
+  /** `collection/relative/path.md`, as `get` accepts it. */
+  file: string;
+  /** `#` followed by the short stable id. */
+  docid: string;
+  collection: string;
+  /** Relative to the collection root. */
+  path: string;
+  title: string;
+  /** In [0, 1], higher is better. */
+  score: number;
+  /** A short excerpt with the matched terms. */
+  snippet: string;
+  /** 1-based line where the best match is, when known. */
+  line?: number;
+}
+
+export type SearchMode = 'bm25' | 'vector' | 'hybrid';
+
+export interface QueryResult {
+  mode: SearchMode;
+  hits: SearchHit[];
+  /** Why the mode is what it is, e.g. `nothing is embedded yet: BM25 only`. */
+  note?: string;
+}
+
+export interface DocumentSlice {
+  file: string;
+  docid: string;
+  title: string;
+  /** 1-based first line returned. */
+  fromLine: number;
+  /** Number of lines returned. */
+  lines: number;
+  totalLines: number;
+  text: string;
+}
+
+export interface MultiGetResult {
+  documents: Array<DocumentSlice & { truncated: boolean }>;
+  /** Matches left out, with why (e.g. `maxBytes reached`). */
+  skipped: Array<{ file: string; reason: string }>;
+}
+
+export interface StatusReport {
+  index: string;
+  sizeBytes: number;
+  documents: number;
+  collections: CollectionInfo[];
+  embeddings: {
+    model: string | null;
+    chunks: number;
+    embeddedChunks: number;
+    vectorBackend: 'sqlite-vec' | 'fallback' | 'none';
+  };
+}
+
+export interface Store {
+  /** Absolute path of the index file. */
+  readonly path: string;
+  listCollections(): CollectionInfo[];
+  /** Adds a collection and indexes it at once. */
+  addCollection(
+    root: string,
+    options?: { name?: string; mask?: string; onProgress?: ProgressFn },
+  ): Promise<IndexReport>;
+  removeCollection(name: string): void;
+  /** Re-scans every collection incrementally (mtime + hash); all or nothing. */
+  update(options?: { onProgress?: ProgressFn; signal?: AbortSignal }): Promise<IndexReport>;
+  /** BM25 full-text search. */
+  search(query: string, options?: SearchOptions): SearchHit[];
+  /** What the MCP `query` tool and `qmd query` run: hybrid when embeddings exist, BM25 otherwise. */
+  query(query: string, options?: SearchOptions): Promise<QueryResult>;
+  /** A document by `collection/path` or `#docid`, optionally a line range. */
+  get(ref: string, options?: { fromLine?: number; maxLines?: number }): DocumentSlice;
+  /** Documents by glob (`notes/**\/*.md`) or comma list, up to `maxBytes` of text in all. */
+  multiGet(pattern: string, options?: { maxBytes?: number }): MultiGetResult;
+  status(): StatusReport;
+  /**
+   * Disposes the LLM first (it waits for native calls that are running), then checkpoints
+   * and closes the database, so a clean exit leaves no `-wal` file. Idempotent.
+   */
+  close(): Promise<void>;
+}

@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Spawned-process tests build on `dist/` (npm test builds first) and wait for real
+    // events with generous bounds; nothing here asserts wall-clock speed.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // better-sqlite3 and node-llama-cpp are native: keep each test file in its own process.
+    isolate: true,
+    restoreMocks: true,
+  },
+});
