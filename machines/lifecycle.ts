@@ -13,6 +13,11 @@
  * `createTestModel` refuses the machine, so `test/model/` replays `getShortestPaths` and
  * `getSimplePaths` itself.
  *
+ * Escalation: once teardown has begun, the host has detached stdin and the parent watch (they
+ * can only start teardown), so the later triggers that can arrive are signals, a stdout error
+ * and the HTTP server's stop; `isEscalation` (machines/triggers.ts) decides whether one is a
+ * new departure ("hurry up") or the same one. A programmatic shutdown never escalates.
+ *
  * Every effect is a named stub below; `src/lifecycle/host.ts` provides the real ones with
  * `machine.provide(...)`. This file imports only `xstate` and opens in Stately as it is, so
  * the config is written out literally (no spreads, no computed keys).
@@ -232,8 +237,6 @@ export const lifecycleMachine = setup({
         },
       },
       on: {
-        'stdin.end': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
-        'stdin.close': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
         'stdout.closed': {
           guard: 'isEscalation',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
@@ -242,7 +245,6 @@ export const lifecycleMachine = setup({
           guard: 'isEscalation',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
         },
-        'parent.gone': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
         'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
       },
     },
@@ -256,27 +258,12 @@ export const lifecycleMachine = setup({
         drainTimeout: { target: 'disposingStore', actions: ['recordDrainDeadline', 'warnDrainDeadline'] },
       },
       on: {
-        'stdin.end': {
-          guard: 'isEscalation',
-          target: 'disposingStore',
-          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
-        },
-        'stdin.close': {
-          guard: 'isEscalation',
-          target: 'disposingStore',
-          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
-        },
         'stdout.closed': {
           guard: 'isEscalation',
           target: 'disposingStore',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
         },
         'signal.received': {
-          guard: 'isEscalation',
-          target: 'disposingStore',
-          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
-        },
-        'parent.gone': {
           guard: 'isEscalation',
           target: 'disposingStore',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
@@ -306,12 +293,15 @@ export const lifecycleMachine = setup({
         },
       },
       on: {
-        'stdin.end': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
-        'stdin.close': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
-        'stdout.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
-        'signal.received': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
-        'parent.gone': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
-        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation'] },
+        'stdout.closed': {
+          guard: 'isEscalation',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
+        },
+        'signal.received': {
+          guard: 'isEscalation',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
+        },
+        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
       },
     },
     failedStep: {

@@ -1,0 +1,64 @@
+import type { AnyMachineSnapshot } from 'xstate';
+import type { LifecycleEvent } from '../../machines/lifecycle.js';
+import { definedStates, definedTransitions, describePath, replay, type transitionRecorder } from './model.js';
+
+type Path = { steps: Array<{ event: LifecycleEvent; state: AnyMachineSnapshot }> };
+
+/** Paths grouped by their first trigger, so a test reports a group and a failure names its path. */
+export function groupByTrigger<P extends Path>(paths: P[]): Array<[string, P[]]> {
+  const groups = new Map<string, P[]>();
+  for (const p of paths) {
+    const first = p.steps.find(
+      (s) => !s.event.type.startsWith('handler.') && (s.event.type as string) !== 'xstate.init',
+    );
+    const key = first ? describePath([{ event: { type: '' } }, first]) : '(no trigger)';
+    groups.set(key, [...(groups.get(key) ?? []), p]);
+  }
+  return [...groups].sort(([a], [b]) => a.localeCompare(b));
+}
+
+/** Replays every path; collects failures with the path that failed rather than stopping at one. */
+export async function replayAll(paths: Path[], observe?: Parameters<typeof replay>[1]): Promise<string[]> {
+  const failures: string[] = [];
+  for (const path of paths) {
+    try {
+      await replay(path.steps, observe);
+    } catch (error) {
+      failures.push(`${describePath(path.steps)}\n  ${(error as Error).message.split('\n').slice(0, 6).join('\n  ')}`);
+    }
+  }
+  return failures;
+}
+
+/** Fails unless the replays took every state and every transition the machine defines. */
+export function expectFullCoverage(
+  recorder: ReturnType<typeof transitionRecorder>,
+  expectFn: (value: unknown) => { toEqual(expected: unknown): void },
+  label: string,
+): void {
+  const states = definedStates();
+  const transitions = definedTransitions();
+  const missedStates = states.filter((s) => !recorder.states.has(s));
+  const missedTransitions = transitions.filter((t) => !recorder.taken.has(t));
+  console.error(
+    `${label} coverage: states ${states.length - missedStates.length}/${states.length}, ` +
+      `transitions ${transitions.length - missedTransitions.length}/${transitions.length}`,
+  );
+  expectFn(missedStates).toEqual([]);
+  expectFn(missedTransitions).toEqual([]);
+}
+
+/** The paths that are not a strict prefix of another path. */
+export function withoutPrefixes<P extends Path>(paths: P[]): P[] {
+  const key = (p: Path) => p.steps.map((s) => JSON.stringify(s.event)).join('\u0000');
+  const keys = paths.map(key);
+  const prefixes = new Set<string>();
+  for (const k of keys) {
+    let i = k.indexOf('\u0000');
+    while (i !== -1) {
+      prefixes.add(k.slice(0, i));
+      i = k.indexOf('\u0000', i + 1);
+    }
+  }
+  return paths.filter((_, i) => !prefixes.has(keys[i]!));
+}

@@ -1,0 +1,203 @@
+import { EventEmitter } from 'node:events';
+import type { Readable, Writable } from 'node:stream';
+import type { ShutdownSignal } from '../../machines/triggers.js';
+import { type Lifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
+import type { Log } from '../../src/lifecycle/stderr.js';
+import { FakeClock } from './fake-clock.js';
+
+export interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** A stdin that emits exactly what the test says, and reports `readableEnded`/`destroyed` like a stream. */
+export class FakeStdin extends EventEmitter {
+  readableEnded = false;
+  destroyed = false;
+  end(): void {
+    this.readableEnded = true;
+    this.emit('end');
+  }
+  close(): void {
+    this.destroyed = true;
+    this.emit('close');
+  }
+}
+
+/** A stdout whose client can stop reading: `fail()` emits the EPIPE a real pipe would. */
+export class FakeStdout extends EventEmitter {
+  fail(code = 'EPIPE'): void {
+    this.emit('error', Object.assign(new Error(`write ${code}`), { code }));
+  }
+}
+
+/** How a teardown step behaves: settle on the test's say-so, succeed, fail, or never settle. */
+export type StepMode = 'manual' | 'ok' | 'throw' | 'hang';
+
+export interface HarnessOptions {
+  closeTransport?: StepMode;
+  disposeStore?: StepMode;
+  drainTimeoutMs?: number;
+  stepTimeoutMs?: number;
+  watchdogMs?: number;
+  parentPollMs?: number;
+  priorExitCode?: number;
+  stdin?: FakeStdin;
+  log?: Log;
+  traceFile?: string;
+  activeResources?: string[];
+  inspect?: LifecycleOptions['inspect'];
+}
+
+export interface HandlerProbe {
+  signal: AbortSignal;
+  settle(): void;
+  fail(error?: unknown): void;
+  result: Promise<unknown>;
+}
+
+export type Harness = ReturnType<typeof createHarness>;
+
+/**
+ * The real host (`startLifecycle`) with hand-written fakes for every piece of I/O: stdin,
+ * stdout, the log, signals, the parent PID, the clock, the exit code and `process.exit`.
+ * `calls` records, in order, every effect a user could observe.
+ */
+export function createHarness(options: HarnessOptions = {}) {
+  const clock = new FakeClock();
+  const calls: string[] = [];
+  const lines: string[] = [];
+  const stdin = options.stdin ?? new FakeStdin();
+  const stdout = new FakeStdout();
+  const signals = new EventEmitter();
+  const exits: number[] = [];
+  const pending: Record<'closeTransport' | 'disposeStore', Deferred<void>[]> = { closeTransport: [], disposeStore: [] };
+  const stepSignals: AbortSignal[] = [];
+  const handlers: HandlerProbe[] = [];
+  let exitCode: unknown = options.priorExitCode;
+  let ppid = 4242;
+
+  const log: Log = options.log ?? {
+    line: (text) => {
+      lines.push(text);
+      calls.push(`log:${text}`);
+    },
+    warn: (text) => {
+      lines.push(`QMD Warning: ${text}`);
+      calls.push(`warn:${text}`);
+    },
+  };
+
+  const step = (name: 'closeTransport' | 'disposeStore', mode: StepMode) => (signal: AbortSignal) => {
+    calls.push(name);
+    stepSignals.push(signal);
+    switch (mode) {
+      case 'ok':
+        return Promise.resolve();
+      case 'throw':
+        return Promise.reject(new Error(`${name} exploded`));
+      case 'hang':
+        return new Promise<void>(() => {});
+      case 'manual': {
+        const d = deferred();
+        pending[name].push(d);
+        return d.promise;
+      }
+    }
+  };
+
+  const lifecycle: Lifecycle = startLifecycle({
+    closeTransport: step('closeTransport', options.closeTransport ?? 'ok'),
+    disposeStore: step('disposeStore', options.disposeStore ?? 'ok'),
+    stdin: stdin as unknown as Readable,
+    stdout: stdout as unknown as Writable,
+    log,
+    signals: signals as unknown as NonNullable<LifecycleOptions['signals']>,
+    parent: { ppid: () => ppid, intervalMs: options.parentPollMs ?? 100 },
+    clock,
+    ...(options.drainTimeoutMs !== undefined && { drainTimeoutMs: options.drainTimeoutMs }),
+    ...(options.stepTimeoutMs !== undefined && { stepTimeoutMs: options.stepTimeoutMs }),
+    ...(options.watchdogMs !== undefined && { watchdogMs: options.watchdogMs }),
+    ...(options.traceFile !== undefined && { traceFile: options.traceFile }),
+    ...(options.inspect !== undefined && { inspect: options.inspect }),
+    exitCode: {
+      get: () => exitCode,
+      set: (code) => {
+        exitCode = code;
+        calls.push(`exitCode=${code}`);
+      },
+    },
+    exit: (code) => {
+      exits.push(code);
+      calls.push(`exit(${code})`);
+    },
+    activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
+  });
+
+  return {
+    clock,
+    calls,
+    lines,
+    stdin,
+    stdout,
+    signals,
+    exits,
+    pending,
+    stepSignals,
+    handlers,
+    lifecycle,
+    get exitCode() {
+      return exitCode;
+    },
+    set exitCode(value: unknown) {
+      exitCode = value;
+    },
+    /** The teardown steps that ran, in order. */
+    steps: () => calls.filter((c) => c === 'closeTransport' || c === 'disposeStore'),
+    state: () => lifecycle.state(),
+    signal(name: ShutdownSignal) {
+      signals.emit(name);
+    },
+    /** The parent dies: the PPID changes and the next poll notices. */
+    async parentDies() {
+      ppid = 1;
+      await clock.advance(options.parentPollMs ?? 100);
+    },
+    /** Starts a tool handler through the gate; the test settles it. */
+    startHandler(): HandlerProbe {
+      const d = deferred();
+      let signal!: AbortSignal;
+      const result = lifecycle.gate.run((s) => {
+        signal = s;
+        return d.promise;
+      });
+      result.catch(() => {});
+      const probe = {
+        signal,
+        settle: () => d.resolve(),
+        fail: (e?: unknown) => d.reject(e ?? new Error('boom')),
+        result,
+      };
+      handlers.push(probe);
+      return probe;
+    },
+    listeners() {
+      return {
+        stdin: stdin.listenerCount('end') + stdin.listenerCount('close'),
+        stdout: stdout.listenerCount('error'),
+        signals: signals.listenerCount('SIGTERM') + signals.listenerCount('SIGINT') + signals.listenerCount('SIGHUP'),
+      };
+    },
+  };
+}
