@@ -85,7 +85,13 @@ export function startLifecycle(options: LifecycleOptions): Lifecycle {
   const clock = options.clock ?? realClock;
   const log = options.log ?? createLog(process.stderr);
   const exitSlot = options.exitCode ?? processExitCode;
-  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const exitProcess = options.exit ?? ((code: number) => process.exit(code));
+  let exited = false;
+  const exit = (code: number): void => {
+    if (exited) return;
+    exited = true;
+    exitProcess(code);
+  };
   const watchdogMs = options.watchdogMs ?? DEFAULT_WATCHDOG_MS;
   const startedAt = clock.now();
   let teardownStartedAt = startedAt;

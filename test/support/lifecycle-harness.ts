@@ -84,6 +84,8 @@ export function createHarness(options: HarnessOptions = {}) {
   const exits: number[] = [];
   const pending: Record<'closeTransport' | 'disposeStore', Deferred<void>[]> = { closeTransport: [], disposeStore: [] };
   const stepSignals: AbortSignal[] = [];
+  /** Each teardown step as it began: when, and how many handlers were still in flight. */
+  const stepLog: Array<{ name: string; at: number; inflight: number; drain: string | null }> = [];
   const handlers: HandlerProbe[] = [];
   let exitCode: unknown = options.priorExitCode;
   let ppid = 4242;
@@ -99,9 +101,17 @@ export function createHarness(options: HarnessOptions = {}) {
     },
   };
 
+  // Assigned below; a step can begin inside startLifecycle (a stdin that had already ended).
+  let lifecycle: Lifecycle | undefined;
   const step = (name: 'closeTransport' | 'disposeStore', mode: StepMode) => (signal: AbortSignal) => {
     calls.push(name);
     stepSignals.push(signal);
+    stepLog.push({
+      name,
+      at: clock.now(),
+      inflight: lifecycle?.gate.size ?? 0,
+      drain: lifecycle?.actor.getSnapshot().context.drain ?? null,
+    });
     switch (mode) {
       case 'ok':
         return Promise.resolve();
@@ -117,7 +127,7 @@ export function createHarness(options: HarnessOptions = {}) {
     }
   };
 
-  const lifecycle: Lifecycle = startLifecycle({
+  lifecycle = startLifecycle({
     closeTransport: step('closeTransport', options.closeTransport ?? 'ok'),
     disposeStore: step('disposeStore', options.disposeStore ?? 'ok'),
     stdin: stdin as unknown as Readable,
@@ -155,6 +165,7 @@ export function createHarness(options: HarnessOptions = {}) {
     exits,
     pending,
     stepSignals,
+    stepLog,
     handlers,
     lifecycle,
     get exitCode() {
