@@ -25,11 +25,15 @@ const shortest = getShortestPaths(lifecycleMachine, {
 // the enumeration stays in seconds (the full model has far more than 10^5 simple paths):
 // handlers start only while connected (a closed transport dispatches nothing new) and the
 // first trigger has one payload. The shortest paths and the property test cover the rest.
-const simple = getSimplePaths(lifecycleMachine, {
-  input: INPUT,
-  serializeState,
-  events: eventsFor({ maxInflight: 2, startsDuringTeardown: false, exitCodeVariants: false }),
-});
+// Under mutation testing (vitest.mutation.config.ts) only the shortest paths are replayed.
+const simple =
+  process.env.QMD_MUTATION === '1'
+    ? []
+    : getSimplePaths(lifecycleMachine, {
+        input: INPUT,
+        serializeState,
+        events: eventsFor({ maxInflight: 2, startsDuringTeardown: false, exitCodeVariants: false }),
+      });
 
 // A path that is a prefix of another is replayed as part of it: the replay checks the state
 // and the calls after every step, so the longer replay asserts everything the prefix would.
@@ -44,7 +48,7 @@ describe('paths generated from the machine', () => {
         `(${simpleToReplay.length} not prefixes of another)`,
     );
     expect(shortest.length).toBeGreaterThan(100);
-    expect(simple.length).toBeGreaterThan(shortest.length);
+    if (process.env.QMD_MUTATION !== '1') expect(simple.length).toBeGreaterThan(shortest.length);
     const reached = new Set(shortest.map((p) => `lifecycle.${String(p.state.value)}`));
     // failedStep is left within the same step (eventless), so no path rests there; the
     // coverage check below sees it entered.
@@ -55,9 +59,16 @@ describe('paths generated from the machine', () => {
     expect(await replayAll(group, coverage.observe)).toEqual([]);
   });
 
-  it.each(groupByTrigger(simpleToReplay))('replay every simple path starting %s', async (_, group) => {
-    expect(await replayAll(group, coverage.observe)).toEqual([]);
-  });
+  it.skipIf(simpleToReplay.length === 0).each(groupByTrigger(simpleToReplay))(
+    'replay every simple path starting %s',
+    async (_, group) => {
+      expect(await replayAll(group, coverage.observe)).toEqual([]);
+    },
+  );
 });
 
-afterAll(() => expectFullCoverage(coverage, expect, 'lifecycle model'));
+// Shortest paths alone do not take every transition (two edges into one vertex: the shortest
+// path takes one), so the coverage check needs the simple paths too.
+afterAll(() => {
+  if (process.env.QMD_MUTATION !== '1') expectFullCoverage(coverage, expect, 'lifecycle model');
+});
