@@ -1,0 +1,152 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { QmdError } from '../errors.js';
+import type { Log } from '../lifecycle/stderr.js';
+import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema.js';
+import { toQmdError } from './sqlite-errors.js';
+
+export interface OpenDatabaseOptions {
+  readonly: boolean;
+  busyTimeoutMs: number;
+  quickCheck: boolean;
+}
+
+export interface OpenedDatabase {
+  db: Database.Database;
+  /**
+   * The connection itself is read-only (the file cannot be written). Then nothing can
+   * checkpoint through it, and if it is the last connection to close, the `-wal` stays.
+   */
+  fileReadOnly: boolean;
+}
+
+/**
+ * Opens (creating when needed) the index with WAL, a busy timeout and foreign keys, checks
+ * it, and brings its schema up to date.
+ *
+ * A `readonly` store still opens the file read-write when it can and sets `query_only`:
+ * measured here, a connection opened with SQLITE_OPEN_READONLY fails `wal_checkpoint` with
+ * SQLITE_IOERR_WRITE and, when it is the last to close, leaves the `-wal` behind; a
+ * `query_only` connection refuses every write (SQLITE_READONLY) yet its close checkpoints
+ * and deletes the `-wal`. Only when the file really cannot be written does it fall back to
+ * a read-only connection, which can read as long as the directory lets SQLite create the
+ * `-shm` file (or it exists).
+ */
+export function openDatabase(file: string, options: OpenDatabaseOptions): OpenedDatabase {
+  const fileReadOnly = prepareLocation(file, options.readonly);
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: fileReadOnly, timeout: options.busyTimeoutMs });
+  } catch (error) {
+    throw toQmdError(error, file, options.busyTimeoutMs);
+  }
+  try {
+    if (!fileReadOnly) {
+      db.pragma('journal_mode = WAL');
+      // In WAL mode NORMAL stays consistent after a crash (a power loss may lose the last
+      // commits, a process crash loses nothing) and saves an fsync per transaction.
+      db.pragma('synchronous = NORMAL');
+    }
+    db.pragma('foreign_keys = ON');
+    if (options.quickCheck) quickCheck(db, file);
+    if (fileReadOnly) {
+      checkOwnership(db, file);
+      if (schemaVersion(db) < latestVersion) {
+        throw new QmdError('INDEX_READ_ONLY', `The index ${file} needs a schema upgrade but cannot be written`);
+      }
+    } else {
+      migrate(db, file);
+    }
+    if (options.readonly) db.pragma('query_only = ON');
+    return { db, fileReadOnly };
+  } catch (error) {
+    db.close();
+    if (fileReadOnly && error instanceof Database.SqliteError && error.code === 'SQLITE_CANTOPEN') {
+      // Measured: a read-only connection to a WAL index must create `-shm` unless it exists.
+      // (better-sqlite3 does not pass SQLITE_OPEN_URI, so `?immutable=1` is not an option.)
+      throw new QmdError(
+        'INDEX_READ_ONLY',
+        `The index ${file} cannot be opened: neither it nor its directory can be written, and SQLite must create ${path.basename(file)}-shm beside it to read it`,
+        { cause: error },
+      );
+    }
+    throw toQmdError(error, file, options.busyTimeoutMs);
+  }
+}
+
+function quickCheck(db: Database.Database, file: string): void {
+  const rows = db.pragma('quick_check') as Array<{ quick_check: string }>;
+  const first = rows[0]?.quick_check;
+  if (first !== 'ok') {
+    throw new QmdError(
+      'INDEX_CORRUPT',
+      `The index ${file} is damaged (quick_check: ${first ?? 'no answer'}); move it away and add the collections again`,
+    );
+  }
+}
+
+/**
+ * Makes sure the file can be created or written, before SQLite gives a vaguer answer.
+ * Returns true when the file exists but only a read-only connection is possible.
+ */
+function prepareLocation(file: string, readonly: boolean): boolean {
+  const dir = path.dirname(file);
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(file);
+  } catch (error) {
+    if (errno(error) !== 'ENOENT') throw cannotWrite(file, error);
+  }
+  if (stat === undefined) {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+    } catch (error) {
+      throw cannotWrite(file, error);
+    }
+    return false;
+  }
+  if (!stat.isFile()) throw new QmdError('BAD_ARGUMENT', `The index ${file} is not a file`);
+  try {
+    // The directory too: WAL needs to create the -wal and -shm files beside the index.
+    fs.accessSync(file, fs.constants.W_OK);
+    fs.accessSync(dir, fs.constants.W_OK);
+    return false;
+  } catch (error) {
+    if (readonly) return true;
+    throw cannotWrite(file, error);
+  }
+}
+
+function cannotWrite(file: string, error: unknown): QmdError {
+  return new QmdError(
+    'INDEX_READ_ONLY',
+    `The index ${file} cannot be written here (${errno(error) ?? String(error)}); choose another --index or QMD_INDEX`,
+    { cause: error },
+  );
+}
+
+function errno(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+/**
+ * Checkpoints and closes. `wal_checkpoint(TRUNCATE)` waits the whole busy timeout when
+ * another connection is writing or reading (measured: 2043 ms with a 2000 ms timeout), so
+ * it runs with no busy wait: teardown must stay bounded. When other connections remain, the
+ * `-wal` survives until the last of them closes, which checkpoints and deletes it (SQLite's
+ * default, measured: no `-wal` or `-shm` left after the last close).
+ */
+export function closeDatabase(opened: OpenedDatabase, log: Log): void {
+  const { db } = opened;
+  if (!db.open) return;
+  if (!opened.fileReadOnly) {
+    try {
+      db.pragma('busy_timeout = 0');
+      db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch (error) {
+      log.warn(`could not checkpoint the index: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  db.close();
+}

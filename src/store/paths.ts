@@ -1,0 +1,62 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { QmdError } from '../errors.js';
+
+/**
+ * Where the index lives (lifecycle.md §4): `--index PATH`, else `QMD_INDEX`, else
+ * `$XDG_CACHE_HOME/qmd/index.sqlite`, else `~/.cache/qmd/index.sqlite`. Empty strings count
+ * as unset, so `QMD_INDEX=` does not point the index at the current directory.
+ */
+export function resolveIndexPath(options: { flag?: string; env?: NodeJS.ProcessEnv } = {}): string {
+  const env = options.env ?? process.env;
+  const chosen = nonEmpty(options.flag) ?? nonEmpty(env.QMD_INDEX);
+  if (chosen !== undefined) return path.resolve(chosen);
+  const cache = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), '.cache');
+  return path.resolve(cache, 'qmd', 'index.sqlite');
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/** True when `child` is `root` itself or below it (both absolute, already real paths). */
+export function isInside(root: string, child: string): boolean {
+  const relative = path.relative(root, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+const validName = /^[\p{L}\p{N}][\p{L}\p{N}._-]{0,63}$/u;
+
+/** A collection name is one path segment: letters, digits, `.`, `_`, `-`; no leading dot. */
+export function checkCollectionName(name: string): string {
+  if (!validName.test(name)) {
+    throw new QmdError(
+      'BAD_ARGUMENT',
+      `Invalid collection name "${name}": use letters, digits, ".", "_" or "-" (at most 64, not starting with "." or "-")`,
+    );
+  }
+  return name;
+}
+
+/** A valid name derived from a directory name: `My Notes!` → `My-Notes`. */
+export function nameFromDirectory(dir: string): string {
+  const cleaned = path
+    .basename(dir)
+    .replace(/[^\p{L}\p{N}._-]+/gu, '-')
+    .replace(/^[._-]+|[-]+$/g, '')
+    .slice(0, 64);
+  return cleaned === '' ? 'notes' : cleaned;
+}
+
+/** The mask is a glob relative to the root: it may not climb out of it or be absolute. */
+export function checkMask(mask: string): string {
+  const trimmed = mask.trim();
+  if (trimmed === '' || path.isAbsolute(trimmed) || /^[A-Za-z]:/.test(trimmed) || hasDotDot(trimmed)) {
+    throw new QmdError('BAD_ARGUMENT', `Invalid mask "${mask}": use a glob relative to the directory, like **/*.md`);
+  }
+  return trimmed;
+}
+
+export function hasDotDot(text: string): boolean {
+  return text.split(/[\\/]/).some((segment) => segment === '..');
+}

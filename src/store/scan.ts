@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { glob } from 'tinyglobby';
+import { QmdError } from '../errors.js';
+import { extractTitle } from './markdown.js';
+import { isInside } from './paths.js';
+import type { IndexProgress } from './types.js';
+
+/** What the index already knows about a file, to skip it without reading. */
+export interface KnownFile {
+  mtimeMs: number;
+  size: number;
+  hash: string;
+}
+
+/** A file read and hashed during the read phase; nothing is written yet. */
+export interface ReadFile {
+  path: string;
+  mtimeMs: number;
+  size: number;
+  hash: string;
+  /** Absent when the hash matched what the index has: only mtime/size are refreshed. */
+  text?: string;
+  title?: string;
+}
+
+/** The read phase's result for one collection, applied later in one transaction. */
+export interface CollectionScan {
+  collection: string;
+  /** The root could not be listed: the collection is left exactly as it is. */
+  skipped: boolean;
+  /** How many files the mask matched. */
+  listed: number;
+  /** Every file the mask matched inside the root, readable or not. */
+  found: Set<string>;
+  read: ReadFile[];
+  /** Same mtime and size as indexed: not even read. */
+  unchangedByStat: number;
+  errors: Array<{ file: string; error: string }>;
+}
+
+/** Files larger than this are not notes; reading them would only slow the scan down. */
+export const maxFileBytes = 10 * 1024 * 1024;
+
+/** How many files are read between two turns of the event loop (progress, abort signals). */
+const batch = 256;
+
+export interface ScanInput {
+  collection: string;
+  root: string;
+  mask: string;
+  known: Map<string, KnownFile>;
+  onProgress?: ((progress: IndexProgress) => void) | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Lists and reads one collection. Symlinks are not followed at all, neither files nor
+ * directories: measured with tinyglobby 0.2.17, `followSymbolicLinks: true` crawls whatever
+ * a link points to (a link to $HOME or / would be walked entirely before any filter could
+ * refuse it), while `false` returns no symlinked entry. Every file found still has its
+ * realpath checked against the root's, which catches a directory swapped for a link
+ * between listing and reading.
+ */
+export async function scanCollection(input: ScanInput): Promise<CollectionScan> {
+  const { collection, root, known } = input;
+  const result: CollectionScan = {
+    collection,
+    skipped: false,
+    listed: 0,
+    found: new Set(),
+    read: [],
+    unchangedByStat: 0,
+    errors: [],
+  };
+  let paths: string[];
+  try {
+    if (!fs.statSync(root).isDirectory()) throw new Error('not a directory');
+    paths = await glob(input.mask, {
+      cwd: root,
+      onlyFiles: true,
+      followSymbolicLinks: false,
+      dot: false,
+      ignore: ['**/node_modules/**'],
+      ...(input.signal === undefined ? {} : { signal: input.signal }),
+    });
+  } catch (error) {
+    throwIfAborted(input.signal);
+    result.skipped = true;
+    result.errors.push({ file: root, error: `collection ${collection} not scanned: ${describe(error)}` });
+    return result;
+  }
+  paths.sort();
+  const total = paths.length;
+  result.listed = total;
+  input.onProgress?.({ collection, done: 0, total });
+  for (let i = 0; i < total; i++) {
+    if (i % batch === 0 && i > 0) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      input.onProgress?.({ collection, done: i, total });
+    }
+    throwIfAborted(input.signal);
+    const relative = paths[i] as string;
+    try {
+      const file = readOne(root, relative, known.get(relative));
+      result.found.add(relative);
+      if (file === undefined) result.unchangedByStat++;
+      else result.read.push(file);
+    } catch (error) {
+      if (error instanceof OutsideRoot) {
+        result.errors.push({ file: path.join(root, relative), error: error.message });
+        continue;
+      }
+      // Vanished since the listing: it counts as deleted. Unreadable: the index keeps what
+      // it has for it until it can be read again.
+      if (errno(error) !== 'ENOENT') result.found.add(relative);
+      result.errors.push({ file: path.join(root, relative), error: describe(error) });
+    }
+  }
+  input.onProgress?.({ collection, done: total, total });
+  return result;
+}
+
+class OutsideRoot extends Error {}
+
+/** `undefined` when mtime and size match the index: the file is not read. */
+function readOne(root: string, relative: string, known: KnownFile | undefined): ReadFile | undefined {
+  const absolute = path.join(root, relative);
+  const real = fs.realpathSync.native(absolute);
+  if (!isInside(root, real)) throw new OutsideRoot(`resolves outside the collection root (${real}): not indexed`);
+  const stat = fs.statSync(real);
+  if (!stat.isFile()) throw new Error('not a regular file');
+  if (known !== undefined && known.mtimeMs === stat.mtimeMs && known.size === stat.size) return undefined;
+  if (stat.size > maxFileBytes) throw new Error(`larger than ${maxFileBytes} bytes: not indexed`);
+  const bytes = fs.readFileSync(real);
+  const hash = createHash('sha256').update(bytes).digest('hex');
+  const base = { path: relative, mtimeMs: stat.mtimeMs, size: stat.size, hash };
+  if (known?.hash === hash) return base;
+  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  return { ...base, text, title: extractTitle(text, relative) };
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new QmdError('ABORTED', 'Indexing was cancelled; the index is unchanged');
+}
+
+function errno(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,257 @@
+import * as fs from 'node:fs';
+import { QmdError } from '../errors.js';
+import { type Failpoints, noFailpoints } from '../failpoints.js';
+import { type Log, silentLog } from '../lifecycle/stderr.js';
+import { Collections, realDirectory } from './collections.js';
+import { closeDatabase, type OpenedDatabase } from './database.js';
+import { DocumentReader } from './documents.js';
+import { IndexWriter, type WriteCounts } from './indexing.js';
+import { checkCollectionName, checkMask, nameFromDirectory } from './paths.js';
+import { type CollectionScan, scanCollection } from './scan.js';
+import { Searcher } from './search.js';
+import { toQmdError } from './sqlite-errors.js';
+import type {
+  CollectionInfo,
+  DocumentSlice,
+  IndexReport,
+  MultiGetResult,
+  ProgressFn,
+  QueryResult,
+  SearchHit,
+  SearchOptions,
+  StatusReport,
+  Store,
+  StoreOptions,
+} from './types.js';
+
+export const defaultMask = '**/*.md';
+export const updateFailpoint = 'store.update.write';
+
+export class SqliteStore implements Store {
+  private readonly db;
+  private readonly readonly: boolean;
+  private readonly busyTimeoutMs: number;
+  private readonly log: Log;
+  private readonly failpoints: Failpoints;
+  private readonly llm: StoreOptions['llm'];
+  private readonly collections: Collections;
+  private readonly searcher: Searcher;
+  private readonly reader: DocumentReader;
+  private writerCache: IndexWriter | undefined;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly path: string,
+    private readonly opened: OpenedDatabase,
+    options: StoreOptions & { busyTimeoutMs: number },
+  ) {
+    this.db = opened.db;
+    this.readonly = options.readonly ?? false;
+    this.busyTimeoutMs = options.busyTimeoutMs;
+    this.log = options.log ?? silentLog;
+    this.failpoints = options.failpoints ?? noFailpoints;
+    this.llm = options.llm;
+    this.collections = new Collections(this.db);
+    this.searcher = new Searcher(this.db);
+    this.reader = new DocumentReader(this.db);
+  }
+
+  listCollections(): CollectionInfo[] {
+    return this.guard(() => this.collections.info());
+  }
+
+  async addCollection(
+    root: string,
+    options: { name?: string; mask?: string; onProgress?: ProgressFn } = {},
+  ): Promise<IndexReport> {
+    const started = performance.now();
+    const { real, name, mask } = this.guard(() => {
+      this.requireWritable();
+      const real = realDirectory(root);
+      const mask = checkMask(options.mask ?? defaultMask);
+      const name =
+        options.name === undefined
+          ? this.collections.freeName(nameFromDirectory(real))
+          : checkCollectionName(options.name);
+      this.collections.refuseDuplicate(name, real);
+      return { real, name, mask };
+    });
+    const scan = await scanCollection({
+      collection: name,
+      root: real,
+      mask,
+      known: new Map(),
+      onProgress: options.onProgress,
+    });
+    return this.write(started, [scan], (now) => {
+      // Checked again under the write lock: another process may have added it meanwhile.
+      this.collections.refuseDuplicate(name, real);
+      this.collections.add({ name, root: real, mask }, now);
+    });
+  }
+
+  removeCollection(name: string): void {
+    this.guard(() => {
+      this.requireWritable();
+      this.db
+        .transaction(() => {
+          this.collections.delete(name);
+          this.writer.collectOrphanContent();
+        })
+        .immediate();
+    });
+  }
+
+  async update(options: { onProgress?: ProgressFn; signal?: AbortSignal } = {}): Promise<IndexReport> {
+    const started = performance.now();
+    const targets = this.guard(() => {
+      this.requireWritable();
+      if (options.signal?.aborted) throw new QmdError('ABORTED', 'Indexing was cancelled; the index is unchanged');
+      return this.collections.all().map((row) => ({ ...row, known: this.writer.known(row.name) }));
+    });
+    const scans: CollectionScan[] = [];
+    for (const target of targets) {
+      scans.push(
+        await scanCollection({
+          collection: target.name,
+          root: target.root,
+          mask: target.mask,
+          known: target.known,
+          onProgress: options.onProgress,
+          signal: options.signal,
+        }),
+      );
+    }
+    return this.write(started, scans, () => {});
+  }
+
+  search(query: string, options: SearchOptions = {}): SearchHit[] {
+    return this.guard(() =>
+      this.searcher.search(query, { ...options, knownCollections: () => this.collections.names() }),
+    );
+  }
+
+  /** The one place hybrid search will fuse BM25 and vectors; BM25 alone until then. */
+  async query(query: string, options: SearchOptions = {}): Promise<QueryResult> {
+    if (options.signal?.aborted) throw new QmdError('ABORTED', 'The query was cancelled');
+    const hits = this.search(query, options);
+    return { mode: 'bm25', hits, note: 'nothing is embedded yet: BM25 only' };
+  }
+
+  get(ref: string, options: { fromLine?: number; maxLines?: number } = {}): DocumentSlice {
+    return this.guard(() => this.reader.get(ref, options));
+  }
+
+  multiGet(pattern: string, options: { maxBytes?: number } = {}): MultiGetResult {
+    return this.guard(() => this.reader.multiGet(pattern, options));
+  }
+
+  status(): StatusReport {
+    return this.guard(() => {
+      const collections = this.collections.info();
+      return {
+        index: this.path,
+        sizeBytes: fileSize(this.path) + fileSize(`${this.path}-wal`),
+        documents: collections.reduce((sum, c) => sum + c.documents, 0),
+        collections,
+        embeddings: { model: null, chunks: 0, embeddedChunks: 0, vectorBackend: 'none' },
+      };
+    });
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  /**
+   * The LLM first (its dispose waits for native calls still running), then the database.
+   * Each step runs even if the one before failed; the first failure is rethrown after both.
+   */
+  private async shutdown(): Promise<void> {
+    this.closed = true;
+    const failures: unknown[] = [];
+    if (this.llm !== undefined) {
+      try {
+        await this.llm.dispose();
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    try {
+      closeDatabase(this.opened, this.log);
+    } catch (error) {
+      failures.push(error);
+    }
+    if (failures.length > 0) throw failures[0];
+  }
+
+  /**
+   * The write phase: one `BEGIN IMMEDIATE` transaction for every collection scanned, so an
+   * update is all or nothing — a crash or SIGKILL before COMMIT leaves the previous index
+   * (WAL frames of an uncommitted transaction are ignored on the next open). It is a manual
+   * transaction rather than `db.transaction()` only so the failpoint can be awaited inside it.
+   */
+  private async write(started: number, scans: CollectionScan[], before: (now: string) => void): Promise<IndexReport> {
+    const counts: WriteCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
+    this.guard(() => this.db.exec('BEGIN IMMEDIATE'));
+    try {
+      const now = new Date().toISOString();
+      this.guard(() => {
+        before(now);
+        for (const scan of scans) {
+          const applied = this.writer.apply(scan, now);
+          counts.added += applied.added;
+          counts.updated += applied.updated;
+          counts.removed += applied.removed;
+          counts.unchanged += applied.unchanged;
+        }
+        if (counts.updated + counts.removed > 0) this.writer.collectOrphanContent();
+      });
+      const pending = this.failpoints.hit(updateFailpoint);
+      if (pending !== undefined) {
+        this.log.line(`failpoint ${updateFailpoint}: inside the write transaction, before COMMIT`);
+        await pending;
+      }
+      this.guard(() => this.db.exec('COMMIT'));
+    } catch (error) {
+      if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+    return {
+      collections: scans.length,
+      scanned: scans.reduce((sum, scan) => sum + scan.listed, 0),
+      ...counts,
+      errors: scans.flatMap((scan) => scan.errors),
+      ms: Math.round(performance.now() - started),
+    };
+  }
+
+  private get writer(): IndexWriter {
+    this.writerCache ??= new IndexWriter(this.db);
+    return this.writerCache;
+  }
+
+  private requireWritable(): void {
+    if (this.readonly) throw new QmdError('INDEX_READ_ONLY', `The index ${this.path} was opened read-only`);
+  }
+
+  /** Refuses calls after close, and turns SQLite's errors into QmdErrors with codes. */
+  private guard<T>(work: () => T): T {
+    if (this.closed) throw new QmdError('CLOSED', 'The index is closed');
+    try {
+      return work();
+    } catch (error) {
+      throw toQmdError(error, this.path, this.busyTimeoutMs);
+    }
+  }
+}
+
+function fileSize(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,168 @@
+import * as fs from 'node:fs';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.js';
+import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
+
+let box: Sandbox;
+let root: string;
+
+beforeEach(() => {
+  box = sandbox();
+  root = box.notes('notes', { 'a.md': '# A\n\nalpha\n', 'b.md': '# B\n\nbravo\n' });
+});
+
+afterEach(() => {
+  box.cleanup();
+});
+
+const wal = (): string => `${box.index}-wal`;
+
+/** A hand-written LLM: records when it is disposed and whether the index was still open. */
+function fakeLlm(events: string[]) {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return {
+    release: () => release(),
+    dispose: async () => {
+      events.push(`llm.dispose started (wal present: ${fs.existsSync(wal())})`);
+      await released;
+      events.push('llm.dispose finished');
+    },
+  };
+}
+
+describe('close', () => {
+  it('checkpoints and leaves no -wal or -shm', async () => {
+    const store = openStore(box.index);
+    await store.addCollection(root);
+    expect(fs.existsSync(wal())).toBe(true);
+    await store.close();
+    expect(fs.existsSync(wal())).toBe(false);
+    expect(fs.existsSync(`${box.index}-shm`)).toBe(false);
+    const db = new Database(box.index, { readonly: true });
+    expect(db.prepare('SELECT count(*) AS n FROM documents').get()).toEqual({ n: 2 });
+    db.close();
+  });
+
+  it('disposes the LLM first and closes the database only after it is done', async () => {
+    const events: string[] = [];
+    const llm = fakeLlm(events);
+    const store = openStore(box.index, { llm });
+    await store.addCollection(root);
+    const closing = store.close().then(() => events.push(`closed (wal present: ${fs.existsSync(wal())})`));
+    // The dispose is still pending: the database must still be open.
+    await Promise.resolve();
+    expect(events).toEqual(['llm.dispose started (wal present: true)']);
+    expect(fs.existsSync(wal())).toBe(true);
+    llm.release();
+    await closing;
+    expect(events).toEqual([
+      'llm.dispose started (wal present: true)',
+      'llm.dispose finished',
+      'closed (wal present: false)',
+    ]);
+  });
+
+  it('is idempotent: one teardown, however many calls', async () => {
+    let disposals = 0;
+    const store = openStore(box.index, {
+      llm: {
+        dispose: async () => {
+          disposals++;
+        },
+      },
+    });
+    const first = store.close();
+    const second = store.close();
+    expect(second).toBe(first);
+    await Promise.all([first, second, store.close()]);
+    expect(disposals).toBe(1);
+  });
+
+  it('still closes the database when the LLM fails to dispose, then reports the failure', async () => {
+    const store = openStore(box.index, {
+      llm: {
+        dispose: async () => {
+          throw new Error('native dispose failed');
+        },
+      },
+    });
+    await store.addCollection(root);
+    await expect(store.close()).rejects.toThrow('native dispose failed');
+    expect(fs.existsSync(wal())).toBe(false);
+  });
+
+  it('refuses every call after close with CLOSED', async () => {
+    const store = openStore(box.index);
+    await store.close();
+    await expectQmdError(() => store.search('alpha'), 'CLOSED');
+    await expectQmdError(() => store.get('notes/a.md'), 'CLOSED');
+    await expectQmdError(() => store.status(), 'CLOSED');
+    await expectQmdError(() => store.update(), 'CLOSED');
+    await expectQmdError(() => store.addCollection(root), 'CLOSED');
+  });
+
+  it('a read-only store that closes last still removes the -wal', async () => {
+    const writer = openStore(box.index);
+    await writer.addCollection(root);
+    await writer.close();
+    const reader = openStore(box.index, { readonly: true });
+    expect(reader.search('alpha')).toHaveLength(1);
+    // Another connection commits and leaves: it is not the last, so its frames stay in the WAL.
+    const other = new Database(box.index);
+    other.prepare("UPDATE collections SET updated_at = '2020-01-01T00:00:00.000Z'").run();
+    other.close();
+    expect(fs.statSync(wal()).size).toBeGreaterThan(0);
+    await reader.close();
+    expect(fs.existsSync(wal())).toBe(false);
+    const check = new Database(box.index, { readonly: true });
+    expect(check.prepare('SELECT updated_at FROM collections').pluck().get()).toBe('2020-01-01T00:00:00.000Z');
+    check.close();
+  });
+});
+
+describe('read-only stores', () => {
+  it('refuse writes with INDEX_READ_ONLY', async () => {
+    const writer = openStore(box.index);
+    await writer.addCollection(root);
+    await writer.close();
+    const reader = openStore(box.index, { readonly: true });
+    try {
+      await expectQmdError(() => reader.addCollection(box.notes('more', { 'c.md': 'c\n' })), 'INDEX_READ_ONLY');
+      await expectQmdError(() => reader.update(), 'INDEX_READ_ONLY');
+      await expectQmdError(() => reader.removeCollection('notes'), 'INDEX_READ_ONLY');
+      expect(reader.status().documents).toBe(2);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('read while another process holds the write lock, and see only committed rows', async () => {
+    const writer = openStore(box.index);
+    await writer.addCollection(root);
+    await writer.close();
+    const other = new Database(box.index);
+    other.exec('BEGIN IMMEDIATE');
+    other.exec("UPDATE documents SET title = 'Uncommitted'");
+    const reader = openStore(box.index, { readonly: true, busyTimeoutMs: 50 });
+    try {
+      expect(reader.search('alpha')[0]?.title).toBe('A');
+      expect(reader.get('notes/a.md').title).toBe('A');
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+      await reader.close();
+    }
+  });
+
+  it('start on a fresh machine: a missing index is created empty', async () => {
+    const reader = openStore(box.index, { readonly: true });
+    expect(reader.status()).toMatchObject({ documents: 0, collections: [] });
+    expect(reader.search('anything')).toEqual([]);
+    await reader.close();
+    expect(fs.existsSync(box.index)).toBe(true);
+  });
+});
