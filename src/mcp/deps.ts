@@ -1,0 +1,17 @@
+import type { Failpoints } from '../failpoints.js';
+import type { InflightGate } from '../lifecycle/gate.js';
+import type { Log } from '../lifecycle/stderr.js';
+import type { Store } from '../store/types.js';
+
+/** What the MCP server is built from; `src/cli/` supplies the real ones, tests their own. */
+export interface McpDeps {
+  /** The index, read-only from here: query, get, multiGet, status, listCollections. */
+  store: Store;
+  /** Every handler runs through it, so the lifecycle can drain and abort them. */
+  gate: InflightGate;
+  failpoints: Failpoints;
+  /** stderr only: stdout carries JSON-RPC. */
+  log: Log;
+  /** Reported as `serverInfo.version`. */
+  version: string;
+}

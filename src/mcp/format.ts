@@ -1,0 +1,69 @@
+import type { CollectionInfo, MultiGetResult, QueryResult, StatusReport } from '../store/types.js';
+
+/**
+ * The text content of each tool: what a model reads. The same facts, typed, are in
+ * `structuredContent`; these renderings are for reading, not parsing.
+ */
+
+/**
+ * `Found 2 results for "pool timeout" (bm25: nothing is embedded yet):` then, per hit,
+ * `#a1b2c3 87% notes/db.md:12 - Connection pools` and the snippet indented on one line.
+ * `file:line` is what `get` accepts, so a hit can be opened where it matched.
+ */
+export function formatQuery(query: string, result: QueryResult): string {
+  const mode = result.note ? `${result.mode}: ${result.note}` : result.mode;
+  const flat = query.replace(/\s+/g, ' ').trim();
+  if (result.hits.length === 0) return `No results for "${flat}" (${mode}).`;
+  const count = `${result.hits.length} result${result.hits.length === 1 ? '' : 's'}`;
+  const lines = [`Found ${count} for "${flat}" (${mode}):`];
+  for (const hit of result.hits) {
+    const where = hit.line === undefined ? hit.file : `${hit.file}:${hit.line}`;
+    lines.push('', `${hit.docid} ${Math.round(hit.score * 100)}% ${where} - ${hit.title}`);
+    const snippet = hit.snippet.replace(/\s+/g, ' ').trim();
+    if (snippet !== '') lines.push(`  ${snippet}`);
+  }
+  return lines.join('\n');
+}
+
+/** A slice is announced only when it is one: a whole document is returned as it is. */
+export function formatSliceNote(slice: { fromLine: number; lines: number; totalLines: number }): string | undefined {
+  const last = slice.fromLine + slice.lines - 1;
+  if (slice.fromLine === 1 && last >= slice.totalLines) return undefined;
+  if (slice.lines === 0) return `[no lines: the document has ${slice.totalLines}]`;
+  const more = last < slice.totalLines ? `; more with fromLine=${last + 1}` : '';
+  return `[lines ${slice.fromLine}-${last} of ${slice.totalLines}${more}]`;
+}
+
+export function formatMultiGetSummary(result: MultiGetResult): string {
+  const docs = result.documents.length;
+  const lines = [`${docs} document${docs === 1 ? '' : 's'}, ${result.skipped.length} skipped.`];
+  for (const doc of result.documents) {
+    lines.push(
+      `  ${doc.file} ${doc.docid} (${doc.lines} of ${doc.totalLines} lines${doc.truncated ? ', truncated' : ''})`,
+    );
+  }
+  for (const skip of result.skipped) lines.push(`  skipped ${skip.file}: ${skip.reason}`);
+  return lines.join('\n');
+}
+
+export function formatStatus(status: StatusReport): string {
+  const { embeddings } = status;
+  const lines = [
+    `Index: ${status.index} (${formatBytes(status.sizeBytes)}), ${status.documents} documents`,
+    `Collections: ${status.collections.length}`,
+    ...status.collections.map(formatCollection),
+    `Embeddings: ${embeddings.embeddedChunks}/${embeddings.chunks} chunks embedded` +
+      ` (model: ${embeddings.model ?? 'none'}, vectors: ${embeddings.vectorBackend})`,
+  ];
+  return lines.join('\n');
+}
+
+export function formatCollection(collection: CollectionInfo): string {
+  return `  - ${collection.name}: ${collection.root} (${collection.mask}), ${collection.documents} documents, updated ${collection.updatedAt}`;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}

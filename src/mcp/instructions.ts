@@ -1,0 +1,34 @@
+import type { CollectionInfo } from '../store/types.js';
+
+/** Enough to orient a model; a store with hundreds of collections is summarised, not dumped. */
+const MAX_LISTED_COLLECTIONS = 30;
+
+/**
+ * The server's `instructions`, which clients put in the model's system prompt: what is
+ * searchable (computed once, when the server is created) and the query → get workflow.
+ */
+export function buildInstructions(collections: CollectionInfo[]): string {
+  const documents = collections.reduce((sum, c) => sum + c.documents, 0);
+  const lines: string[] = [];
+  if (collections.length === 0) {
+    lines.push('qmd searches local markdown notes, but no collection is indexed yet (`qmd collection add DIR`).');
+  } else {
+    lines.push(`qmd searches ${documents} local markdown documents in ${collections.length} collection(s):`);
+    for (const c of collections.slice(0, MAX_LISTED_COLLECTIONS)) {
+      lines.push(`  - "${c.name}" (${c.documents} documents) at ${c.root}`);
+    }
+    if (collections.length > MAX_LISTED_COLLECTIONS) {
+      lines.push(`  - … and ${collections.length - MAX_LISTED_COLLECTIONS} more (the status tool lists them all)`);
+    }
+  }
+  lines.push(
+    '',
+    'How to use it:',
+    '  1. `query` finds documents: ranked results, each with its file (`collection/path.md`), `#docid`, title, score and snippet. Narrow with `collections` and `minScore`.',
+    '  2. `get` reads one of them by that file or `#docid`; `fromLine`/`maxLines` (or `file.md:LINE`) read a slice of a long one.',
+    '  3. `multi_get` reads several by glob (`notes/2025-*.md`) or comma list, up to `maxBytes` of text.',
+    '  `status` shows the index, its collections and embeddings. Documents are also resources: `qmd://collection/path.md`.',
+    'Only indexed documents can be read: paths are relative to a collection, never filesystem paths.',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,281 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness, textOf } from './harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe('initialize', () => {
+  it('names the server and says which collections exist and how to use the tools', () => {
+    expect(h.client.getServerVersion()).toMatchObject({ name: 'qmd', version: '0.0.0-test' });
+    const instructions = h.client.getInstructions() ?? '';
+    expect(instructions).toContain('"notes" (4 documents)');
+    expect(instructions).toContain('"journal" (3 documents)');
+    expect(instructions).toContain(h.dir);
+    expect(instructions).toMatch(/`query`.*\n.*`get`/);
+    expect(instructions).toContain('#docid');
+  });
+});
+
+describe('tools/list', () => {
+  it('lists the four tools with input and output schemas', async () => {
+    const { tools } = await h.client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['get', 'multi_get', 'query', 'status']);
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    expect(byName.query?.inputSchema).toMatchObject({
+      type: 'object',
+      required: ['query'],
+      properties: {
+        query: { type: 'string', minLength: 1 },
+        limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+        collections: { type: 'array', items: { type: 'string' } },
+        minScore: { type: 'number', minimum: 0, maximum: 1 },
+      },
+    });
+    expect(byName.query?.outputSchema).toMatchObject({
+      type: 'object',
+      required: ['mode', 'results'],
+      properties: { mode: { enum: ['bm25', 'vector', 'hybrid'] }, results: { type: 'array' } },
+    });
+    expect(byName.get?.inputSchema).toMatchObject({
+      required: ['file'],
+      properties: { fromLine: { type: 'integer', minimum: 1 }, maxLines: { type: 'integer', minimum: 1 } },
+    });
+    expect(byName.get?.outputSchema?.required).toEqual(
+      expect.arrayContaining(['file', 'docid', 'title', 'fromLine', 'lines', 'totalLines']),
+    );
+    expect(byName.multi_get?.inputSchema).toMatchObject({ required: ['pattern'], properties: { maxBytes: {} } });
+    expect(byName.multi_get?.outputSchema?.required).toEqual(['documents', 'skipped']);
+    expect(byName.status?.inputSchema).toMatchObject({ type: 'object', properties: {} });
+    expect(byName.status?.outputSchema?.required).toEqual(
+      expect.arrayContaining(['index', 'documents', 'collections', 'embeddings']),
+    );
+    for (const tool of tools) expect(tool.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+  });
+});
+
+describe('query', () => {
+  it('returns ranked results with snippets, as text and structuredContent', async () => {
+    const result = await h.call('query', { query: 'WAL' });
+    expect(result.isError).toBeFalsy();
+    const structured = result.structuredContent as {
+      mode: string;
+      results: Array<{ file: string; docid: string; title: string; score: number; snippet: string }>;
+    };
+    expect(structured.mode).toBe('bm25');
+    expect(structured.results.map((r) => r.file)).toEqual(['notes/sqlite.md', 'notes/pools.md']);
+    const [first, second] = structured.results;
+    expect(first?.title).toBe('SQLite tuning');
+    expect(first?.docid).toMatch(/^#\w+$/);
+    expect(first?.snippet.toLowerCase()).toContain('wal');
+    expect(first?.score).toBeGreaterThan(second?.score ?? 1);
+    for (const r of structured.results) expect(r.score).toBeGreaterThanOrEqual(0);
+    for (const r of structured.results) expect(r.score).toBeLessThanOrEqual(1);
+
+    const text = textOf(result);
+    expect(text).toMatch(/^Found 2 results for "WAL" \(bm25/);
+    expect(text).toContain(`${first?.docid} `);
+    expect(text).toMatch(/notes\/sqlite\.md(:\d+)? - SQLite tuning/);
+    expect(text.indexOf('notes/sqlite.md')).toBeLessThan(text.indexOf('notes/pools.md'));
+  });
+
+  it('gives each hit a snippet of its own document, with the line it starts near', async () => {
+    for (const query of ['WAL', 'basil']) {
+      const hits = (await h.call('query', { query })).structuredContent as {
+        results: Array<{ file: string; snippet: string; line?: number }>;
+      };
+      for (const hit of hits.results) {
+        const doc = textOf(await h.call('get', { file: hit.file }));
+        // The snippet is an excerpt: without its ** marks and … cuts, each piece is in the text.
+        for (const piece of hit.snippet.replaceAll('**', '').split('…')) expect(doc).toContain(piece.trim());
+        if (hit.line !== undefined) expect(doc.split('\n').length).toBeGreaterThanOrEqual(hit.line);
+      }
+    }
+  });
+
+  it('honours limit', async () => {
+    const result = await h.call('query', { query: 'WAL', limit: 1 });
+    const structured = result.structuredContent as { results: Array<{ file: string }> };
+    expect(structured.results.map((r) => r.file)).toEqual(['notes/sqlite.md']);
+  });
+
+  it('searches only the given collections', async () => {
+    const everywhere = await h.call('query', { query: 'basil' });
+    expect((everywhere.structuredContent as { results: unknown[] }).results).toHaveLength(3);
+    const notesOnly = await h.call('query', { query: 'basil', collections: ['notes'] });
+    expect(notesOnly.isError).toBeFalsy();
+    expect((notesOnly.structuredContent as { results: unknown[] }).results).toEqual([]);
+    expect(textOf(notesOnly)).toMatch(/^No results for "basil"/);
+    const journal = await h.call('query', { query: 'basil', collections: ['journal'] });
+    const files = (journal.structuredContent as { results: Array<{ file: string }> }).results.map((r) => r.file);
+    expect(files.every((f) => f.startsWith('journal/'))).toBe(true);
+  });
+
+  it('treats an empty collections list as all of them, as the peer does', async () => {
+    const result = await h.call('query', { query: 'basil', collections: [] });
+    expect((result.structuredContent as { results: unknown[] }).results).toHaveLength(3);
+  });
+
+  it('turns an unknown collection into an error result', async () => {
+    const result = await h.call('query', { query: 'basil', collections: ['nope'] });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('nope');
+    expect(textOf(result)).not.toContain('\n');
+    expect(result.structuredContent).toBeUndefined();
+  });
+
+  it('drops results below minScore', async () => {
+    const all = (await h.call('query', { query: 'WAL' })).structuredContent as { results: Array<{ score: number }> };
+    const top = all.results[0]?.score ?? 0;
+    const filtered = await h.call('query', { query: 'WAL', minScore: top });
+    const scores = (filtered.structuredContent as { results: Array<{ score: number }> }).results.map((r) => r.score);
+    expect(scores.length).toBeGreaterThanOrEqual(1);
+    expect(scores.length).toBeLessThan(all.results.length);
+    for (const score of scores) expect(score).toBeGreaterThanOrEqual(top);
+  });
+
+  it('never finds text outside the collections', async () => {
+    const result = await h.call('query', { query: 'zebrafish' });
+    expect((result.structuredContent as { results: unknown[] }).results).toEqual([]);
+  });
+});
+
+describe('get', () => {
+  it('reads a whole document by path', async () => {
+    const result = await h.call('get', { file: 'notes/pools.md' });
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toHaveLength(1);
+    expect(textOf(result)).toContain('A pool hands out connections');
+    expect(result.structuredContent).toMatchObject({
+      file: 'notes/pools.md',
+      title: 'Connection pools',
+      uri: 'qmd://notes/pools.md',
+      fromLine: 1,
+    });
+    const meta = result.structuredContent as { lines: number; totalLines: number; docid: string };
+    expect(meta.lines).toBe(meta.totalLines);
+    expect(meta.docid).toMatch(/^#\w+$/);
+  });
+
+  it('reads by #docid the same document query returned', async () => {
+    const hit = (await h.call('query', { query: 'aardvark' })).structuredContent as {
+      results: Array<{ docid: string }>;
+    };
+    const docid = hit.results[0]?.docid ?? '';
+    const result = await h.call('get', { file: docid });
+    expect(result.structuredContent).toMatchObject({ file: 'notes/deep/nested.md', docid });
+    expect(textOf(result)).toContain('Aardvark migration');
+  });
+
+  it('slices with fromLine and maxLines, and says where the rest is', async () => {
+    const result = await h.call('get', { file: 'notes/sqlite.md', fromLine: 3, maxLines: 2 });
+    expect(result.structuredContent).toMatchObject({ fromLine: 3, lines: 2, totalLines: 40 });
+    const [body, note] = result.content;
+    expect(body).toEqual({
+      type: 'text',
+      text: 'Use WAL mode so readers never block the writer.\nLine 4: filler about pages and checkpoints.\n',
+    });
+    expect(note).toEqual({ type: 'text', text: '[lines 3-4 of 40; more with fromLine=5]' });
+  });
+
+  it('accepts file.md:LINE as the peer does, and the qmd:// URI of a document', async () => {
+    const suffixed = await h.call('get', { file: 'notes/sqlite.md:40', maxLines: 5 });
+    expect(suffixed.structuredContent).toMatchObject({ fromLine: 40, lines: 1, totalLines: 40 });
+    const { docid } = suffixed.structuredContent as { docid: string };
+    const byDocid = await h.call('get', { file: `${docid}:39` });
+    expect(byDocid.structuredContent).toMatchObject({ file: 'notes/sqlite.md', fromLine: 39, lines: 2 });
+    const byUri = await h.call('get', { file: 'qmd://notes/with%20space.md' });
+    expect(byUri.structuredContent).toMatchObject({ file: 'notes/with space.md', uri: 'qmd://notes/with%20space.md' });
+  });
+
+  it('turns a missing document into a one-line error result', async () => {
+    const result = await h.call('get', { file: 'notes/missing.md' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('notes/missing.md');
+    expect(textOf(result)).not.toContain('\n');
+    expect(h.log.warnings).toEqual([]);
+  });
+});
+
+describe('multi_get', () => {
+  it('reads documents by glob, each as an embedded resource', async () => {
+    const result = await h.call('multi_get', { pattern: 'journal/2025-05-*.md' });
+    expect(result.isError).toBeFalsy();
+    const structured = result.structuredContent as {
+      documents: Array<{ file: string; truncated: boolean }>;
+      skipped: unknown[];
+    };
+    expect(structured.documents.map((d) => d.file).sort()).toEqual(['journal/2025-05-01.md', 'journal/2025-05-02.md']);
+    expect(structured.skipped).toEqual([]);
+    const resources = result.content.filter((block) => block.type === 'resource');
+    expect(resources.map((block) => block.resource.uri).sort()).toEqual([
+      'qmd://journal/2025-05-01.md',
+      'qmd://journal/2025-05-02.md',
+    ]);
+    expect(textOf(result)).toMatch(/^2 documents, 0 skipped\./);
+  });
+
+  it('reads a comma list of paths and docids', async () => {
+    const pools = (await h.call('get', { file: 'notes/pools.md' })).structuredContent as { docid: string };
+    const result = await h.call('multi_get', { pattern: `journal/2025-06-01.md, ${pools.docid}` });
+    const files = (result.structuredContent as { documents: Array<{ file: string }> }).documents.map((d) => d.file);
+    expect(files.sort()).toEqual(['journal/2025-06-01.md', 'notes/pools.md']);
+  });
+
+  it('stops at maxBytes and lists what it skipped', async () => {
+    const result = await h.call('multi_get', { pattern: 'journal/*.md', maxBytes: 40 });
+    const structured = result.structuredContent as {
+      documents: Array<{ file: string }>;
+      skipped: Array<{ file: string; reason: string }>;
+    };
+    expect(structured.skipped.length).toBeGreaterThanOrEqual(1);
+    expect(structured.documents.length + structured.skipped.length).toBe(3);
+    for (const skip of structured.skipped) expect(textOf(result)).toContain(`skipped ${skip.file}`);
+  });
+});
+
+describe('status', () => {
+  it('returns the StatusReport as structuredContent and a readable summary', async () => {
+    const result = await h.call('status');
+    expect(result.structuredContent).toMatchObject({
+      index: h.store.path,
+      documents: 7,
+      collections: expect.arrayContaining([
+        expect.objectContaining({ name: 'notes', documents: 4 }),
+        expect.objectContaining({ name: 'journal', documents: 3 }),
+      ]),
+    });
+    expect(textOf(result)).toContain(`Index: ${h.store.path}`);
+    expect(textOf(result)).toMatch(/- notes: .*4 documents/);
+  });
+});
+
+describe('resources', () => {
+  it('publishes the qmd://{+path} template', async () => {
+    const { resourceTemplates } = await h.client.listResourceTemplates();
+    expect(resourceTemplates).toEqual([
+      expect.objectContaining({ uriTemplate: 'qmd://{+path}', mimeType: 'text/markdown' }),
+    ]);
+  });
+
+  it('reads an indexed document, percent-encoded names included', async () => {
+    const read = await h.client.readResource({ uri: 'qmd://notes/with%20space.md' });
+    expect(read.contents).toEqual([
+      { uri: 'qmd://notes/with%20space.md', mimeType: 'text/markdown', text: expect.stringContaining('Quokka') },
+    ]);
+  });
+
+  it('lists indexed documents', async () => {
+    const { resources } = await h.client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toContain('qmd://notes/with%20space.md');
+    expect(resources).toHaveLength(7);
+  });
+
+  it('answers a missing document with a JSON-RPC "resource not found" error', async () => {
+    await expect(h.client.readResource({ uri: 'qmd://notes/missing.md' })).rejects.toMatchObject({ code: -32002 });
+  });
+});
