@@ -1,0 +1,77 @@
+/**
+ * Reads a `QMD_LIFECYCLE_TRACE` file: JSON Lines, one object per state entered (written by
+ * `src/lifecycle/trace.ts`). Runs are appended to one file; a run starts with the line whose
+ * event is `xstate.init` (it also carries `startedAt`). Several processes may share the file
+ * and interleave, so lines are grouped by `pid`.
+ */
+
+export interface TraceEntry {
+  /** Milliseconds since that lifecycle started. */
+  ms: number;
+  /** The event being processed when the state was entered. */
+  event: string;
+  state: string;
+  pid?: number;
+  inflight?: number;
+  startedAt?: string;
+  exitCode?: number;
+  reason?: string | null;
+  drain?: string | null;
+  failedSteps?: { step: string; error: string }[];
+}
+
+export interface TraceRun {
+  pid: number | null;
+  startedAt: string | null;
+  entries: TraceEntry[];
+  /** Reached `done`; otherwise the process was killed, crashed, or is still running. */
+  complete: boolean;
+}
+
+export interface ParsedTrace {
+  runs: TraceRun[];
+  /** 1-based numbers of the lines that are not trace entries. */
+  skipped: number[];
+  /** The last line is cut short: the writer died mid-line (or is writing it now). */
+  truncatedTail: boolean;
+}
+
+export function parseTrace(jsonl: string): ParsedTrace {
+  const runs: TraceRun[] = [];
+  const open = new Map<number | null, TraceRun>();
+  const skipped: number[] = [];
+  const lines = jsonl.split('\n');
+  let lastContent = -1;
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    lastContent = i;
+    const entry = toEntry(line);
+    if (!entry) {
+      skipped.push(i + 1);
+      return;
+    }
+    const pid = entry.pid ?? null;
+    let run = open.get(pid);
+    if (!run || entry.event === 'xstate.init' || entry.startedAt !== undefined) {
+      run = { pid, startedAt: entry.startedAt ?? null, entries: [], complete: false };
+      runs.push(run);
+      open.set(pid, run);
+    }
+    run.entries.push(entry);
+    if (entry.state === 'done' || entry.exitCode !== undefined) run.complete = true;
+  });
+  return { runs, skipped, truncatedTail: lastContent !== -1 && skipped.at(-1) === lastContent + 1 };
+}
+
+function toEntry(line: string): TraceEntry | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  const e = value as Partial<TraceEntry> | null;
+  if (!e || typeof e !== 'object' || typeof e.ms !== 'number' || typeof e.state !== 'string') return null;
+  if (typeof e.event !== 'string') return null;
+  return e as TraceEntry;
+}
