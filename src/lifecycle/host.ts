@@ -76,12 +76,20 @@ export interface Lifecycle {
 
 const KEEP_ALIVE_MS = 2 ** 31 - 1;
 
+/** Creates and starts the lifecycle at once (see `createLifecycle`). */
+export function startLifecycle(options: LifecycleOptions): Lifecycle {
+  const lifecycle = createLifecycle(options);
+  lifecycle.start();
+  return lifecycle;
+}
+
 /**
  * Hosts the lifecycle machine: provides its effects, turns stdin, stdout, signals and the
  * parent into events, and applies the exit policy. All I/O comes in through `options` and
- * defaults to `process.*`.
+ * defaults to `process.*`. Nothing listens until `start()`: the MCP server is built with the
+ * gate first, connected, and the lifecycle started right after `connect` (issue 3).
  */
-export function startLifecycle(options: LifecycleOptions): Lifecycle {
+export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(): void } {
   const clock = options.clock ?? realClock;
   const log = options.log ?? createLog(process.stderr);
   const exitSlot = options.exitCode ?? processExitCode;
@@ -216,42 +224,48 @@ export function startLifecycle(options: LifecycleOptions): Lifecycle {
       });
     },
   });
-  actor.start();
+  let started = false;
+  const start = (): void => {
+    if (started) return;
+    started = true;
+    actor.start();
 
-  const signals = options.signals === undefined ? process : options.signals;
-  if (signals) {
-    lifelongSources.push(
-      watchSignals(signals, (signal) => {
-        // After `done` native objects are disposed: a signal then means "now", and that is safe.
-        if (finished) exit(finished.exitCode);
-        else trigger({ type: 'signal.received', signal });
-      }),
-    );
-  }
-  const stdout = options.stdout === undefined ? process.stdout : options.stdout;
-  if (stdout) lifelongSources.push(guardStdout(stdout, (event) => trigger(event)));
-  const parent = options.parent === undefined ? { ppid: () => process.ppid } : options.parent;
-  if (parent) {
-    triggerSources.push(
-      watchParent(
-        { ppid: parent.ppid, clock, ...(parent.intervalMs !== undefined && { intervalMs: parent.intervalMs }) },
-        trigger,
-      ),
-    );
-  }
-  const stdin = options.stdin === undefined ? process.stdin : options.stdin;
-  if (stdin) {
-    triggerSources.push(watchStdin(stdin, trigger));
-    // Last, once every source is in place: a stdin that ended before we listened triggers now.
-    const gone = stdinAlreadyGone(stdin);
-    if (gone) trigger(gone);
-  }
+    const signals = options.signals === undefined ? process : options.signals;
+    if (signals) {
+      lifelongSources.push(
+        watchSignals(signals, (signal) => {
+          // After `done` native objects are disposed: a signal then means "now", and that is safe.
+          if (finished) exit(finished.exitCode);
+          else trigger({ type: 'signal.received', signal });
+        }),
+      );
+    }
+    const stdout = options.stdout === undefined ? process.stdout : options.stdout;
+    if (stdout) lifelongSources.push(guardStdout(stdout, (event) => trigger(event)));
+    const parent = options.parent === undefined ? { ppid: () => process.ppid } : options.parent;
+    if (parent) {
+      triggerSources.push(
+        watchParent(
+          { ppid: parent.ppid, clock, ...(parent.intervalMs !== undefined && { intervalMs: parent.intervalMs }) },
+          trigger,
+        ),
+      );
+    }
+    const stdin = options.stdin === undefined ? process.stdin : options.stdin;
+    if (stdin) {
+      triggerSources.push(watchStdin(stdin, trigger));
+      // Last, once every source is in place: a stdin that ended before we listened triggers now.
+      const gone = stdinAlreadyGone(stdin);
+      if (gone) trigger(gone);
+    }
+  };
 
   let shutdownPromise: Promise<LifecycleOutput> | undefined;
   return {
     gate,
     done,
     actor,
+    start,
     trigger,
     state: () => String(actor.getSnapshot().value),
     shutdown(reason) {

@@ -1,0 +1,86 @@
+import { openStore } from '../../store/index.js';
+import type { CliContext } from '../context.js';
+import { formatHits, formatQueryResult, formatStatus, hitsJson } from '../format.js';
+
+export interface SearchFlags {
+  n?: number;
+  json?: boolean;
+  collection?: string[];
+  minScore?: number;
+}
+
+function searchOptions(flags: SearchFlags) {
+  return {
+    ...(flags.n !== undefined && { limit: flags.n }),
+    ...(flags.collection !== undefined && { collections: flags.collection }),
+    ...(flags.minScore !== undefined && { minScore: flags.minScore }),
+  };
+}
+
+/** `qmd search QUERY`: BM25 only. */
+export async function search(ctx: CliContext, query: string, flags: SearchFlags) {
+  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
+  try {
+    const hits = store.search(query, searchOptions(flags));
+    ctx.out(flags.json ? hitsJson(hits, { mode: 'bm25' }) : formatHits(hits));
+  } finally {
+    await store.close();
+  }
+}
+
+/** `qmd query QUERY`: what the MCP `query` tool runs (hybrid once embeddings exist). */
+export async function query(ctx: CliContext, text: string, flags: SearchFlags) {
+  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
+  try {
+    const result = await store.query(text, searchOptions(flags));
+    ctx.out(
+      flags.json
+        ? hitsJson(result.hits, { mode: result.mode, ...(result.note && { note: result.note }) })
+        : formatQueryResult(result),
+    );
+  } finally {
+    await store.close();
+  }
+}
+
+/** `qmd get PATH [--from LINE] [--lines N]`: the indexed text, as is. */
+export async function get(ctx: CliContext, ref: string, flags: { from?: number; lines?: number; json?: boolean }) {
+  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
+  try {
+    const slice = store.get(ref, {
+      ...(flags.from !== undefined && { fromLine: flags.from }),
+      ...(flags.lines !== undefined && { maxLines: flags.lines }),
+    });
+    ctx.out(flags.json ? JSON.stringify(slice, null, 2) : slice.text);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `qmd multi-get PATTERN [--max-bytes N]`: several documents by glob or comma list. */
+export async function multiGet(ctx: CliContext, pattern: string, flags: { maxBytes?: number; json?: boolean }) {
+  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
+  try {
+    const result = store.multiGet(pattern, flags.maxBytes !== undefined ? { maxBytes: flags.maxBytes } : {});
+    if (flags.json) {
+      ctx.out(JSON.stringify(result, null, 2));
+      return;
+    }
+    for (const doc of result.documents) {
+      ctx.out(`==> ${doc.file} (${doc.docid})${doc.truncated ? ' [truncated]' : ''} <==\n${doc.text}\n`);
+    }
+    for (const s of result.skipped) ctx.log.line(`skipped ${s.file}: ${s.reason}`);
+  } finally {
+    await store.close();
+  }
+}
+
+export async function status(ctx: CliContext, flags: { json?: boolean }) {
+  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
+  try {
+    const report = store.status();
+    ctx.out(flags.json ? JSON.stringify(report, null, 2) : formatStatus(report));
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,23 @@
+import { isQmdError } from '../errors.js';
+import type { Log } from '../lifecycle/stderr.js';
+
+/** Exit codes of one-shot commands: a user error (1) differs from a usage error (2) and a bug (70). */
+export const EXIT_USER_ERROR = 1;
+export const EXIT_USAGE = 2;
+export const EXIT_INTERNAL = 70;
+
+/**
+ * One line on stderr, no stack unless `--debug`: `qmd: <what went wrong>`. Errors that are not
+ * QmdErrors are bugs and say so.
+ */
+export function reportError(error: unknown, log: Log, debug: boolean): number {
+  if (isQmdError(error)) {
+    log.line(`qmd: ${error.message}`);
+    if (debug && error.stack) log.line(error.stack);
+    return EXIT_USER_ERROR;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  log.line(`qmd: internal error: ${message}${debug ? '' : ' (run with --debug for details)'}`);
+  if (debug && error instanceof Error && error.stack) log.line(error.stack);
+  return EXIT_INTERNAL;
+}

@@ -1,0 +1,56 @@
+import type { CollectionInfo, IndexReport, QueryResult, SearchHit, StatusReport } from '../store/types.js';
+
+/** `#1a2b3c4d  0.87  notes/a.md:12  Title`, then the snippet indented on one line. */
+export function formatHits(hits: SearchHit[], header?: string): string {
+  const lines: string[] = header ? [header] : [];
+  if (hits.length === 0) lines.push('No results.');
+  for (const hit of hits) {
+    const where = hit.line !== undefined ? `${hit.file}:${hit.line}` : hit.file;
+    lines.push(`${hit.docid}  ${hit.score.toFixed(2)}  ${where}  ${hit.title}`);
+    const snippet = hit.snippet.replace(/\s+/g, ' ').trim();
+    if (snippet) lines.push(`    ${snippet}`);
+  }
+  return lines.join('\n');
+}
+
+export function formatQueryResult(result: QueryResult): string {
+  return formatHits(result.hits, result.note ? `(${result.mode}: ${result.note})` : `(${result.mode})`);
+}
+
+/** Results as JSON, each with its path as `get` accepts it. */
+export function hitsJson(hits: SearchHit[], extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ ...extra, results: hits }, null, 2);
+}
+
+export function formatReport(report: IndexReport): string {
+  const parts = [
+    `${report.scanned} files scanned`,
+    `${report.added} added`,
+    `${report.updated} updated`,
+    `${report.removed} removed`,
+    `${report.unchanged} unchanged`,
+  ];
+  const seconds = (report.ms / 1000).toFixed(2);
+  const lines = [`${parts.join(', ')} in ${seconds} s`];
+  for (const e of report.errors.slice(0, 20)) lines.push(`  skipped ${e.file}: ${e.error}`);
+  if (report.errors.length > 20) lines.push(`  … and ${report.errors.length - 20} more skipped`);
+  return lines.join('\n');
+}
+
+export function formatCollections(collections: CollectionInfo[]): string {
+  if (collections.length === 0) return 'No collections yet. Add one with: qmd collection add DIR';
+  return collections.map((c) => `${c.name}  ${c.documents} documents  ${c.root}  (${c.mask})`).join('\n');
+}
+
+export function formatStatus(status: StatusReport): string {
+  const mb = (status.sizeBytes / 1024 / 1024).toFixed(1);
+  const e = status.embeddings;
+  return [
+    `Index: ${status.index} (${mb} MB)`,
+    `Documents: ${status.documents} in ${status.collections.length} collection(s)`,
+    ...status.collections.map(
+      (c) => `  ${c.name}: ${c.documents} documents, ${c.root} (${c.mask}), updated ${c.updatedAt}`,
+    ),
+    `Embeddings: ${e.embeddedChunks}/${e.chunks} chunks embedded${e.model ? ` with ${e.model}` : ''} (vectors: ${e.vectorBackend})`,
+  ].join('\n');
+}

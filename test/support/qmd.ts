@@ -1,0 +1,54 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Spawned, spawnProcess } from './spawn.js';
+
+/** The built binary: spawned tests run what users run (`npm test` builds first). */
+export const QMD_BIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+
+/** A temp directory with a few markdown notes and an index path; `cleanup()` removes it. */
+export function tempWorkspace(notes: Record<string, string> = DEFAULT_NOTES) {
+  const dir = mkdtempSync(join(tmpdir(), 'qmd-e2e-'));
+  const notesDir = join(dir, 'notes');
+  for (const [file, text] of Object.entries(notes)) {
+    const path = join(notesDir, file);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  }
+  return {
+    dir,
+    notesDir,
+    index: join(dir, 'index.sqlite'),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export const DEFAULT_NOTES: Record<string, string> = {
+  'sqlite.md': '# SQLite notes\n\nWAL mode lets readers and a writer share the index.\nCheckpoint on close.\n',
+  'lifecycle.md': '# Server lifecycle\n\nA server must never outlive its client. Orphans hold RAM.\n',
+  'deep/cooking.md': '# Bread\n\nFlour, water, salt and time. Sourdough needs a starter.\n',
+};
+
+/** Env for a spawned qmd: the workspace's index, no inherited QMD_* settings. */
+export function qmdEnv(index: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('QMD_')) env[k] = v;
+  return { ...env, QMD_INDEX: index, ...extra };
+}
+
+/** Runs a one-shot `qmd` command to completion. */
+export async function runQmd(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const p = spawnProcess(process.execPath, [QMD_BIN, ...args], { env });
+  p.child.stdin?.end();
+  const exit = await p.exited;
+  return { code: exit.code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+/** Starts `qmd mcp` (stdio) as a child of the test. */
+export function spawnMcp(env: NodeJS.ProcessEnv, args: string[] = []): Spawned {
+  return spawnProcess(process.execPath, [QMD_BIN, 'mcp', ...args], { env });
+}
