@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { InspectionEvent } from 'xstate';
 import { createLifecycle, type Lifecycle } from '../../lifecycle/host.js';
@@ -6,7 +7,15 @@ import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
 import { packageVersion } from '../version.js';
 import { readMcpEnv } from './config.js';
+import { createStdinFilter } from './stdin-filter.js';
 import { claimStdout } from './stdout-guard.js';
+
+/** A JSON-RPC message larger than this is refused (the SDK's own stdio buffer caps at 10 MiB). */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+function replyError(out: Writable, code: number, message: string): void {
+  out.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })}\n`);
+}
 
 /**
  * `qmd mcp` over stdio: the composition root of the server. The store opens read-only (it
@@ -29,10 +38,19 @@ export async function serveStdio(ctx: CliContext): Promise<Lifecycle> {
     inspect.push(createInspectObserver(config.inspectUrl, log).observe);
   }
 
+  const input = createStdinFilter(process.stdin, {
+    maxLineBytes: MAX_MESSAGE_BYTES,
+    onOversized: (bytes) => {
+      log.warn(`refused a request of ${bytes} bytes (the limit is ${MAX_MESSAGE_BYTES})`);
+      replyError(protocolOut, -32600, `Request too large: ${bytes} bytes (the limit is ${MAX_MESSAGE_BYTES})`);
+    },
+  });
+
   const lifecycle = createLifecycle({
     closeTransport: async (signal) => {
       await failpoints.hit('teardown.closeTransport', signal);
       await server.close();
+      input.detach();
     },
     disposeStore: async (signal) => {
       await failpoints.hit('teardown.disposeStore', signal);
@@ -46,7 +64,18 @@ export async function serveStdio(ctx: CliContext): Promise<Lifecycle> {
     inspect,
   });
   const server = createMcpServer({ store, gate: lifecycle.gate, failpoints, log, version: packageVersion() });
-  const transport = new StdioServerTransport(process.stdin, protocolOut);
+  const transport = new StdioServerTransport(input.stream, protocolOut);
+  // The SDK drops a line that is not JSON (or not JSON-RPC) without a word to anyone; answer
+  // it as JSON-RPC says (id null) and note it on stderr. The server keeps serving.
+  server.server.onerror = (error) => {
+    if (error instanceof SyntaxError) replyError(protocolOut, -32700, `Parse error: ${error.message}`);
+    else if (error.name === 'ZodError') replyError(protocolOut, -32600, 'Invalid request: not a JSON-RPC 2.0 message');
+    log.warn(`protocol error: ${error.message.split('\n')[0]}`);
+  };
+  // A transport that closes by itself (not through teardown) leaves a deaf server: leave.
+  server.server.onclose = () => {
+    if (lifecycle.state() === 'connected') void lifecycle.shutdown('transport closed');
+  };
   await server.connect(transport);
   lifecycle.start();
 
