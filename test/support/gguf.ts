@@ -25,7 +25,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** A metadata value with its GGUF type spelled out (the format is typed; llama.cpp checks). */
+/** A metadata value with its GGUF type spelled out: GGUF values carry their type. */
 export type GgufValue =
   | { type: 'u32'; value: number }
   | { type: 'f32'; value: number }
@@ -302,9 +302,8 @@ export function writeTinyModel(file: string, options: { seed?: number } = {}): n
 let cached: string | undefined;
 
 /**
- * One generated model per process (vitest runs each test file in its own process), in a
- * temp dir removed at exit. Generating takes a few ms; caching keeps the file's mtime, and
- * so the embedder's fingerprint, stable within a run.
+ * The tiny model (seed 1, 417,920 bytes), generated once per process (vitest runs each test
+ * file in its own process) into a temp dir removed at exit.
  */
 export function tinyModelPath(): string {
   if (cached !== undefined) return cached;
