@@ -110,10 +110,10 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     resolveDone = resolve;
   });
 
-  // Sources that only start teardown are detached when it starts; signals and the stdout
-  // guard stay, because a second signal escalates and a late EPIPE must not crash us.
+  // Sources that only start teardown (stdin, the parent watch) are detached when it starts;
+  // signals and the stdout guard stay for the life of the process, because a second signal
+  // escalates and a late EPIPE must not crash us.
   const triggerSources: Array<() => void> = [];
-  const lifelongSources: Array<() => void> = [];
 
   const send = (event: Parameters<Actor<LifecycleMachine>['send']>[0]): void => {
     if (actor.getSnapshot().status === 'active') actor.send(event);
@@ -232,16 +232,14 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
 
     const signals = options.signals === undefined ? process : options.signals;
     if (signals) {
-      lifelongSources.push(
-        watchSignals(signals, (signal) => {
-          // After `done` native objects are disposed: a signal then means "now", and that is safe.
-          if (finished) exit(finished.exitCode);
-          else trigger({ type: 'signal.received', signal });
-        }),
-      );
+      watchSignals(signals, (signal) => {
+        // After `done` native objects are disposed: a signal then means "now", and that is safe.
+        if (finished) exit(finished.exitCode);
+        else trigger({ type: 'signal.received', signal });
+      });
     }
     const stdout = options.stdout === undefined ? process.stdout : options.stdout;
-    if (stdout) lifelongSources.push(guardStdout(stdout, (event) => trigger(event)));
+    if (stdout) guardStdout(stdout, (event) => trigger(event));
     const parent = options.parent === undefined ? { ppid: () => process.ppid } : options.parent;
     if (parent) {
       triggerSources.push(
