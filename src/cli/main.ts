@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `qmd` binary, run directly by node: no launcher that re-spawns a child (a launcher that
 // does not forward signals is how the peer orphans its server when the client sends SIGTERM).
+import './startup.js';
 import { main } from './program.js';
 
 main(process.argv).catch((error: unknown) => {

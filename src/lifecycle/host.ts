@@ -43,7 +43,7 @@ export interface LifecycleOptions {
   log?: Log;
   signals?: SignalSource | null;
   /** Watch for reparenting; `null` when the parent is meant to leave (a daemon). */
-  parent?: { ppid: () => number; intervalMs?: number } | null;
+  parent?: { ppid: () => number; intervalMs?: number; original?: number } | null;
   clock?: Clock;
   drainTimeoutMs?: number;
   stepTimeoutMs?: number;
@@ -244,7 +244,12 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     if (parent) {
       triggerSources.push(
         watchParent(
-          { ppid: parent.ppid, clock, ...(parent.intervalMs !== undefined && { intervalMs: parent.intervalMs }) },
+          {
+            ppid: parent.ppid,
+            clock,
+            ...(parent.intervalMs !== undefined && { intervalMs: parent.intervalMs }),
+            ...(parent.original !== undefined && { original: parent.original }),
+          },
           trigger,
         ),
       );

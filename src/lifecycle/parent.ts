@@ -6,6 +6,12 @@ export interface ParentWatchOptions {
   clock: Clock;
   /** How often to look (default 500 ms). */
   intervalMs?: number;
+  /**
+   * The parent's PID when the process started. Read as early as possible (the top of the
+   * entry module): a client that dies during start-up has already reparented us by the time
+   * the lifecycle starts, and comparing with the PPID read then would never notice.
+   */
+  original?: number;
 }
 
 export const DEFAULT_PARENT_POLL_MS = 500;
@@ -19,7 +25,7 @@ export const DEFAULT_PARENT_POLL_MS = 500;
 export function watchParent(options: ParentWatchOptions, send: (event: { type: 'parent.gone' }) => void): () => void {
   const { clock } = options;
   const interval = options.intervalMs ?? DEFAULT_PARENT_POLL_MS;
-  const original = options.ppid();
+  const original = options.original ?? options.ppid();
   let timer: unknown;
   let stopped = false;
   const check = (): void => {
