@@ -12,6 +12,12 @@ function positiveInt(name: string) {
   };
 }
 
+/** 0 asks the OS for a free port (the one bound is printed); 1-65535 otherwise. */
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('--port must be 0 to 65535.');
+  return Number(value);
+}
+
 function score(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('must be a number from 0 to 1.');
@@ -32,10 +38,21 @@ export function buildProgram(): Command {
     .version(packageVersion(), '-V, --version')
     .option('--index <path>', 'index file (default: $QMD_INDEX, else $XDG_CACHE_HOME/qmd/index.sqlite)')
     .option('--debug', 'print stack traces with errors')
+    .option(
+      '--embed-model <model>',
+      'embedding model: a .gguf path or an hf: URI (default: $QMD_EMBED_MODEL, else EmbeddingGemma 300M)',
+    )
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
 
-  const context = (command: Command): CliContext => createContext(command.optsWithGlobals());
+  const context = (command: Command): CliContext => {
+    const options = command.optsWithGlobals<{ index?: string; debug?: boolean; embedModel?: string }>();
+    // The flag travels as QMD_EMBED_MODEL, so `resolveEmbedModel(ctx.env)` (src/cli/embed-model.ts)
+    // is the one place every command and both MCP transports pick the model: flag, env, default.
+    const env =
+      options.embedModel === undefined ? process.env : { ...process.env, QMD_EMBED_MODEL: options.embedModel };
+    return createContext(options, env);
+  };
   const run =
     <A extends unknown[]>(load: (ctx: CliContext, ...args: A) => Promise<unknown>) =>
     async (...args: unknown[]) => {
@@ -113,6 +130,24 @@ export function buildProgram(): Command {
       await runQuery(ctx, query, opts);
     }),
   );
+  searchCommand('vsearch', 'vector search only (needs qmd embed first)').action(
+    run(async (ctx, query: string, opts: SearchFlags) => {
+      const { vsearch } = await import('./commands/embed-commands.js');
+      await vsearch(ctx, query, opts);
+    }),
+  );
+
+  program
+    .command('embed')
+    .description('chunk and embed new and changed notes with the embedding model (resumable)')
+    .option('--batch <n>', 'chunks per transaction: a kill loses at most one batch', positiveInt('--batch'))
+    .option('--json', 'the report as JSON')
+    .action(
+      run(async (ctx, opts: { batch?: number; json?: boolean }) => {
+        const { embed } = await import('./commands/embed-commands.js');
+        await embed(ctx, opts);
+      }),
+    );
 
   program
     .command('get')
@@ -156,7 +191,7 @@ export function buildProgram(): Command {
     .command('mcp')
     .description('run the MCP server over stdio (default) or HTTP')
     .option('--http', 'serve Streamable HTTP instead of stdio')
-    .addOption(new Option('--port <port>', 'HTTP port').argParser(positiveInt('--port')).default(8181))
+    .addOption(new Option('--port <port>', 'HTTP port (0: any free one)').argParser(port).default(8181))
     .option('--host <host>', 'HTTP host (loopback by default)', '127.0.0.1')
     .option('--daemon', 'with --http: run in the background and write a pidfile')
     .action(

@@ -4,13 +4,13 @@ import type { IndexProgress, ProgressFn } from '../store/types.js';
  * A progress bar on stderr when it is a TTY (cli-progress, loaded only then), nothing
  * otherwise: piped output and `qmd mcp` stay quiet. Returns the callback and `stop()`.
  */
-export async function progressBar(label: string): Promise<{ onProgress?: ProgressFn; stop(): void }> {
+export async function progressBar(label: string, unit = 'files'): Promise<{ onProgress?: ProgressFn; stop(): void }> {
   if (!process.stderr.isTTY) return { stop: () => {} };
   const cliProgress = await import('cli-progress');
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
-      format: `${label} {collection} [{bar}] {value}/{total} files`,
+      format: `${label} {collection} [{bar}] {value}/{total} ${unit}`,
       hideCursor: true,
       clearOnComplete: true,
       fps: 10,

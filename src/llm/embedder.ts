@@ -70,6 +70,11 @@ export interface Embedder {
   /** The length of every vector. Loads the model. */
   dimensions(): Promise<number>;
   /**
+   * The most tokens a text may have and still be embedded whole (longer texts are truncated).
+   * Loads the model. The store's chunker sizes chunks from it (issue 4).
+   */
+  maxTokens(): Promise<number>;
+  /**
    * Changes when the model file's content changes (see `modelFingerprint`): store it with the
    * vectors and re-embed when it differs. Needs the file (an `hf:` model is resolved, and
    * downloaded if allowed), not llama.cpp.
@@ -178,6 +183,10 @@ class LlamaEmbedder implements Embedder {
   async dimensions(): Promise<number> {
     const { model } = await this.#ready();
     return model.embeddingVectorSize;
+  }
+
+  async maxTokens(): Promise<number> {
+    return (await this.#ready()).maxTokens;
   }
 
   fingerprint(): Promise<string> {

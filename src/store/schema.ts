@@ -1,12 +1,13 @@
 import type Database from 'better-sqlite3';
 import { QmdError } from '../errors.js';
+import { embeddingsMigration } from './schema-embeddings.js';
 
 /**
  * The schema, as numbered migrations tracked by `PRAGMA user_version`. Another feature (the
  * embeddings' chunk and vector tables) adds its tables by appending a migration in its own
  * file and listing it in `migrations` below; versions only ever go up.
  *
- * Layout (version 1):
+ * Layout (version 1; version 2, the embeddings, is described in `schema-embeddings.ts`):
  * - `content` holds each distinct text once, keyed by its sha256 (two files with the same
  *   text share a row; embeddings will hang off this hash too, so identical notes are embedded
  *   once).
@@ -79,7 +80,7 @@ CREATE TRIGGER documents_fts_update AFTER UPDATE OF title, hash ON documents BEG
 END;
 `;
 
-export const migrations: readonly Migration[] = [{ version: 1, up: (db) => db.exec(schemaV1) }];
+export const migrations: readonly Migration[] = [{ version: 1, up: (db) => db.exec(schemaV1) }, embeddingsMigration];
 
 export const latestVersion = Math.max(...migrations.map((m) => m.version));
 

@@ -129,13 +129,13 @@ export class Searcher {
   }
 }
 
-function checkLimit(limit: number | undefined): number {
+export function checkLimit(limit: number | undefined): number {
   if (limit === undefined) return 10;
   if (!Number.isInteger(limit) || limit < 1) throw new QmdError('BAD_ARGUMENT', 'limit must be a positive integer');
   return Math.min(limit, 1000);
 }
 
-function checkCollections(names: string[], options: { knownCollections: () => string[] }): string {
+export function checkCollections(names: string[], options: { knownCollections: () => string[] }): string {
   const known = new Set(options.knownCollections());
   const unknown = names.filter((name) => !known.has(name));
   if (unknown.length > 0) {

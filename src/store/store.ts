@@ -2,17 +2,23 @@ import * as fs from 'node:fs';
 import { QmdError } from '../errors.js';
 import { type Failpoints, noFailpoints } from '../failpoints.js';
 import { type Log, silentLog } from '../lifecycle/stderr.js';
+import { promptFormat } from './chunks.js';
 import { Collections, realDirectory } from './collections.js';
 import { closeDatabase, type OpenedDatabase } from './database.js';
 import { DocumentReader } from './documents.js';
+import { embedIndex } from './embed.js';
+import { EmbeddingModel } from './embedding-model.js';
+import { candidateDepth, fuseRankings } from './hybrid.js';
 import { IndexWriter, type WriteCounts } from './indexing.js';
 import { checkCollectionName, checkMask, nameFromDirectory } from './paths.js';
 import { type CollectionScan, scanCollection } from './scan.js';
-import { Searcher } from './search.js';
+import { checkCollections, checkLimit, Searcher } from './search.js';
 import { toQmdError } from './sqlite-errors.js';
 import type {
   CollectionInfo,
   DocumentSlice,
+  EmbedOptions,
+  EmbedReport,
   IndexReport,
   MultiGetResult,
   ProgressFn,
@@ -23,6 +29,8 @@ import type {
   Store,
   StoreOptions,
 } from './types.js';
+import { VectorSearcher } from './vector-search.js';
+import { Vectors } from './vectors.js';
 
 export const defaultMask = '**/*.md';
 export const updateFailpoint = 'store.update.write';
@@ -37,6 +45,10 @@ export class SqliteStore implements Store {
   private readonly collections: Collections;
   private readonly searcher: Searcher;
   private readonly reader: DocumentReader;
+  private readonly vectors: Vectors;
+  private readonly vectorSearcher: VectorSearcher;
+  private readonly model: EmbeddingModel;
+  private warnedUnavailable = false;
   private writerCache: IndexWriter | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -55,6 +67,17 @@ export class SqliteStore implements Store {
     this.collections = new Collections(this.db);
     this.searcher = new Searcher(this.db);
     this.reader = new DocumentReader(this.db);
+    this.vectors = new Vectors(this.db, { extension: options.vectorExtension ?? true, log: this.log });
+    this.vectorSearcher = new VectorSearcher(this.db, this.vectors);
+    this.model = new EmbeddingModel({
+      spec: options.embedModel,
+      log: this.log,
+      failpoints: this.failpoints,
+      trace: options.trace,
+      unsafeDispose: options.unsafeDispose,
+      threads: options.embedThreads,
+      download: !this.readonly,
+    });
   }
 
   listCollections(): CollectionInfo[] {
@@ -132,11 +155,80 @@ export class SqliteStore implements Store {
     );
   }
 
-  /** The one place hybrid search will fuse BM25 and vectors; BM25 alone until then. */
+  /**
+   * The one place that fuses: BM25 and vector rankings by reciprocal rank fusion
+   * (`hybrid.ts`), or BM25 alone with a note saying why.
+   */
   async query(query: string, options: SearchOptions = {}): Promise<QueryResult> {
     if (options.signal?.aborted) throw new QmdError('ABORTED', 'The query was cancelled');
-    const hits = this.search(query, options);
-    return { mode: 'bm25', hits, note: 'nothing is embedded yet: BM25 only' };
+    const limit = this.guard(() => checkLimit(options.limit));
+    const filter = this.guard(() => this.collectionFilter(options));
+    const ready = await this.vectorQuery(query, options.signal);
+    if ('note' in ready) return { mode: 'bm25', hits: this.search(query, options), note: ready.note };
+    const depth = candidateDepth(limit);
+    const { minScore, ...rest } = options;
+    const lexical = this.search(query, { ...rest, limit: depth });
+    const semantic = this.guard(() => this.vectorSearcher.search(ready.vector, ready.fingerprint, depth, filter));
+    const hits = fuseRankings(lexical, semantic)
+      .filter((hit) => hit.score >= (minScore ?? 0))
+      .slice(0, limit);
+    return { mode: 'hybrid', hits };
+  }
+
+  async vsearch(query: string, options: SearchOptions = {}): Promise<QueryResult> {
+    if (options.signal?.aborted) throw new QmdError('ABORTED', 'The search was cancelled');
+    const limit = this.guard(() => checkLimit(options.limit));
+    const filter = this.guard(() => this.collectionFilter(options));
+    const ready = await this.vectorQuery(query, options.signal, { throwUnavailable: true });
+    if ('note' in ready) return { mode: 'vector', hits: [], note: ready.note };
+    const hits = this.guard(() => this.vectorSearcher.search(ready.vector, ready.fingerprint, limit, filter));
+    return { mode: 'vector', hits: hits.filter((hit) => hit.score >= (options.minScore ?? 0)) };
+  }
+
+  embed(options: EmbedOptions = {}): Promise<EmbedReport> {
+    this.guard(() => this.requireWritable());
+    return embedIndex(this.db, this.vectors, this.model, options).catch((error: unknown) => {
+      throw this.closed && !(error instanceof QmdError)
+        ? new QmdError('CLOSED', 'The index is closed')
+        : toQmdError(error, this.path, this.busyTimeoutMs);
+    });
+  }
+
+  /**
+   * The query's vector, or why there is none. Nothing touches the model unless the index has
+   * vectors; an unavailable model is one warning and BM25, or (vsearch) the error.
+   */
+  private async vectorQuery(
+    query: string,
+    signal: AbortSignal | undefined,
+    options: { throwUnavailable?: boolean } = {},
+  ): Promise<{ vector: Float32Array; fingerprint: string } | { note: string }> {
+    const spec = this.model.spec;
+    if (spec === undefined) return { note: 'no embedding model is configured: BM25 only' };
+    const state = this.guard(() => this.vectors.state());
+    if (state.fingerprint === null || !this.guard(() => this.vectors.hasEmbeddings(state.fingerprint as string))) {
+      return { note: 'nothing is embedded yet: BM25 only (run qmd embed)' };
+    }
+    try {
+      const fingerprint = await this.model.fingerprint(signal);
+      if (fingerprint !== state.fingerprint) {
+        return { note: `the index is embedded with another model (${state.model}): BM25 only (run qmd embed)` };
+      }
+      return { vector: await this.model.embed(promptFormat(spec).query(query), signal), fingerprint };
+    } catch (error) {
+      if (!(error instanceof QmdError) || error.code !== 'MODEL_UNAVAILABLE' || options.throwUnavailable) throw error;
+      if (!this.warnedUnavailable) {
+        this.warnedUnavailable = true;
+        const hint = this.readonly && /^(hf|huggingface|https?):/i.test(spec) ? ' (qmd embed downloads it)' : '';
+        this.log.warn(`${error.message}; searching with BM25 only${hint}`);
+      }
+      return { note: `the embedding model is unavailable: BM25 only (${error.message})` };
+    }
+  }
+
+  private collectionFilter(options: SearchOptions): string | undefined {
+    if (options.collections === undefined) return undefined;
+    return checkCollections(options.collections, { knownCollections: () => this.collections.names() });
   }
 
   get(ref: string, options: { fromLine?: number; maxLines?: number } = {}): DocumentSlice {
@@ -155,7 +247,7 @@ export class SqliteStore implements Store {
         sizeBytes: fileSize(this.path) + fileSize(`${this.path}-wal`),
         documents: collections.reduce((sum, c) => sum + c.documents, 0),
         collections,
-        embeddings: { model: null, chunks: 0, embeddedChunks: 0, vectorBackend: 'none' },
+        embeddings: this.vectors.status(),
       };
     });
   }
@@ -172,6 +264,11 @@ export class SqliteStore implements Store {
   private async shutdown(): Promise<void> {
     this.closed = true;
     const failures: unknown[] = [];
+    try {
+      await this.model.dispose();
+    } catch (error) {
+      failures.push(error);
+    }
     if (this.llm !== undefined) {
       try {
         await this.llm.dispose();

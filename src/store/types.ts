@@ -99,15 +99,48 @@ export interface MultiGetResult {
   skipped: Array<{ file: string; reason: string }>;
 }
 
+/** What `embed()` reports as it goes: chunks embedded so far out of those to embed. */
+export type EmbedProgressFn = (progress: { done: number; total: number }) => void;
+
+export interface EmbedOptions {
+  /** Checked between chunks: the vectors computed so far are saved, then it rejects with ABORTED. */
+  signal?: AbortSignal;
+  onProgress?: EmbedProgressFn;
+  /** Chunks per write transaction (default 32): a kill loses at most one batch. */
+  batchSize?: number;
+}
+
+/** What `embed()` did. */
+export interface EmbedReport {
+  /** The model spec embedded with. */
+  model: string;
+  /** Notes (distinct texts) chunked in this run: new or changed since the last one. */
+  documents: number;
+  /** Distinct chunks in the index. */
+  chunks: number;
+  /** Chunks embedded in this run. */
+  embedded: number;
+  /** Chunks that already had a vector for this model (unchanged text, same model). */
+  skipped: number;
+  /** Vectors deleted because their chunk is gone. */
+  removed: number;
+  ms: number;
+  vectorBackend: 'sqlite-vec' | 'fallback';
+}
+
 export interface StatusReport {
   index: string;
   sizeBytes: number;
   documents: number;
   collections: CollectionInfo[];
   embeddings: {
+    /** The model the index is embedded with (as given to `qmd embed`), or null. */
     model: string | null;
+    /** Chunks in the index (notes are chunked by `qmd embed`). */
     chunks: number;
+    /** Chunks with a vector from that model. */
     embeddedChunks: number;
+    /** What answers vector queries: `none` when nothing is embedded. */
     vectorBackend: 'sqlite-vec' | 'fallback' | 'none';
   };
 }
@@ -126,8 +159,25 @@ export interface Store {
   update(options?: { onProgress?: ProgressFn; signal?: AbortSignal }): Promise<IndexReport>;
   /** BM25 full-text search. */
   search(query: string, options?: SearchOptions): SearchHit[];
-  /** What the MCP `query` tool and `qmd query` run: hybrid when embeddings exist, BM25 otherwise. */
+  /**
+   * What the MCP `query` tool and `qmd query` run: BM25 and vector rankings fused by
+   * reciprocal rank fusion (`mode: 'hybrid'`), or BM25 alone (`mode: 'bm25'`, with a `note`
+   * saying why) when nothing is embedded with the configured model or the model is
+   * unavailable. Scores are in [0, 1]. Rejects with ABORTED as soon as `signal` fires.
+   */
   query(query: string, options?: SearchOptions): Promise<QueryResult>;
+  /**
+   * Vector search only (`mode: 'vector'`): documents ranked by their best chunk's cosine
+   * similarity, clamped to [0, 1]. No hits and a `note` when nothing is embedded with the
+   * model; MODEL_UNAVAILABLE when the model cannot be loaded.
+   */
+  vsearch(query: string, options?: SearchOptions): Promise<QueryResult>;
+  /**
+   * Chunks new and changed notes and embeds every chunk without a vector for the configured
+   * model, in batches of one transaction each (resumable after a kill). Loads the model.
+   * Errors: INDEX_READ_ONLY, MODEL_UNAVAILABLE, ABORTED, CLOSED.
+   */
+  embed(options?: EmbedOptions): Promise<EmbedReport>;
   /** A document by `collection/path` or `#docid`, optionally a line range. */
   get(ref: string, options?: { fromLine?: number; maxLines?: number }): DocumentSlice;
   /** Documents by glob (`notes/**\/*.md`) or comma list, up to `maxBytes` of text in all. */
@@ -162,11 +212,38 @@ export interface StoreOptions {
   quickCheck?: boolean;
   /** Warnings go here (stderr); the store never writes to stdout. Default: silent. */
   log?: Log;
-  /** Disposed first by `close()`, before the database. */
+  /** Disposed first by `close()`, before the database (besides the store's own embedder). */
   llm?: { dispose(): Promise<void> };
   /**
+   * The embedding model: a `.gguf` path or an `hf:` URI. The store creates its embedder on
+   * the first call that needs a vector (node-llama-cpp is not imported before), and
+   * `close()` disposes it first. Undefined: no vectors, `query()` is BM25 only. Only a
+   * writable store (`embed()`) downloads an `hf:` model that is not cached yet.
+   */
+  embedModel?: string;
+  /**
+   * Load the sqlite-vec extension for KNN queries (default true). False, or when it cannot
+   * load: vectors are compared by a scan in JS, with the same results.
+   */
+  vectorExtension?: boolean;
+  /**
+   * llama.cpp threads for embedding (default: the embedder's, one per core). Measured on 2
+   * busy cores (load average ~7) with the tiny model: 1 thread 6.5 ms per 361-token text,
+   * 2 threads 171 ms (its thread pool waits on descheduled threads); on idle cores 2 is faster.
+   */
+  embedThreads?: number;
+  /** Diagnostic lines about native embedding calls (`QMD_DEBUG_EMBED`). Default: none. */
+  trace?: (line: string) => void;
+  /**
+   * EXPERIMENT ONLY (`QMD_UNSAFE_DISPOSE`, see `naive-dispose.ts`): `close()` frees the
+   * llama.cpp objects without waiting for a running embedding call, one after the other
+   * (`ordered`) or all at once (`all`). Never set it otherwise.
+   */
+  unsafeDispose?: 'ordered' | 'all';
+  /**
    * `store.update.write` is hit inside every indexing transaction (`addCollection`,
-   * `update`), after all rows are written and before COMMIT. Default: none.
+   * `update`), after all rows are written and before COMMIT; `llm.embed` at the start of
+   * every embedding call, before llama.cpp runs. Default: none.
    */
   failpoints?: Failpoints;
 }

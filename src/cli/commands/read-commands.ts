@@ -1,5 +1,6 @@
 import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
+import { embedStoreOptions } from '../embed-model.js';
 import { formatHits, formatQueryResult, formatStatus, hitsJson } from '../format.js';
 
 export interface SearchFlags {
@@ -28,9 +29,9 @@ export async function search(ctx: CliContext, query: string, flags: SearchFlags)
   }
 }
 
-/** `qmd query QUERY`: what the MCP `query` tool runs (hybrid once embeddings exist). */
+/** `qmd query QUERY`: what the MCP `query` tool runs (hybrid when embedded, else BM25). */
 export async function query(ctx: CliContext, text: string, flags: SearchFlags) {
-  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
+  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log, ...embedStoreOptions(ctx) });
   try {
     const result = await store.query(text, searchOptions(flags));
     ctx.out(

@@ -36,15 +36,20 @@ const outputSchema = {
   ),
 };
 
-/** `query`: the ranked search every session starts with (BM25 now, hybrid once embedded). */
+/**
+ * `query`: the ranked search every session starts with. Hybrid (BM25 and vectors fused by
+ * reciprocal rank fusion) when the index is embedded with the server's model, else BM25 with a
+ * note saying why; the mode is in both the text and `structuredContent`.
+ */
 export function registerQueryTool(server: McpServer, deps: McpDeps): void {
   server.registerTool(
     'query',
     {
       title: 'Search notes',
       description:
-        'Search the indexed markdown notes. Returns a ranked list of documents with a snippet each; ' +
-        'open one with `get` (its file or #docid) or several with `multi_get`.',
+        'Search the indexed markdown notes by keywords and, when the notes are embedded, by meaning ' +
+        '(hybrid ranking; the result says which mode ran). Returns a ranked list of documents with a ' +
+        'snippet each; open one with `get` (its file or #docid) or several with `multi_get`.',
       inputSchema,
       outputSchema,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },

@@ -1,0 +1,150 @@
+import { QmdError } from '../errors.js';
+import type { Failpoints } from '../failpoints.js';
+import type { Log } from '../lifecycle/stderr.js';
+import { createEmbedder, type Embedder, isLlmError } from '../llm/index.js';
+import { type NaiveOrder, naiveDisposal } from './naive-dispose.js';
+import { normalize } from './vectors.js';
+
+export const EMBED_FAILPOINT = 'llm.embed';
+
+export interface EmbeddingModelOptions {
+  /** A `.gguf` path or an `hf:` URI; undefined: no vectors (BM25 only). */
+  spec: string | undefined;
+  log: Log;
+  failpoints: Failpoints;
+  trace: ((line: string) => void) | undefined;
+  unsafeDispose: NaiveOrder | undefined;
+  threads: number | undefined;
+  /**
+   * Download an `hf:` model that is not cached. Only `qmd embed` (a writable store) does: a
+   * search never starts a 300 MB download inside a tool call; without the file it is BM25.
+   */
+  download: boolean;
+}
+
+/**
+ * The store's one embedder, created on first need and never again after `dispose()`: a
+ * second llama.cpp instance in a process sends llama.cpp's own lines to stdout
+ * (`src/llm/llama.ts`). Creating it loads nothing; node-llama-cpp is imported by the first
+ * call that needs a vector or the model file, so BM25 commands and `qmd mcp` start-up never
+ * pay for it. Errors come out as QmdErrors (`MODEL_UNAVAILABLE`, `CLOSED`, `ABORTED`).
+ */
+export class EmbeddingModel {
+  private embedder: Embedder | undefined;
+  private disposal: Promise<void> | undefined;
+  private readonly naive;
+
+  constructor(private readonly options: EmbeddingModelOptions) {
+    this.naive = options.unsafeDispose === undefined ? undefined : naiveDisposal(options.unsafeDispose);
+  }
+
+  get spec(): string | undefined {
+    return this.options.spec;
+  }
+
+  /** Embedding calls in llama.cpp right now (0 or 1). */
+  get running(): number {
+    return this.embedder?.running ?? 0;
+  }
+
+  /** The model file's fingerprint (no llama.cpp). With `signal`, stops waiting when it fires. */
+  fingerprint(signal?: AbortSignal): Promise<string> {
+    const fingerprint = this.call((embedder) => embedder.fingerprint());
+    if (signal === undefined) return fingerprint;
+    fingerprint.catch(() => {});
+    return untilAborted(fingerprint, signal);
+  }
+
+  dimensions(): Promise<number> {
+    return this.call((embedder) => embedder.dimensions());
+  }
+
+  maxTokens(): Promise<number> {
+    return this.call((embedder) => embedder.maxTokens());
+  }
+
+  /**
+   * The normalized embedding of `text`. When `signal` fires this rejects with ABORTED at
+   * once, even if llama.cpp is already computing: the native call runs on, counted by the
+   * embedder, and `dispose()` waits for it. So a cancelled handler settles at once and the
+   * lifecycle's drain stays short, without ever freeing the model under the running call.
+   */
+  async embed(text: string, signal?: AbortSignal): Promise<Float32Array> {
+    const vector = this.call((embedder) => embedder.embed(text, signal ? { signal } : {}));
+    if (signal === undefined) return normalize(await vector);
+    vector.catch(() => {}); // if we stop waiting, its outcome is nobody's business
+    return normalize(await untilAborted(vector, signal));
+  }
+
+  /**
+   * Disposes the embedder if one was made (it waits for the call running natively), and
+   * prevents any later one. Idempotent.
+   */
+  dispose(): Promise<void> {
+    this.disposal ??= (async () => {
+      const embedder = this.embedder;
+      if (embedder === undefined) return;
+      this.options.trace?.(
+        `closing: ${embedder.running} embedding call(s) running natively, ${embedder.queued} queued`,
+      );
+      if (this.naive !== undefined) await this.naive.disposeNow(this.options.log);
+      await embedder.dispose();
+      this.options.trace?.('embedding model disposed');
+    })();
+    return this.disposal;
+  }
+
+  private async call<T>(work: (embedder: Embedder) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.get());
+    } catch (error) {
+      throw toQmdError(error);
+    }
+  }
+
+  private get(): Embedder {
+    if (this.disposal !== undefined) throw new QmdError('CLOSED', 'The index is closed');
+    const { spec, log, failpoints, trace, threads, download } = this.options;
+    if (spec === undefined) throw new QmdError('MODEL_UNAVAILABLE', 'no embedding model is configured');
+    this.embedder ??= createEmbedder({
+      model: spec,
+      log,
+      download,
+      ...(threads !== undefined && { maxThreads: threads }),
+      beforeEmbed: async (signal) => {
+        const pending = failpoints.hit(EMBED_FAILPOINT, signal);
+        if (pending !== undefined) await pending;
+        // `QMD_DEBUG_EMBED`: the last line before llama.cpp starts on it, so a test can send
+        // its trigger while the call runs natively (a failpoint delay runs before this point).
+        trace?.('embedding call entering llama.cpp');
+      },
+      ...(this.naive !== undefined && { importLlama: this.naive.importLlama }),
+    });
+    return this.embedder;
+  }
+}
+
+function toQmdError(error: unknown): unknown {
+  if (!isLlmError(error)) return error;
+  const message = error.message.replace(/\s+/g, ' ').trim();
+  switch (error.code) {
+    case 'MODEL_UNAVAILABLE':
+      return new QmdError('MODEL_UNAVAILABLE', message, { cause: error });
+    case 'DISPOSED':
+      return new QmdError('CLOSED', 'The index is closed', { cause: error });
+    case 'ABORTED':
+      return new QmdError('ABORTED', 'The embedding was cancelled', { cause: error });
+    case 'EMPTY_INPUT':
+      return new QmdError('BAD_ARGUMENT', message, { cause: error });
+  }
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  const aborted = (): QmdError => new QmdError('ABORTED', 'The embedding was cancelled');
+  if (signal.aborted) return Promise.reject(aborted());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

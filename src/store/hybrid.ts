@@ -1,0 +1,47 @@
+import type { SearchHit } from './types.js';
+
+/**
+ * Reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009) of the BM25 and vector
+ * rankings, per document:
+ *
+ *   rrf(d) = Σ over the lists L that contain d of 1 / (K + rank_L(d)),  rank from 1
+ *   score(d) = rrf(d) / (2 / (K + 1))
+ *
+ * K = 60, the paper's constant: it damps the head of each list so one list's first place
+ * cannot outvote a document both lists rank well, and needs no tuning per corpus. Ranks,
+ * not scores, are fused, because BM25 scores and cosine similarities are on scales that
+ * do not compare. The division puts the score in (0, 1]: 1 is first in both lists, 0.5
+ * first in one and absent from the other, so `minScore` has a fixed meaning.
+ *
+ * A document's snippet and line come from its BM25 hit when it has one (matched terms
+ * highlighted), else from its best chunk.
+ */
+export const RRF_K = 60;
+
+export function fuseRankings(lexical: readonly SearchHit[], semantic: readonly SearchHit[], k = RRF_K): SearchHit[] {
+  const fused = new Map<string, { hit: SearchHit; rrf: number; best: number }>();
+  const add = (list: readonly SearchHit[], preferThisHit: boolean): void => {
+    list.forEach((hit, index) => {
+      const contribution = 1 / (k + index + 1);
+      const seen = fused.get(hit.file);
+      if (seen === undefined) {
+        fused.set(hit.file, { hit, rrf: contribution, best: index });
+        return;
+      }
+      seen.rrf += contribution;
+      seen.best = Math.min(seen.best, index);
+      if (preferThisHit) seen.hit = hit;
+    });
+  };
+  add(semantic, false);
+  add(lexical, true);
+  const max = 2 / (k + 1);
+  return [...fused.values()]
+    .sort((a, b) => b.rrf - a.rrf || a.best - b.best || (a.hit.file < b.hit.file ? -1 : 1))
+    .map(({ hit, rrf }) => ({ ...hit, score: Math.min(1, rrf / max) }));
+}
+
+/** How many candidates each list contributes to the fusion for `limit` results. */
+export function candidateDepth(limit: number): number {
+  return Math.min(1000, Math.max(30, limit * 3));
+}
