@@ -8,16 +8,35 @@ export interface McpFlags {
   daemon?: boolean;
 }
 
-/** `qmd mcp [--http [--port N] [--host H] [--daemon]]`. */
+/**
+ * `qmd mcp [--http [--port N] [--host H] [--daemon]]`. With `--daemon` this process only
+ * starts the detached server and reports it; the detached child runs the same command line
+ * with `QMD_DAEMON_CHILD=1` and serves.
+ */
 export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void> {
-  if (flags.http || flags.daemon) {
-    throw new QmdError('BAD_ARGUMENT', 'qmd mcp --http is not available in this build yet');
+  if (flags.daemon && !flags.http) throw new QmdError('BAD_ARGUMENT', '--daemon needs --http (stdio needs its client)');
+  if (!flags.http) {
+    const { serveStdio } = await import('../mcp/stdio.js');
+    await serveStdio(ctx);
+    return;
   }
-  const { serveStdio } = await import('../mcp/stdio.js');
-  await serveStdio(ctx);
+  const { DAEMON_CHILD_ENV, daemonHooks } = await import('../daemon/child.js');
+  if (flags.daemon && ctx.env[DAEMON_CHILD_ENV] !== '1') {
+    const { startDaemon } = await import('../daemon/start.js');
+    await startDaemon(ctx);
+    return;
+  }
+  const { pidfilePath } = await import('../daemon/pidfile.js');
+  const { serveHttp } = await import('../mcp/http.js');
+  await serveHttp(ctx, {
+    host: flags.host,
+    port: flags.port,
+    ...(flags.daemon && { daemon: daemonHooks(pidfilePath(ctx.indexPath), ctx.indexPath, flags.host) }),
+  });
 }
 
-/** `qmd mcp stop`: stops the daemon recorded in the pidfile. */
-export async function mcpStop(_ctx: CliContext): Promise<void> {
-  throw new QmdError('BAD_ARGUMENT', 'qmd mcp stop: no daemon support in this build yet');
+/** `qmd mcp stop`: stops the daemon recorded in the pidfile, after verifying it is that process. */
+export async function mcpStop(ctx: CliContext): Promise<void> {
+  const { stopDaemon } = await import('../daemon/stop.js');
+  await stopDaemon(ctx);
 }

@@ -5,6 +5,8 @@ import { createLifecycle, type Lifecycle } from '../../lifecycle/host.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
+import { embedStoreOptions } from '../embed-model.js';
+import { STARTUP_PPID } from '../startup.js';
 import { packageVersion } from '../version.js';
 import { readMcpEnv } from './config.js';
 import { createStdinFilter } from './stdin-filter.js';
@@ -29,7 +31,8 @@ export async function serveStdio(ctx: CliContext): Promise<Lifecycle> {
   const protocolOut = claimStdout(log);
   const config = readMcpEnv(ctx.env);
   const { failpoints } = config;
-  const store = openStore(ctx.indexPath, { readonly: true, log, failpoints });
+  // The embedder is created lazily by the store: start-up does not load node-llama-cpp.
+  const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
 
   const inspect: Array<(event: InspectionEvent) => void> = [];
   if (config.inspectUrl) {
@@ -47,6 +50,7 @@ export async function serveStdio(ctx: CliContext): Promise<Lifecycle> {
   });
 
   const lifecycle = createLifecycle({
+    parent: { ppid: () => process.ppid, original: STARTUP_PPID },
     closeTransport: async (signal) => {
       await failpoints.hit('teardown.closeTransport', signal);
       await server.close();

@@ -1,0 +1,106 @@
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { get } from 'node:http';
+import { dirname } from 'node:path';
+import { QmdError } from '../../errors.js';
+import type { CliContext } from '../context.js';
+import { DAEMON_CHILD_ENV } from './child.js';
+import { daemonLogPath, type PidRecord, pidfilePath, readPidfile, removePidfile, staleReason } from './pidfile.js';
+import { canVerifyProcesses } from './proc.js';
+
+/** Start-up opens the index and binds; it needs no model. Generous for a loaded machine. */
+const READY_WITHIN_MS = 30_000;
+const POLL_MS = 50;
+
+/**
+ * `qmd mcp --http --daemon`: starts the server detached (its own session, so the terminal's
+ * SIGHUP and Ctrl-C do not reach it), stdin from /dev/null, stdout and stderr appended to
+ * `<index>.mcp.log`; waits until the child has written its pidfile and `/health` answers;
+ * prints the URL and the pid; returns. This process holds nothing native and leaves by
+ * draining its loop: the child is unref'd and its stdio are files.
+ */
+export async function startDaemon(ctx: CliContext): Promise<void> {
+  if (!canVerifyProcesses())
+    throw new QmdError(
+      'BAD_ARGUMENT',
+      '--daemon needs /proc (Linux) to verify its pidfile; run qmd mcp --http instead',
+    );
+  const pidfile = pidfilePath(ctx.indexPath);
+  const existing = readPidfile(pidfile);
+  if (existing !== null && existing !== 'corrupt' && staleReason(existing) === null)
+    throw new QmdError(
+      'INDEX_LOCKED',
+      `a daemon already serves ${existing.url} (pid ${existing.pid}); stop it with: qmd mcp stop`,
+    );
+  if (existing !== null) {
+    ctx.log.line(`qmd: removing stale pidfile ${pidfile}`);
+    removePidfile(pidfile);
+  }
+
+  const logPath = daemonLogPath(ctx.indexPath);
+  mkdirSync(dirname(logPath), { recursive: true });
+  const logStart = safeSize(logPath);
+  const fd = openSync(logPath, 'a');
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    env: { ...ctx.env, [DAEMON_CHILD_ENV]: '1' },
+  });
+  closeSync(fd);
+  child.unref();
+  const exited = new Promise<string>((resolve) => {
+    child.once('exit', (code, signal) => resolve(signal ? `was killed by ${signal}` : `exited with code ${code}`));
+    child.once('error', (error) => resolve(`could not start: ${error.message}`));
+  });
+
+  const record = await Promise.race([waitForRecord(pidfile, child.pid ?? -1), exited]);
+  if (typeof record === 'string' || record === null) {
+    const why = typeof record === 'string' ? record : `did not start within ${READY_WITHIN_MS / 1000} s`;
+    throw new QmdError('BAD_ARGUMENT', `the daemon ${why}; its log (${logPath}) says:\n${tail(logPath, logStart)}`);
+  }
+  const health = await getStatus(new URL('/health', record.url));
+  if (health !== 200)
+    throw new QmdError('BAD_ARGUMENT', `the daemon (pid ${record.pid}) answers /health with ${health}`);
+  ctx.out(`Serving ${record.url} (pid ${record.pid})`);
+  ctx.out(`Log: ${logPath}; stop it with: qmd mcp stop`);
+}
+
+/** Polls for the child's pidfile: it appears once the child listens (the port is in it). */
+async function waitForRecord(pidfile: string, pid: number): Promise<PidRecord | null> {
+  const deadline = performance.now() + READY_WITHIN_MS;
+  while (performance.now() < deadline) {
+    const record = readPidfile(pidfile);
+    if (record !== null && record !== 'corrupt' && record.pid === pid) return record;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  return null;
+}
+
+/** A plain GET on a fresh connection (no keep-alive socket left to hold this process open). */
+function getStatus(url: URL): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = get(url, { agent: false, timeout: 10_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 'no status');
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (error) => resolve(error.message));
+  });
+}
+
+function safeSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+function tail(path: string, from: number): string {
+  try {
+    const text = readFileSync(path).subarray(from).toString('utf8').trim();
+    return text.split('\n').slice(-20).join('\n') || '(nothing)';
+  } catch {
+    return '(no log)';
+  }
+}

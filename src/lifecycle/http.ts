@@ -1,0 +1,50 @@
+/** What the adapter needs of a listening `node:http` (or `net`) server; a fake in tests. */
+export interface HttpListener {
+  on(event: 'error', listener: (error: NodeJS.ErrnoException) => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
+  off(event: 'error', listener: (error: NodeJS.ErrnoException) => void): unknown;
+  off(event: 'close', listener: () => void): unknown;
+}
+
+/**
+ * Accept errors a listener survives: libuv keeps listening after EMFILE/ENFILE (it accepts
+ * and drops the connection it cannot take), so these are load, not a dead server.
+ */
+function swallow(): void {}
+
+const TRANSIENT = new Set(['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM', 'ECONNABORTED', 'EAGAIN', 'EINTR']);
+
+/**
+ * Turns a listening HTTP server into the `http.stop` trigger: "the HTTP server told to stop".
+ * In HTTP mode stdin is not a client, so the triggers are signals (and `qmd mcp stop`, which
+ * sends SIGTERM) — and this: the listener stopped serving without teardown asking it to, by
+ * an error that is not transient or a `close` nobody called for. A server that cannot take
+ * connections any more must not linger holding the index. Transient accept errors only go to
+ * `onError`. Detach it before closing the listener yourself; after that, errors are swallowed.
+ * Returns the detach function.
+ */
+export function watchHttpListener(
+  listener: HttpListener,
+  send: (event: { type: 'http.stop' }) => void,
+  onError: (error: NodeJS.ErrnoException, fatal: boolean) => void = () => {},
+): () => void {
+  let sent = false;
+  const stop = (): void => {
+    if (sent) return;
+    sent = true;
+    send({ type: 'http.stop' });
+  };
+  const onListenerError = (error: NodeJS.ErrnoException): void => {
+    const fatal = !TRANSIENT.has(error.code ?? '');
+    onError(error, fatal);
+    if (fatal) stop();
+  };
+  listener.on('error', onListenerError);
+  listener.on('close', stop);
+  return () => {
+    listener.off('error', onListenerError);
+    listener.off('close', stop);
+    // A late 'error' with no listener would crash the process mid-teardown: swallow it.
+    listener.on('error', swallow);
+  };
+}

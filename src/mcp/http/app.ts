@@ -1,0 +1,201 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { InflightGate } from '../../lifecycle/gate.js';
+import type { Log } from '../../lifecycle/stderr.js';
+import { readJsonBody } from './body.js';
+import { createExchanges } from './exchanges.js';
+import type { OriginGuard } from './guard.js';
+import { replyError, replyJson } from './reply.js';
+import type { Session, SessionRegistry } from './sessions.js';
+
+export interface HttpAppOptions {
+  /** The lifecycle's gate: every POST exchange is one in-flight unit until its reply is sent. */
+  gate: InflightGate;
+  sessions: SessionRegistry;
+  guard: OriginGuard;
+  maxBodyBytes: number;
+  version: string;
+  log: Log;
+  /** Called each time an exchange ends while stopping (the server closes idle keep-alive sockets). */
+  onExchangeEnded?: () => void;
+}
+
+export interface HttpApp {
+  /** The `request` listener of the `node:http` server. Never rejects. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** The `checkContinue` listener: a request that sent `Expect: 100-continue`. */
+  checkContinue(req: IncomingMessage, res: ServerResponse): void;
+  /** From now on every request is answered 503; sessions begin to close. */
+  stopAccepting(): Promise<void>;
+  /**
+   * After the drain: answers every request still in flight with a JSON-RPC error, so its
+   * client learns now that no reply is coming (closing a session discards pending replies,
+   * and the SDK client would otherwise wait for its request timeout, 60 s by default).
+   */
+  abandonInflight(reason: string): Promise<void>;
+  /** MCP requests (POST/DELETE) being answered now. */
+  readonly inflight: number;
+}
+
+export const MCP_PATH = '/mcp';
+export const HEALTH_PATH = '/health';
+
+/** JSON-RPC's "session not found" code, as the SDK answers it. */
+const SESSION_NOT_FOUND = -32001;
+const PARSE_ERROR = -32700;
+
+/**
+ * Routes `qmd mcp --http`: `/health`, and `/mcp` for the Streamable HTTP transport with one
+ * session (one `McpServer`) per client. Order matters: the Host/Origin check comes before
+ * anything else, a stopping server answers 503 before reading a body, and only an
+ * `initialize` may create a session.
+ *
+ * Draining (lifecycle.md §2) counts POST exchanges in the gate from the first byte of the
+ * request until the response is closed, not only the tool handler: "in flight" ends when the
+ * client has its reply. The GET event stream is not counted: it is open for as long as the
+ * session lives and is closed at `closingTransport`.
+ */
+export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const { gate, sessions, guard, log } = options;
+  let stopping = false;
+  let inflight = 0;
+
+  const exchanges = createExchanges({
+    sessions,
+    log,
+    // A reply delivered while stopping leaves an idle kept-alive socket behind.
+    onEnded: () => {
+      if (stopping) options.onExchangeEnded?.();
+    },
+  });
+  const exchange = exchanges.run;
+
+  const counted = async (run: () => Promise<void>): Promise<void> => {
+    inflight++;
+    try {
+      await gate.run(run);
+    } finally {
+      inflight--;
+    }
+  };
+
+  const sessionOf = (req: IncomingMessage, res: ServerResponse): Session | undefined => {
+    const id = req.headers['mcp-session-id'];
+    if (typeof id !== 'string' || id === '') {
+      replyError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+      return undefined;
+    }
+    const session = sessions.get(id);
+    if (!session) replyError(res, 404, 'Session not found', { code: SESSION_NOT_FOUND });
+    return session;
+  };
+
+  const post = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const body = await readJsonBody(req, options.maxBodyBytes);
+    if (body.kind === 'tooLarge') {
+      log.warn(`http: refused a request body over ${body.limit} bytes (413)`);
+      // Not `Connection: close`: closing a socket with unread bytes in it makes the kernel send
+      // RST, and a client still uploading may lose the 413 with it. Node reads and discards
+      // the rest of the body (`req._dump()`) and keeps the connection usable.
+      replyError(res, 413, `Payload Too Large: the limit is ${body.limit} bytes`);
+      return;
+    }
+    if (body.kind === 'invalid') {
+      replyError(res, 400, body.message, { code: PARSE_ERROR });
+      return;
+    }
+    if (stopping) {
+      replyError(res, 503, 'Service Unavailable: the server is shutting down', { close: true });
+      return;
+    }
+    let session: Session | undefined;
+    if (req.headers['mcp-session-id'] !== undefined) {
+      session = sessionOf(req, res);
+    } else if (isInitializeRequest(body.value)) {
+      if (!(await sessions.makeRoom())) {
+        replyError(res, 503, 'Service Unavailable: too many sessions are busy', { headers: { 'Retry-After': '1' } });
+        return;
+      }
+      session = await sessions.create();
+    } else {
+      replyError(res, 400, 'Bad Request: no session; send initialize first');
+    }
+    if (!session) return;
+    await counted(() => exchange(session, req, res, body.value));
+    exchanges.endCancelled(session, body.value);
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const refused = guard.check(req.headers);
+    if (refused !== null) {
+      log.warn(`http: refused ${req.method} ${req.url} (403): ${refused}`);
+      replyError(res, 403, `Forbidden: ${refused}`, { close: true });
+      return;
+    }
+    if (stopping) {
+      replyError(res, 503, 'Service Unavailable: the server is shutting down', { close: true });
+      return;
+    }
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === HEALTH_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      replyJson(res, 200, {
+        status: 'serving',
+        version: options.version,
+        pid: process.pid,
+        sessions: sessions.size,
+        inflight,
+      });
+      return;
+    }
+    if (path !== MCP_PATH) {
+      replyError(res, 404, `Not Found: MCP is served at ${MCP_PATH}`);
+      return;
+    }
+    switch (req.method) {
+      case 'POST':
+        return post(req, res);
+      case 'DELETE': {
+        const session = sessionOf(req, res);
+        if (session) await counted(() => exchange(session, req, res));
+        return;
+      }
+      case 'GET': {
+        const session = sessionOf(req, res);
+        if (session) await exchange(session, req, res);
+        return;
+      }
+      default:
+        replyError(res, 405, 'Method Not Allowed', { headers: { Allow: 'GET, POST, DELETE' } });
+    }
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    route(req, res).catch((error: unknown) => {
+      log.warn(`http: ${req.method} ${req.url} failed: ${(error as Error)?.message ?? String(error)}`);
+      replyError(res, 500, 'Internal error');
+    });
+  };
+
+  return {
+    handle,
+    checkContinue(req, res) {
+      // `Expect: 100-continue` (curl sends it for large bodies): refuse an oversized body
+      // before the client sends it. The body never comes, so this connection cannot be reused.
+      if (guard.check(req.headers) === null && Number(req.headers['content-length']) > options.maxBodyBytes) {
+        log.warn(`http: refused a request body over ${options.maxBodyBytes} bytes (413, before 100-continue)`);
+        replyError(res, 413, `Payload Too Large: the limit is ${options.maxBodyBytes} bytes`, { close: true });
+        return;
+      }
+      res.writeContinue();
+      handle(req, res);
+    },
+    async stopAccepting() {
+      stopping = true;
+      await sessions.beginShutdown();
+    },
+    abandonInflight: (reason) => exchanges.abandon(reason),
+    get inflight() {
+      return inflight;
+    },
+  };
+}

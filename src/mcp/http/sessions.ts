@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Log } from '../../lifecycle/stderr.js';
+
+/*
+ * Decision (issue 5): `qmd mcp --http` keeps MCP sessions (stateful Streamable HTTP), one
+ * `McpServer` per session, all sharing one store, one model and one lifecycle gate.
+ *
+ * Why not stateless (`sessionIdGenerator: undefined`, a fresh server and transport per
+ * request — the SDK refuses to reuse a stateless transport):
+ * - Cancellation. A client's `notifications/cancelled` must reach the `McpServer` running the
+ *   request to abort its handler's signal; with sessions it does, stateless it lands on a new
+ *   server that knows nothing of it, and a cancelled hybrid query keeps the model busy.
+ * - The point of the shared server is many clients on one warm model (lifecycle.md §5). That
+ *   comes from sharing the store, which both designs do; a session costs one McpServer and
+ *   transport (39 KB of heap, 4.6 ms to build and connect on this 2-core machine, measured
+ *   over 500), which stateless would rebuild for every request.
+ * - Server-to-client messages (the GET event stream, logging, list-changed) need a session.
+ * The costs, handled here: sessions must be reaped (the peer never did — idle ones are
+ * closed after `idleMs`, and `maxSessions` evicts the least recently used idle one), and a
+ * restarted server forgets them (the client gets 404 and, per the spec, re-initializes).
+ */
+
+/**
+ * One MCP session over HTTP: its own `McpServer` and transport (the SDK binds one server to
+ * one transport), sharing the store, the model and the gate with every other session.
+ */
+export interface Session {
+  readonly server: McpServer;
+  readonly transport: StreamableHTTPServerTransport;
+  /** Set once `initialize` succeeded; until then the session is pending and not routable. */
+  readonly id: string | undefined;
+  /** HTTP exchanges of this session still open (a POST being answered, the GET event stream). */
+  readonly open: number;
+}
+
+export interface SessionRegistryOptions {
+  createServer(): McpServer;
+  /** A session with nothing open for this long is closed (QMD_HTTP_SESSION_IDLE_MS). */
+  idleMs: number;
+  /** At most this many sessions; a new one evicts the least recently used idle one. */
+  maxSessions: number;
+  log: Log;
+  now?: () => number;
+}
+
+export interface SessionRegistry {
+  get(id: string): Session | undefined;
+  /** A new pending session, connected; it becomes routable when `initialize` succeeds. */
+  create(): Promise<Session>;
+  /** Makes room for one more session, evicting the least recently used idle one; false if all are busy. */
+  makeRoom(): Promise<boolean>;
+  /** An exchange of `session` began / ended; the idle clock restarts at each end. */
+  begin(session: Session): void;
+  end(session: Session): void;
+  /** Closes sessions idle past `idleMs`; returns how many. Runs on an unref'd timer too. */
+  reapIdle(): Promise<number>;
+  /** Initialized sessions now. */
+  readonly size: number;
+  /**
+   * Teardown, step 1: no more reaping; every event stream (GET) is closed; a session with
+   * nothing in flight is closed now, the others as soon as their last exchange ends, so the
+   * replies they are working on are still delivered.
+   */
+  beginShutdown(): Promise<void>;
+  /** Teardown, after the drain: closes whatever is left (aborting handlers, discarding replies). */
+  closeAll(): Promise<void>;
+}
+
+interface Entry {
+  server: McpServer;
+  transport: StreamableHTTPServerTransport;
+  id: string | undefined;
+  open: number;
+  lastSeen: number;
+  closing: boolean;
+}
+
+export function createSessionRegistry(options: SessionRegistryOptions): SessionRegistry {
+  const now = options.now ?? (() => performance.now());
+  const { log } = options;
+  const byId = new Map<string, Entry>();
+  /** Pending and initialized, so teardown reaches an `initialize` still in flight. */
+  const live = new Set<Entry>();
+  let shuttingDown = false;
+
+  const short = (entry: Entry): string => (entry.id ?? 'pending').slice(0, 8);
+
+  const close = async (entry: Entry, why: string): Promise<void> => {
+    if (entry.closing) return;
+    entry.closing = true;
+    try {
+      await entry.server.close();
+    } catch (error) {
+      log.warn(`http: closing session ${short(entry)} failed: ${(error as Error).message}`);
+    }
+    if (entry.id !== undefined) log.line(`http: session ${short(entry)} closed (${why}); ${byId.size} open`);
+  };
+
+  const forget = (entry: Entry): void => {
+    live.delete(entry);
+    if (entry.id !== undefined && byId.get(entry.id) === entry) byId.delete(entry.id);
+  };
+
+  const reapIdle = async (): Promise<number> => {
+    const t = now();
+    const idle = [...byId.values()].filter((e) => e.open === 0 && !e.closing && t - e.lastSeen >= options.idleMs);
+    await Promise.all(idle.map((e) => close(e, `idle for ${Math.round(t - e.lastSeen)} ms`)));
+    return idle.length;
+  };
+
+  // An unref'd sweep: it never keeps the process alive, and it stops at teardown.
+  const sweepMs = Math.max(50, Math.min(options.idleMs / 2, 60_000));
+  const sweeper = setInterval(() => void reapIdle(), sweepMs);
+  sweeper.unref();
+
+  const registry: SessionRegistry = {
+    get: (id) => {
+      const entry = byId.get(id);
+      return entry && !entry.closing ? entry : undefined;
+    },
+    get size() {
+      return byId.size;
+    },
+
+    async create() {
+      const entry: Entry = {
+        server: options.createServer(),
+        transport: undefined as unknown as StreamableHTTPServerTransport,
+        id: undefined,
+        open: 0,
+        lastSeen: now(),
+        closing: false,
+      };
+      entry.transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          entry.id = id;
+          byId.set(id, entry);
+          log.line(`http: session ${short(entry)} opened; ${byId.size} open`);
+        },
+      });
+      live.add(entry);
+      // Fires however the session ends: DELETE from the client, reaping, teardown.
+      entry.server.server.onclose = () => {
+        entry.closing = true;
+        forget(entry);
+      };
+      await entry.server.connect(entry.transport);
+      return entry;
+    },
+
+    async makeRoom() {
+      if (byId.size < options.maxSessions) return true;
+      const idle = [...byId.values()].filter((e) => e.open === 0 && !e.closing);
+      const oldest = idle.sort((a, b) => a.lastSeen - b.lastSeen)[0];
+      if (oldest === undefined) return false;
+      await close(oldest, `evicted: ${options.maxSessions} sessions is the limit`);
+      return byId.size < options.maxSessions;
+    },
+
+    begin(session) {
+      const entry = session as Entry;
+      entry.open++;
+      entry.lastSeen = now();
+    },
+
+    end(session) {
+      const entry = session as Entry;
+      entry.open = Math.max(0, entry.open - 1);
+      entry.lastSeen = now();
+      if (entry.open > 0) return;
+      // An initialize that failed leaves a session nobody can address: drop it at once.
+      if (entry.id === undefined) void close(entry, 'initialize failed');
+      else if (shuttingDown) void close(entry, 'server shutting down');
+    },
+
+    reapIdle,
+
+    async beginShutdown() {
+      shuttingDown = true;
+      clearInterval(sweeper);
+      const closing: Array<Promise<void>> = [];
+      for (const entry of live) {
+        entry.transport.closeStandaloneSSEStream();
+        if (entry.open === 0) closing.push(close(entry, 'server shutting down'));
+      }
+      await Promise.all(closing);
+    },
+
+    async closeAll() {
+      shuttingDown = true;
+      clearInterval(sweeper);
+      await Promise.all([...live].map((e) => close(e, 'server shut down')));
+    },
+  };
+  return registry;
+}

@@ -1,0 +1,127 @@
+/**
+ * Escalation (issue 5): a second trigger while draining aborts the in-flight handlers through
+ * their AbortSignal and cuts the drain short. The real case is the SDK client's `close()`:
+ * `stdin.end()`, then SIGTERM 2 s later, then SIGKILL 2 s after that, to the direct child
+ * (lifecycle.md §3). A handler that ignores cancellation must not turn that into a SIGKILL.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChildTransport } from '../support/child-transport.js';
+import { QMD_BIN, qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { type Exit, waitForExit } from '../support/spawn.js';
+
+const ws = tempWorkspace();
+beforeAll(async () => {
+  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
+  expect(added.code, added.stderr).toBe(0);
+});
+afterAll(() => ws.cleanup());
+
+/** `qmd mcp` under the SDK's own stdio client, as MCP hosts run it. */
+async function sdkSession(failpoints: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [QMD_BIN, 'mcp'],
+    // The default drain timeout (5000 ms) on purpose: longer than the SDK's 2 s grace.
+    env: qmdEnv(ws.index, { QMD_FAILPOINTS: failpoints }) as Record<string, string>,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const client = new Client({ name: 'e2e-escalation', version: '1.0.0' });
+  await client.connect(transport);
+  // Observing, not driving: the SDK keeps its child private, and only the child can say
+  // whether it exited by itself (a code) or was killed (a signal). `close()` forgets it, so
+  // it is taken now.
+  const child = (transport as unknown as { _process: ChildProcess })._process;
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return { client, child, exited, stderr: () => stderr };
+}
+
+/**
+ * Starts a query and returns once its handler is surely running: requests are dispatched in
+ * the order they arrive, so when a `status` sent after it has been answered, the query's
+ * handler has started. (Wrapped in an object: an async function returning the bare promise
+ * would wait for it to settle.)
+ */
+async function queryInFlight(client: Client): Promise<{ reply: Promise<unknown> }> {
+  const reply = client.callTool({ name: 'query', arguments: { query: 'sourdough' } }).catch((e: unknown) => e);
+  await client.callTool({ name: 'status', arguments: {} });
+  return { reply };
+}
+
+describe("the SDK client's close() with a query in flight", () => {
+  it('hang: its SIGTERM escalates; the server exits by itself before the SIGKILL, code 0', async () => {
+    const s = await sdkSession('tool.query=hang');
+    try {
+      const { reply } = await queryInFlight(s.client);
+      await s.client.close();
+      const exit = await s.exited;
+
+      // Not killed: a SIGKILL at 4 s would show here as the signal.
+      expect(exit).toEqual({ code: 0, signal: null });
+      const stderr = s.stderr();
+      expect(stderr).toContain('Shutting down (stdin closed)...');
+      expect(stderr).toContain('QMD Warning: SIGTERM during teardown (stdin closed): aborting 1 in-flight handler(s)');
+      expect(stderr).toMatch(/Shutdown complete in [\d.]+ ms: stdin closed: drain cut short, all steps ok, exit 0/);
+      // The hung handler's ref'd timer still held the loop; the watchdog named it and left.
+      expect(stderr).toMatch(
+        /QMD Warning: still running 1000 ms after teardown; held by: .*Timeout.*\. Exiting with code 0\./,
+      );
+      expect(stderr).not.toContain('drain deadline');
+      void reply;
+    } finally {
+      if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
+    }
+  });
+
+  it('delay(10000), which honours its signal: the EOF alone ends it, before any SIGTERM', async () => {
+    const s = await sdkSession('tool.query=delay(10000)');
+    try {
+      const { reply } = await queryInFlight(s.client);
+      await s.client.close();
+      const exit = await s.exited;
+
+      expect(exit).toEqual({ code: 0, signal: null });
+      const stderr = s.stderr();
+      expect(stderr).toContain('Shutting down (stdin closed)...');
+      // server.close() aborted the delay, so the drain was over at once: the SDK never had
+      // to send its SIGTERM, and nothing was left for the watchdog.
+      expect(stderr).toMatch(/Shutdown complete in [\d.]+ ms: stdin closed: drained, all steps ok, exit 0/);
+      expect(stderr).not.toContain('SIGTERM');
+      expect(stderr).not.toContain('held by');
+      void reply;
+    } finally {
+      if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('a second Ctrl-C', () => {
+  it('SIGINT while draining a hung handler aborts it and cuts the drain short: exit 0', async () => {
+    const server = spawnMcp(qmdEnv(ws.index, { QMD_FAILPOINTS: 'tool.query=hang', QMD_EXIT_WATCHDOG_MS: '300' }));
+    try {
+      const client = new Client({ name: 'e2e-ctrl-c', version: '1.0.0' });
+      await client.connect(new ChildTransport(server.child));
+      const { reply } = await queryInFlight(client);
+
+      server.child.kill('SIGINT');
+      await server.waitForStderr('Shutting down (SIGINT)...');
+      server.child.kill('SIGINT');
+      const exit = await waitForExit(server);
+
+      expect(exit).toEqual({ code: 0, signal: null });
+      const stderr = server.stderr();
+      expect(stderr).toContain('QMD Warning: SIGINT during teardown (SIGINT): aborting 1 in-flight handler(s)');
+      expect(stderr).toMatch(/Shutdown complete in [\d.]+ ms: SIGINT: drain cut short, all steps ok, exit 0/);
+      expect(stderr.match(/Shutting down/g)).toHaveLength(1);
+      void reply;
+    } finally {
+      server.kill();
+    }
+  });
+});

@@ -1,0 +1,342 @@
+/**
+ * `qmd mcp --http` (issue 5), spawned for real and driven with the SDK's Streamable HTTP
+ * client: one warm server, a session (an McpServer) per client, DNS-rebinding protection, a
+ * body cap, and the same lifecycle machine on SIGTERM — in-flight replies are delivered, then
+ * a clean exit. Every wait is for an observable event with a generous bound.
+ */
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import { Agent, createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInflightGate } from '../../src/lifecycle/gate.js';
+import { watchHttpListener } from '../../src/lifecycle/http.js';
+import { createHttpApp } from '../../src/mcp/http/app.js';
+import { createOriginGuard } from '../../src/mcp/http/guard.js';
+import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
+import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+import { waitForExit } from '../support/spawn.js';
+import {
+  connectClient,
+  type HttpServer,
+  health,
+  initializeBody,
+  MCP_POST_HEADERS,
+  rawRequest,
+  startHttpServer,
+} from './fixtures/http-server.js';
+
+const ws = tempWorkspace();
+beforeAll(async () => {
+  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
+  expect(added.code, added.stderr).toBe(0);
+});
+afterAll(() => ws.cleanup());
+
+type Content = Array<{ type: string; text?: string }>;
+function textOf(result: unknown): string {
+  return (((result as { content?: Content }).content ?? []) as Content).map((c) => c.text ?? '').join('\n');
+}
+
+function within<T>(promise: Promise<T>, what: string, ms = 20_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not arrive within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
+}
+
+describe('one shared HTTP server', () => {
+  let server: HttpServer;
+  beforeAll(async () => {
+    server = await startHttpServer(qmdEnv(ws.index));
+    // A backgrounded server has stdin at EOF from the start: in HTTP mode that is not a client leaving.
+    server.p.child.stdin?.end();
+  });
+  afterAll(async () => {
+    try {
+      server.p.child.kill('SIGTERM');
+      expect(await waitForExit(server.p)).toEqual({ code: 0, signal: null });
+    } finally {
+      server.p.kill();
+    }
+  });
+
+  it('binds loopback and answers /health with its version, sessions and in-flight count', async () => {
+    expect(server.url.hostname).toBe('127.0.0.1');
+    expect(server.url.pathname).toBe('/mcp');
+    const h = await health(server.port);
+    expect(h).toMatchObject({ status: 'serving', pid: server.p.child.pid, inflight: 0 });
+    expect(h.version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('serves two concurrent clients, each in its own session', async () => {
+    const [a, b] = await Promise.all([connectClient(server.url, 'client-a'), connectClient(server.url, 'client-b')]);
+    try {
+      expect(a.sessionId).not.toBe('');
+      expect(a.sessionId).not.toBe(b.sessionId);
+      expect((await health(server.port)).sessions).toBeGreaterThanOrEqual(2);
+      const [fromA, fromB] = await Promise.all([
+        a.client.callTool({ name: 'query', arguments: { query: 'sourdough starter' } }),
+        b.client.callTool({ name: 'get', arguments: { file: 'notes/sqlite.md' } }),
+      ]);
+      expect(textOf(fromA)).toContain('cooking.md');
+      expect(textOf(fromB)).toContain('WAL mode lets readers and a writer share the index.');
+    } finally {
+      await Promise.all([a.client.close(), b.client.close()]);
+    }
+  });
+
+  it('refuses a foreign Host or Origin with 403 (DNS-rebinding protection)', async () => {
+    const foreignHost = await rawRequest(server.port, {
+      method: 'POST',
+      path: '/mcp',
+      headers: { ...MCP_POST_HEADERS, host: `evil.example:${server.port}` },
+      body: initializeBody(),
+    });
+    expect(foreignHost.status).toBe(403);
+    expect(foreignHost.body).toContain('Invalid Host header: evil.example');
+
+    const foreignOrigin = await rawRequest(server.port, {
+      method: 'POST',
+      path: '/mcp',
+      headers: { ...MCP_POST_HEADERS, origin: 'https://evil.example' },
+      body: initializeBody(),
+    });
+    expect(foreignOrigin.status).toBe(403);
+    expect(foreignOrigin.body).toContain('Invalid Origin header');
+
+    // The same names on this machine are fine.
+    const local = await rawRequest(server.port, {
+      headers: { host: `localhost:${server.port}`, origin: `http://localhost:${server.port}` },
+    });
+    expect(local.status).toBe(200);
+  });
+
+  it('refuses an oversized body with 413, declared or streamed', async () => {
+    const big = Buffer.alloc(2 * 1024 * 1024, 0x20);
+    const declared = await fetch(server.url, { method: 'POST', headers: MCP_POST_HEADERS, body: big });
+    expect(declared.status).toBe(413);
+    expect(await declared.text()).toContain('Payload Too Large');
+
+    const chunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 32; i++) controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
+        controller.close();
+      },
+    });
+    const streamed = await fetch(server.url, {
+      method: 'POST',
+      headers: MCP_POST_HEADERS,
+      body: chunks,
+      duplex: 'half',
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+  });
+
+  it('keeps serving after bad requests', async () => {
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      rawRequest(server.port, { method: 'POST', path: '/mcp', headers: { ...MCP_POST_HEADERS, ...headers }, body });
+    expect((await post('{not json')).status).toBe(400);
+    expect((await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))).status).toBe(400);
+    expect(
+      (await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { 'mcp-session-id': 'no-such' }))
+        .status,
+    ).toBe(404);
+    expect((await rawRequest(server.port, { path: '/elsewhere' })).status).toBe(404);
+    expect((await rawRequest(server.port, { method: 'PUT', path: '/mcp' })).status).toBe(405);
+
+    const { client } = await connectClient(server.url, 'after-bad-requests');
+    try {
+      const found = await client.callTool({ name: 'query', arguments: { query: 'orphans' } });
+      expect(textOf(found)).toContain('lifecycle.md');
+    } finally {
+      await client.close();
+    }
+    expect(server.p.stderr()).not.toContain('Shutting down');
+  });
+});
+
+describe('SIGTERM on an HTTP server', () => {
+  it('idle sessions are reaped, a cancelled request ends, a reply in flight is delivered, then a clean exit', async () => {
+    const server = await startHttpServer(
+      qmdEnv(ws.index, { QMD_FAILPOINTS: 'tool.query=delay(1500)', QMD_HTTP_SESSION_IDLE_MS: '1000' }),
+    );
+    try {
+      // A session that never comes back (no event stream, no DELETE) is closed once idle.
+      const init = await rawRequest(server.port, {
+        method: 'POST',
+        path: '/mcp',
+        headers: MCP_POST_HEADERS,
+        body: initializeBody(),
+      });
+      const idle = String(init.headers['mcp-session-id']);
+      await server.p.waitForStderr(`http: session ${idle.slice(0, 8)} closed (idle for`);
+      const afterReaping = await rawRequest(server.port, {
+        method: 'POST',
+        path: '/mcp',
+        headers: { ...MCP_POST_HEADERS, 'mcp-session-id': idle },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      });
+      expect(afterReaping.status).toBe(404);
+
+      const { client } = await connectClient(server.url, 'in-flight');
+      const inflight = async (): Promise<number> => (await health(server.port)).inflight;
+
+      // A cancelled request stops counting: the SDK never answers it, so its stream is ended
+      // for it (otherwise the drain below would wait for it until its deadline).
+      const cancelling = new AbortController();
+      const cancelled = client
+        .callTool({ name: 'query', arguments: { query: 'bread' } }, undefined, { signal: cancelling.signal })
+        .catch((e: Error) => e);
+      while ((await inflight()) < 1) {}
+      cancelling.abort();
+      expect(await cancelled).toBeInstanceOf(Error);
+      await within(
+        (async () => {
+          while ((await inflight()) > 0) {}
+        })(),
+        'the cancelled request to stop counting',
+      );
+
+      const reply = client.callTool({ name: 'query', arguments: { query: 'sourdough' } });
+      // In flight = the server holds the request (its exchange counts until the reply is sent).
+      while ((await inflight()) < 1) {}
+
+      server.p.child.kill('SIGTERM');
+      await server.p.waitForStderr('Shutting down (SIGTERM)...');
+      // The reply itself, not a shutdown error: the drain waited for it to be delivered.
+      const result = await within(reply, 'the in-flight reply');
+      expect(result.isError).toBeFalsy();
+      expect(textOf(result)).toContain('cooking.md');
+      const exit = await waitForExit(server.p);
+      expect(exit).toEqual({ code: 0, signal: null });
+      const stderr = server.p.stderr();
+      expect(stderr).toContain('Shutting down (SIGTERM)...');
+      expect(stderr).toMatch(/Shutdown complete in [\d.]+ ms: SIGTERM: drained, all steps ok, exit 0/);
+      expect(stderr).not.toContain('held by');
+      expect(existsSync(`${ws.index}-wal`)).toBe(false);
+      await client.close();
+    } finally {
+      server.p.kill();
+    }
+  });
+});
+
+describe('the HTTP pieces, in process', () => {
+  it('the listener adapter sends http.stop on a fatal error or an unasked-for close, once; load is not fatal', () => {
+    const listener = new EventEmitter();
+    const sent: string[] = [];
+    const errors: string[] = [];
+    const detach = watchHttpListener(
+      listener,
+      (event) => sent.push(event.type),
+      (error, fatal) => errors.push(`${error.code}:${fatal}`),
+    );
+    listener.emit('error', Object.assign(new Error('accept EMFILE'), { code: 'EMFILE' }));
+    expect(sent).toEqual([]);
+    listener.emit('error', Object.assign(new Error('accept EBADF'), { code: 'EBADF' }));
+    listener.emit('close');
+    expect(sent).toEqual(['http.stop']);
+    expect(errors).toEqual(['EMFILE:false', 'EBADF:true']);
+
+    detach();
+    // After detaching (teardown closes the listener itself), errors are swallowed, not thrown.
+    expect(() => listener.emit('error', new Error('late'))).not.toThrow();
+    listener.emit('close');
+    expect(sent).toEqual(['http.stop']);
+  });
+
+  it('the guard accepts this machine’s names and refuses others', () => {
+    const guard = createOriginGuard('127.0.0.1');
+    expect(guard.check({ host: '127.0.0.1:8181' })).toBeNull();
+    expect(guard.check({ host: 'localhost:8181', origin: 'http://localhost:3000' })).toBeNull();
+    expect(guard.check({ host: '[::1]:8181' })).toBeNull();
+    expect(guard.check({ host: 'evil.example:8181' })).toMatch(/Invalid Host/);
+    expect(guard.check({ host: '127.0.0.1.evil.example' })).toMatch(/Invalid Host/);
+    expect(guard.check({})).toMatch(/Missing Host/);
+    expect(guard.check({ host: 'localhost', origin: 'null' })).toMatch(/Invalid Origin/);
+    expect(guard.check({ host: 'localhost', origin: 'https://localhost.evil.example' })).toMatch(/Invalid Origin/);
+  });
+});
+
+describe('the HTTP app, in process (real node:http, real SDK transport, no store)', () => {
+  async function startApp(options: { maxSessions?: number } = {}) {
+    const lines: string[] = [];
+    const log = { line: (t: string) => lines.push(t), warn: (t: string) => lines.push(`QMD Warning: ${t}`) };
+    const sessions = createSessionRegistry({
+      createServer: () => new McpServer({ name: 'in-process', version: '0.0.0' }),
+      idleMs: 60_000,
+      maxSessions: options.maxSessions ?? 8,
+      log,
+    });
+    const listener = createServer();
+    const app = createHttpApp({
+      gate: createInflightGate(),
+      sessions,
+      guard: createOriginGuard('127.0.0.1'),
+      maxBodyBytes: 64 * 1024,
+      version: '0.0.0',
+      log,
+      onExchangeEnded: () => listener.closeIdleConnections(),
+    });
+    listener.on('request', app.handle);
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as AddressInfo).port;
+    const initialize = async () => {
+      const res = await rawRequest(port, {
+        method: 'POST',
+        path: '/mcp',
+        headers: MCP_POST_HEADERS,
+        body: initializeBody(),
+      });
+      expect(res.status).toBe(200);
+      return String(res.headers['mcp-session-id']);
+    };
+    const close = async () => {
+      await sessions.closeAll();
+      listener.closeAllConnections();
+      await new Promise((resolve) => listener.close(resolve));
+    };
+    return { app, sessions, port, lines, initialize, close };
+  }
+
+  it('once stopping, a request on a kept-alive connection gets 503 and the connection closes', async () => {
+    const s = await startApp();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = () =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: s.port, path: '/health', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      expect(await get()).toEqual({ status: 200, connection: 'keep-alive' });
+      await s.app.stopAccepting();
+      expect(await get()).toEqual({ status: 503, connection: 'close' });
+    } finally {
+      agent.destroy();
+      await s.close();
+    }
+  });
+
+  it('at the session limit, a new client evicts the least recently used idle session', async () => {
+    const s = await startApp({ maxSessions: 2 });
+    try {
+      const first = await s.initialize();
+      const second = await s.initialize();
+      const third = await s.initialize();
+      expect(s.sessions.size).toBe(2);
+      expect(s.sessions.get(first)).toBeUndefined();
+      expect(s.sessions.get(second)).toBeDefined();
+      expect(s.sessions.get(third)).toBeDefined();
+      expect(s.lines.join('\n')).toContain(`session ${first.slice(0, 8)} closed (evicted: 2 sessions is the limit)`);
+    } finally {
+      await s.close();
+    }
+  });
+});

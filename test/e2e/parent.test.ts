@@ -1,0 +1,146 @@
+/**
+ * Parent death (issue 5) and the orphan test (issue 3), with real process trees:
+ * test → intermediate parent (an MCP client, `fixtures/intermediate-parent.mjs`) → qmd mcp,
+ * and sometimes a sibling `sleep` holding the write end of qmd's stdin, as a grandchild that
+ * inherited the pipe does in real life.
+ *
+ * Once its parent is dead, qmd is nobody's child here, so its exit code cannot be read from a
+ * wait status. What is observable: its own report (`Shutdown complete …: exit 0`, the code
+ * it set), no watchdog line (nothing forced the exit), and its stderr reaching EOF (qmd held
+ * the last write end of that pipe: EOF means it has exited).
+ */
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readIdentity } from '../../src/cli/daemon/proc.js';
+import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+import { type Exit, type Spawned, spawnProcess, waitForExit } from '../support/spawn.js';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/intermediate-parent.mjs', import.meta.url));
+const BOUND_MS = 20_000;
+
+const ws = tempWorkspace();
+beforeAll(async () => {
+  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
+  expect(added.code, added.stderr).toBe(0);
+});
+afterAll(() => ws.cleanup());
+
+interface Tree {
+  parent: Spawned;
+  pids: { parent: number; qmd: number; holder: number | null };
+  /** Resolves when the last writer of the parent's stderr pipe — qmd — is gone. */
+  stderrClosed: Promise<void>;
+  /** qmd's exit as its live parent saw it (handoff mode only). */
+  qmdExit: Promise<Exit>;
+}
+
+/** Resolves with the first JSON line on the child's stdout that `pick` accepts. */
+function jsonLine<T>(p: Spawned, pick: (value: Record<string, unknown>) => boolean): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`no such line within ${BOUND_MS} ms:\n${p.stderr()}`)), BOUND_MS);
+    const onData = (chunk: Buffer): void => {
+      buffer += chunk.toString();
+      for (const line of buffer.split('\n').slice(0, -1)) {
+        const value = JSON.parse(line) as Record<string, unknown>;
+        if (pick(value)) {
+          clearTimeout(timer);
+          p.child.stdout?.off('data', onData);
+          resolve(value as T);
+          return;
+        }
+      }
+    };
+    p.child.stdout?.on('data', onData);
+  });
+}
+
+function bounded<T>(promise: Promise<T>, what: string, p: Spawned): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${BOUND_MS} ms; stderr:\n${p.stderr()}`)), BOUND_MS);
+  });
+  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
+}
+
+async function startTree(mode: 'shared' | 'handoff' | 'alone'): Promise<Tree> {
+  const parent = spawnProcess(process.execPath, [FIXTURE, QMD_BIN, mode], { env: qmdEnv(ws.index) });
+  const stderrClosed = new Promise<void>((resolve) => parent.child.stderr?.once('end', resolve));
+  const qmdExit = jsonLine<{ exit: Exit }>(parent, (v) => 'exit' in v).then((v) => v.exit);
+  qmdExit.catch(() => {});
+  const pids = await jsonLine<Tree['pids']>(parent, (v) => 'qmd' in v);
+  return { parent, pids, stderrClosed, qmdExit };
+}
+
+/** SIGKILL a pid from the tree, only while it is still the process we started. */
+function killIfOurs(pid: number | null | undefined, program: string): void {
+  if (!pid) return;
+  const identity = readIdentity(pid);
+  if (identity?.cmdline.some((arg) => arg.includes(program))) process.kill(pid, 'SIGKILL');
+}
+
+function cleanup(tree: Tree | undefined): void {
+  killIfOurs(tree?.pids.holder, 'sleep');
+  killIfOurs(tree?.pids.qmd, QMD_BIN);
+  tree?.parent.kill();
+}
+
+describe('the parent goes away', () => {
+  it('parent SIGKILLed while a sibling keeps stdin open: parent.gone ends it, exit 0', async () => {
+    let tree: Tree | undefined;
+    try {
+      tree = await startTree('shared');
+      tree.parent.child.kill('SIGKILL');
+      expect(await waitForExit(tree.parent)).toEqual({ code: null, signal: 'SIGKILL' });
+
+      await bounded(tree.stderrClosed, 'qmd did not exit', tree.parent);
+      const stderr = tree.parent.stderr();
+      expect(stderr).toContain('Shutting down (parent exited)...');
+      expect(stderr).toMatch(/Shutdown complete in [\d.]+ ms: parent exited: drained, all steps ok, exit 0/);
+      expect(stderr).not.toContain('held by');
+      // The point of the test: stdin never reached EOF, its other writer is still alive.
+      expect(readIdentity(tree.pids.holder ?? -1)).not.toBeNull();
+      expect(stderr).not.toContain('stdin closed');
+    } finally {
+      cleanup(tree);
+    }
+  });
+
+  it('the only other holder of stdin SIGKILLed while the parent lives: EOF ends it, exit 0', async () => {
+    let tree: Tree | undefined;
+    try {
+      tree = await startTree('handoff');
+      killIfOurs(tree.pids.holder, 'sleep');
+
+      // The parent is alive and reports its child's exit: a real exit status, not by signal.
+      expect(await bounded(tree.qmdExit, 'qmd did not exit', tree.parent)).toEqual({ code: 0, signal: null });
+      const stderr = tree.parent.stderr();
+      expect(stderr).toContain('Shutting down (stdin closed)...');
+      expect(stderr).toMatch(/Shutdown complete in [\d.]+ ms: stdin closed: drained, all steps ok, exit 0/);
+      expect(stderr).not.toContain('parent exited');
+    } finally {
+      cleanup(tree);
+    }
+  });
+
+  it('the client (parent and only stdin holder) SIGKILLed: no orphan, one teardown, exit 0', async () => {
+    let tree: Tree | undefined;
+    try {
+      tree = await startTree('alone');
+      tree.parent.child.kill('SIGKILL');
+      await waitForExit(tree.parent);
+
+      await bounded(tree.stderrClosed, 'qmd did not exit: an orphan', tree.parent);
+      const stderr = tree.parent.stderr();
+      // Both facts are true at once (EOF and a new parent); whichever the server sees first
+      // starts the one teardown, and the other source is detached by then.
+      expect(stderr.match(/Shutting down \((stdin closed|parent exited)\)\.\.\./g)).toHaveLength(1);
+      expect(stderr).toMatch(
+        /Shutdown complete in [\d.]+ ms: (stdin closed|parent exited): drained, all steps ok, exit 0/,
+      );
+      expect(stderr).not.toContain('held by');
+    } finally {
+      cleanup(tree);
+    }
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * The watchdog end to end (issue 5): `QMD_FAILPOINTS=server.leak=hang` makes the real binary
+ * leak a ref'd interval at start that nothing ever clears, the way a forgotten timer or socket
+ * does. After `done` the loop cannot drain, so the watchdog — armed only then — names what
+ * holds it and exits with the code the machine computed, whatever that code is.
+ */
+import { existsSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChildTransport } from '../support/child-transport.js';
+import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { type Spawned, waitForExit } from '../support/spawn.js';
+
+const ws = tempWorkspace();
+beforeAll(async () => {
+  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
+  expect(added.code, added.stderr).toBe(0);
+});
+afterAll(() => ws.cleanup());
+
+/** Serving: `initialize` answered, so the lifecycle has started and the leak is in place. */
+async function serving(server: Spawned): Promise<void> {
+  await new Client({ name: 'e2e-watchdog', version: '1.0.0' }).connect(new ChildTransport(server.child));
+}
+
+describe('a leaked ref’d handle after done', () => {
+  it('clean teardown: the watchdog names the handle and exits 0', async () => {
+    const server = spawnMcp(qmdEnv(ws.index, { QMD_FAILPOINTS: 'server.leak=hang', QMD_EXIT_WATCHDOG_MS: '300' }));
+    try {
+      await serving(server);
+      server.child.stdin?.end();
+      const exit = await waitForExit(server);
+
+      expect(exit).toEqual({ code: 0, signal: null });
+      const stderr = server.stderr();
+      expect(stderr).toMatch(/Shutdown complete in [\d.]+ ms: stdin closed: drained, all steps ok, exit 0/);
+      expect(stderr).toMatch(
+        /QMD Warning: still running 300 ms after teardown; held by: .*Timeout.*\. Exiting with code 0\./,
+      );
+      // Teardown itself was complete before the forced exit: the store is closed.
+      expect(existsSync(`${ws.index}-wal`)).toBe(false);
+      expect(stderr.indexOf('Shutdown complete')).toBeLessThan(stderr.indexOf('still running'));
+    } finally {
+      server.kill();
+    }
+  });
+
+  it('failed teardown step: the watchdog exits with the computed code, 1', async () => {
+    const server = spawnMcp(
+      qmdEnv(ws.index, {
+        QMD_FAILPOINTS: 'server.leak=hang;teardown.disposeStore=throw',
+        QMD_EXIT_WATCHDOG_MS: '300',
+      }),
+    );
+    try {
+      await serving(server);
+      server.child.kill('SIGTERM');
+      const exit = await waitForExit(server);
+
+      expect(exit).toEqual({ code: 1, signal: null });
+      const stderr = server.stderr();
+      expect(stderr).toContain('Shutting down (SIGTERM)...');
+      expect(stderr).toContain(
+        'QMD Warning: teardown step disposeStore failed: failpoint teardown.disposeStore: throw',
+      );
+      expect(stderr).toMatch(
+        /QMD Warning: still running 300 ms after teardown; held by: .*Timeout.*\. Exiting with code 1\./,
+      );
+    } finally {
+      server.kill();
+    }
+  });
+});
