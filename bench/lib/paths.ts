@@ -1,0 +1,37 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The built binary (`npm run bench` builds first): benchmarks run what users run. */
+export const QMD_BIN = join(ROOT, 'dist/src/cli/main.js');
+/** Standalone contender scripts, plain `.mjs` run by node itself (no loader cost). */
+export const CONTENDERS = join(ROOT, 'bench/contenders');
+/** Generated corpora, indexes and models (gitignored). */
+export const TMP = join(ROOT, 'bench/.tmp');
+
+/**
+ * Spawned benchmarks run `dist/`, in-process ones import `src/` through tsx: if the build is
+ * older than the sources the two disagree (e.g. on the index schema). `npm run bench` builds
+ * first; this names the problem when a benchmark is started another way.
+ */
+export function staleBuild(): string | undefined {
+  let built: number;
+  try {
+    built = statSync(QMD_BIN).mtimeMs;
+  } catch {
+    return `${QMD_BIN} is missing: run \`npm run build\` (npm run bench does)`;
+  }
+  const newest = (dir: string): number => {
+    let latest = 0;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const file = join(dir, entry.name);
+      if (entry.isDirectory()) latest = Math.max(latest, newest(file));
+      else if (entry.name.endsWith('.ts')) latest = Math.max(latest, statSync(file).mtimeMs);
+    }
+    return latest;
+  };
+  const source = Math.max(newest(join(ROOT, 'src')), newest(join(ROOT, 'machines')));
+  return source > built ? 'dist/ is older than src/: run `npm run build` (npm run bench does)' : undefined;
+}
