@@ -24,22 +24,8 @@ export type TriggerEvent =
 
 export type TriggerType = TriggerEvent['type'];
 
-export const TRIGGER_TYPES: readonly TriggerType[] = [
-  'stdin.end',
-  'stdin.close',
-  'stdout.closed',
-  'signal.received',
-  'parent.gone',
-  'http.stop',
-  'shutdown.requested',
-];
-
 /** The client's side of the pipes went away: one departure, however many of these arrive. */
 const PIPE_DEPARTURES: ReadonlySet<TriggerType> = new Set(['stdin.end', 'stdin.close', 'stdout.closed']);
-
-export function isTrigger(event: { type: string }): event is TriggerEvent {
-  return (TRIGGER_TYPES as readonly string[]).includes(event.type);
-}
 
 /** The words after `Shutting down (` in the breadcrumb; part of the CLI contract (§4). */
 export function describeTrigger(event: TriggerEvent): string {
@@ -78,5 +64,6 @@ export function isEscalation(first: TriggerEvent | null, next: TriggerEvent): bo
 /** Node allows `process.exitCode` to be a string or undefined; the machine wants a number. */
 export function normalizeExitCode(code: unknown): number {
   const n = typeof code === 'string' ? Number.parseInt(code, 10) : code;
-  return typeof n === 'number' && Number.isInteger(n) ? n : 0;
+  // Number.isInteger is false for anything that is not a number.
+  return Number.isInteger(n) ? (n as number) : 0;
 }

@@ -1,4 +1,4 @@
-import type { Clock } from './clock.js';
+import type { Clock, TimerHandle } from './clock.js';
 import { realClock } from './clock.js';
 
 /**
@@ -53,10 +53,12 @@ export function createInflightGate(options: GateOptions = {}): InflightGate {
       running.add(controller);
       options.onStarted?.();
       const outer = runOptions?.signal;
-      const forward = (): void => controller.abort(outer?.reason);
+      // Called only with `outer` set: at once if it is already aborted, else as its listener.
+      const forward = (): void => controller.abort(outer!.reason);
       if (abortedAll) controller.abort(abortReason);
       else if (outer?.aborted) forward();
-      else outer?.addEventListener('abort', forward, { once: true });
+      // An AbortSignal fires once; `finally` removes the listener either way.
+      else outer?.addEventListener('abort', forward);
       try {
         return await handler(controller.signal);
       } finally {
@@ -80,10 +82,10 @@ export function createInflightGate(options: GateOptions = {}): InflightGate {
     onIdle(idleOptions) {
       if (running.size === 0) return Promise.resolve(true);
       return new Promise<boolean>((resolve) => {
-        let timer: unknown;
+        let timer: TimerHandle | undefined;
         const wake = (): void => {
           idleWaiters.delete(wake);
-          if (timer !== undefined) clock.clearTimeout(timer);
+          clock.clearTimeout(timer);
           resolve(true);
         };
         idleWaiters.add(wake);

@@ -1,12 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
-import {
-  DEFAULT_DRAIN_TIMEOUT_MS,
-  DEFAULT_STEP_TIMEOUT_MS,
-  type LifecycleMachine,
-  type LifecycleOutput,
-  lifecycleMachine,
-} from '../../machines/lifecycle.js';
+import { type LifecycleMachine, type LifecycleOutput, lifecycleMachine } from '../../machines/lifecycle.js';
 import { describeTrigger, normalizeExitCode, type TriggerEvent } from '../../machines/triggers.js';
 import { type Clock, realClock, type TimerHandle } from './clock.js';
 import { createInflightGate, type InflightGate } from './gate.js';
@@ -160,37 +154,37 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
         );
       },
       warnStepFailed: ({ context }) => {
-        const failure = context.failedSteps.at(-1);
-        if (failure) log.warn(`teardown step ${failure.step} failed: ${failure.error}; continuing`);
+        // failedStep is entered only after a failure was recorded.
+        const failure = context.failedSteps.at(-1)!;
+        log.warn(`teardown step ${failure.step} failed: ${failure.error}; continuing`);
       },
     },
   });
 
   const tracer = options.traceFile ? createTraceWriter(options.traceFile, clock, log, startedAt) : undefined;
-  const observers = [...(tracer ? [tracer.observe] : []), ...(options.inspect ?? [])];
+  const observeSafely = (observe: (event: InspectionEvent) => void, event: InspectionEvent): void => {
+    try {
+      observe(event);
+    } catch {
+      // An observer must never break the lifecycle (XState rethrows what an inspector throws).
+    }
+  };
   const actor = createActor(machine, {
-    input: {
-      drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
-      stepTimeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
-    },
+    // The machine applies the defaults (DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_STEP_TIMEOUT_MS).
+    input: { drainTimeoutMs: options.drainTimeoutMs, stepTimeoutMs: options.stepTimeoutMs },
     clock,
-    ...(observers.length > 0 && {
-      inspect: (event: InspectionEvent) => {
-        for (const observe of observers) {
-          try {
-            observe(event);
-          } catch {
-            // An observer must never break the lifecycle.
-          }
-        }
-      },
-    }),
+    inspect: (event) => {
+      if (tracer) observeSafely(tracer.observe, event);
+      options.inspect?.forEach((observe) => {
+        observeSafely(observe, event);
+      });
+    },
   });
 
+  // Called once: the actor either completes or errors, never both.
   const finish = (output: LifecycleOutput): void => {
-    if (finished) return;
     finished = output;
-    if (keepAlive !== undefined) clock.clearTimeout(keepAlive);
+    clock.clearTimeout(keepAlive);
     for (const detach of triggerSources.splice(0)) detach();
     exitSlot.set(output.exitCode);
     const ms = Math.round((clock.now() - teardownStartedAt) * 10) / 10;
@@ -208,15 +202,13 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
   };
 
   actor.subscribe({
-    complete: () => {
-      const output = actor.getSnapshot().output;
-      if (output) finish(output);
-    },
+    complete: () => finish(actor.getSnapshot().output!),
+    // Only a throwing effect gets here (a custom log or clock): teardown cannot continue.
     error: (error) => {
-      log.warn(`the lifecycle machine failed: ${(error as Error)?.message ?? String(error)}`);
+      log.warn(`the lifecycle machine failed: ${error instanceof Error ? error.message : String(error)}`);
       finish({
         exitCode: 1,
-        reason: actor.getSnapshot().context?.reason ?? 'unknown',
+        reason: actor.getSnapshot().context.reason ?? 'unknown',
         failedSteps: [],
         drain: 'idle',
         escalatedBy: null,
@@ -242,17 +234,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     if (stdout) guardStdout(stdout, (event) => trigger(event));
     const parent = options.parent === undefined ? { ppid: () => process.ppid } : options.parent;
     if (parent) {
-      triggerSources.push(
-        watchParent(
-          {
-            ppid: parent.ppid,
-            clock,
-            ...(parent.intervalMs !== undefined && { intervalMs: parent.intervalMs }),
-            ...(parent.original !== undefined && { original: parent.original }),
-          },
-          trigger,
-        ),
-      );
+      triggerSources.push(watchParent({ ...parent, clock }, trigger));
     }
     const stdin = options.stdin === undefined ? process.stdin : options.stdin;
     if (stdin) {
@@ -273,7 +255,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     state: () => String(actor.getSnapshot().value),
     shutdown(reason) {
       shutdownPromise ??= (() => {
-        trigger(reason === undefined ? { type: 'shutdown.requested' } : { type: 'shutdown.requested', reason });
+        trigger({ type: 'shutdown.requested', reason });
         return done;
       })();
       return shutdownPromise;

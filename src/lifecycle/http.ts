@@ -6,13 +6,21 @@ export interface HttpListener {
   off(event: 'close', listener: () => void): unknown;
 }
 
+function swallow(): void {}
+
 /**
  * Accept errors a listener survives: libuv keeps listening after EMFILE/ENFILE (it accepts
  * and drops the connection it cannot take), so these are load, not a dead server.
  */
-function swallow(): void {}
-
-const TRANSIENT = new Set(['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM', 'ECONNABORTED', 'EAGAIN', 'EINTR']);
+const TRANSIENT: ReadonlySet<string | undefined> = new Set([
+  'EMFILE',
+  'ENFILE',
+  'ENOBUFS',
+  'ENOMEM',
+  'ECONNABORTED',
+  'EAGAIN',
+  'EINTR',
+]);
 
 /**
  * Turns a listening HTTP server into the `http.stop` trigger: "the HTTP server told to stop".
@@ -35,7 +43,7 @@ export function watchHttpListener(
     send({ type: 'http.stop' });
   };
   const onListenerError = (error: NodeJS.ErrnoException): void => {
-    const fatal = !TRANSIENT.has(error.code ?? '');
+    const fatal = !TRANSIENT.has(error.code);
     onError(error, fatal);
     if (fatal) stop();
   };

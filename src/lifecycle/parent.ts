@@ -1,4 +1,4 @@
-import type { Clock } from './clock.js';
+import type { Clock, TimerHandle } from './clock.js';
 
 export interface ParentWatchOptions {
   /** Reads the parent's PID now (`process.ppid` is a live getter). */
@@ -26,20 +26,15 @@ export function watchParent(options: ParentWatchOptions, send: (event: { type: '
   const { clock } = options;
   const interval = options.intervalMs ?? DEFAULT_PARENT_POLL_MS;
   const original = options.original ?? options.ppid();
-  let timer: unknown;
-  let stopped = false;
-  const check = (): void => {
-    if (stopped) return;
-    if (options.ppid() !== original) {
-      stopped = true;
-      send({ type: 'parent.gone' });
-      return;
-    }
+  let timer: TimerHandle | undefined;
+  const poll = (): void => {
     timer = clock.setTimeout(check, interval, { unref: true });
   };
-  if (original > 1) timer = clock.setTimeout(check, interval, { unref: true });
-  return () => {
-    stopped = true;
-    if (timer !== undefined) clock.clearTimeout(timer);
+  // One timer at a time, and none once the parent is gone: detaching clears the pending one.
+  const check = (): void => {
+    if (options.ppid() !== original) send({ type: 'parent.gone' });
+    else poll();
   };
+  if (original > 1) poll();
+  return () => clock.clearTimeout(timer);
 }

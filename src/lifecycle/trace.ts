@@ -1,5 +1,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
-import type { InspectionEvent } from 'xstate';
+import type { InspectionEvent, SnapshotFrom } from 'xstate';
+import { computeExitCode, type LifecycleMachine } from '../../machines/lifecycle.js';
 import type { Clock } from './clock.js';
 import type { Log } from './stderr.js';
 
@@ -22,17 +23,7 @@ export interface TraceLine {
   failedSteps?: { step: string; error: string }[];
 }
 
-interface MachineLikeSnapshot {
-  value: unknown;
-  status?: string;
-  context?: {
-    inflight?: number;
-    reason?: string | null;
-    drain?: string | null;
-    failedSteps?: { step: string; error: string }[];
-  };
-  output?: { exitCode?: number };
-}
+type LifecycleSnapshot = SnapshotFrom<LifecycleMachine>;
 
 /**
  * Writes one JSONL line per state entered, from XState's inspection API: the initial state
@@ -45,7 +36,7 @@ interface MachineLikeSnapshot {
 export function createTraceWriter(file: string, clock: Clock, log: Log, startedAt = clock.now()) {
   let fd: number | undefined;
   let failed = false;
-  let last: unknown;
+  let last: string | undefined;
   const write = (line: TraceLine): void => {
     if (failed) return;
     try {
@@ -56,8 +47,9 @@ export function createTraceWriter(file: string, clock: Clock, log: Log, startedA
       log.warn(`cannot write the lifecycle trace to ${file}: ${(error as Error).message}`);
     }
   };
-  const record = (eventType: string, snapshot: MachineLikeSnapshot): void => {
-    const state = typeof snapshot.value === 'string' ? snapshot.value : JSON.stringify(snapshot.value);
+  const record = (eventType: string, snapshot: LifecycleSnapshot): void => {
+    // The machine is flat: its state value is the state's name.
+    const state = snapshot.value;
     if (state === last) return;
     last = state;
     const ms = Math.round((clock.now() - startedAt) * 100) / 100;
@@ -66,27 +58,29 @@ export function createTraceWriter(file: string, clock: Clock, log: Log, startedA
       event: eventType,
       state,
       pid: process.pid,
-      inflight: snapshot.context?.inflight ?? 0,
+      inflight: snapshot.context.inflight,
     };
     if (eventType === 'xstate.init') line.startedAt = new Date().toISOString();
     if (state === 'done') {
-      line.reason = snapshot.context?.reason ?? null;
-      line.drain = snapshot.context?.drain ?? null;
-      line.failedSteps = snapshot.context?.failedSteps ?? [];
-      if (snapshot.output?.exitCode !== undefined) line.exitCode = snapshot.output.exitCode;
+      line.reason = snapshot.context.reason;
+      line.drain = snapshot.context.drain;
+      line.failedSteps = snapshot.context.failedSteps;
+      // What the machine outputs, from the same rule (`summarize` in machines/lifecycle.ts).
+      line.exitCode = computeExitCode(snapshot.context);
     }
     write(line);
   };
   return {
     observe(event: InspectionEvent): void {
       if (event.actorRef.sessionId !== event.rootId) return;
-      if (event.type === '@xstate.microstep') {
-        record(event.event.type, event.snapshot as unknown as MachineLikeSnapshot);
-      } else if (event.type === '@xstate.snapshot' && event.event.type === 'xstate.init') {
-        record('xstate.init', event.snapshot as unknown as MachineLikeSnapshot);
+      // A macrostep's snapshot repeats the state of its last microstep (deduplicated above),
+      // except for the first one, `xstate.init`: the initial state has no microstep.
+      if (event.type === '@xstate.microstep' || event.type === '@xstate.snapshot') {
+        record(event.event.type, event.snapshot as LifecycleSnapshot);
       }
     },
     close(): void {
+      // Stryker disable next-line ConditionalExpression: a shortcut only; closeSync(undefined) throws, and that is swallowed below
       if (fd === undefined) return;
       try {
         closeSync(fd);

@@ -4,14 +4,12 @@
  * body cap, and the same lifecycle machine on SIGTERM — in-flight replies are delivered, then
  * a clean exit. Every wait is for an observable event with a generous bound.
  */
-import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInflightGate } from '../../src/lifecycle/gate.js';
-import { watchHttpListener } from '../../src/lifecycle/http.js';
 import { createHttpApp } from '../../src/mcp/http/app.js';
 import { createOriginGuard } from '../../src/mcp/http/guard.js';
 import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
@@ -225,28 +223,7 @@ describe('SIGTERM on an HTTP server', () => {
 });
 
 describe('the HTTP pieces, in process', () => {
-  it('the listener adapter sends http.stop on a fatal error or an unasked-for close, once; load is not fatal', () => {
-    const listener = new EventEmitter();
-    const sent: string[] = [];
-    const errors: string[] = [];
-    const detach = watchHttpListener(
-      listener,
-      (event) => sent.push(event.type),
-      (error, fatal) => errors.push(`${error.code}:${fatal}`),
-    );
-    listener.emit('error', Object.assign(new Error('accept EMFILE'), { code: 'EMFILE' }));
-    expect(sent).toEqual([]);
-    listener.emit('error', Object.assign(new Error('accept EBADF'), { code: 'EBADF' }));
-    listener.emit('close');
-    expect(sent).toEqual(['http.stop']);
-    expect(errors).toEqual(['EMFILE:false', 'EBADF:true']);
-
-    detach();
-    // After detaching (teardown closes the listener itself), errors are swallowed, not thrown.
-    expect(() => listener.emit('error', new Error('late'))).not.toThrow();
-    listener.emit('close');
-    expect(sent).toEqual(['http.stop']);
-  });
+  // The listener adapter (src/lifecycle/http.ts) is tested in test/lifecycle/http.test.ts.
 
   it('the guard accepts this machine’s names and refuses others', () => {
     const guard = createOriginGuard('127.0.0.1');

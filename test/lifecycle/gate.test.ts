@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createInflightGate } from '../../src/lifecycle/gate.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
@@ -105,6 +106,83 @@ describe('the in-flight gate', () => {
       late = signal;
     });
     expect(late.aborted).toBe(true);
+    d.resolve();
+  });
+
+  it('is idle only once the last handler settles', async () => {
+    const gate = createInflightGate({ clock: new FakeClock() });
+    const a = deferred();
+    const b = deferred();
+    void gate.run(() => a.promise);
+    void gate.run(() => b.promise);
+    let idle = false;
+    void gate.onIdle().then(() => {
+      idle = true;
+    });
+    a.resolve();
+    await flush();
+    expect([idle, gate.size]).toEqual([false, 1]);
+    b.resolve();
+    await flush();
+    expect([idle, gate.size]).toEqual([true, 0]);
+  });
+
+  it('is idle at once, with no timer, when nothing runs and a deadline is given', async () => {
+    const clock = new FakeClock();
+    const gate = createInflightGate({ clock });
+    await expect(gate.onIdle({ timeoutMs: 100 })).resolves.toBe(true);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it('on the real clock by default: a deadline that idle beats leaves no timer behind', async () => {
+    const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const gate = createInflightGate();
+    const d = deferred();
+    void gate.run(() => d.promise);
+    const before = timeouts();
+    const idle = gate.onIdle({ timeoutMs: 60_000 });
+    expect(timeouts()).toBe(before + 1);
+    d.resolve();
+    await expect(idle).resolves.toBe(true);
+    expect(timeouts()).toBe(before);
+  });
+
+  it("a caller's signal that is already aborted aborts the handler at once, with its reason", async () => {
+    const gate = createInflightGate({ clock: new FakeClock() });
+    const outer = new AbortController();
+    outer.abort(new Error('client went away'));
+    let inner!: AbortSignal;
+    await gate.run(
+      (signal) => {
+        inner = signal;
+      },
+      { signal: outer.signal },
+    );
+    expect(inner.aborted).toBe(true);
+    expect((inner.reason as Error).message).toBe('client went away');
+  });
+
+  it("stops listening to the caller's signal once the handler settles", async () => {
+    const gate = createInflightGate({ clock: new FakeClock() });
+    const outer = new AbortController();
+    const d = deferred();
+    const run = gate.run(() => d.promise, { signal: outer.signal });
+    expect(getEventListeners(outer.signal, 'abort')).toHaveLength(1);
+    d.resolve();
+    await run;
+    expect(getEventListeners(outer.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('abortAll without a reason says the server is shutting down', async () => {
+    const gate = createInflightGate({ clock: new FakeClock() });
+    let signal!: AbortSignal;
+    const d = deferred();
+    void gate.run((s) => {
+      signal = s;
+      return d.promise;
+    });
+    gate.abortAll();
+    expect((signal.reason as Error).message).toBe('aborted: the server is shutting down');
     d.resolve();
   });
 });

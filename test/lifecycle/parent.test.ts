@@ -37,4 +37,50 @@ describe('the parent watch', () => {
     stop();
     expect(clock.pending()).toBe(0);
   });
+
+  it('every poll is unref, one at a time, at the given interval (500 ms by default)', async () => {
+    const clock = new FakeClock();
+    const sent: string[] = [];
+    watchParent({ ppid: () => 900, clock }, (e) => sent.push(e.type));
+    for (let i = 0; i < 3; i++) {
+      await clock.advance(500);
+      expect([clock.pending('unref'), clock.pending('ref')]).toEqual([1, 0]);
+    }
+    const fast = new FakeClock();
+    let ppid = 900;
+    watchParent({ ppid: () => ppid, clock: fast, intervalMs: 100 }, (e) => sent.push(e.type));
+    ppid = 1;
+    await fast.advance(99);
+    expect(sent).toEqual([]);
+    await fast.advance(1);
+    expect(sent).toEqual(['parent.gone']);
+  });
+
+  it('a parent with PID 2 is still watched (only PID 1 means already orphaned)', () => {
+    const clock = new FakeClock();
+    watchParent({ ppid: () => 2, clock }, () => {});
+    expect(clock.pending()).toBe(1);
+  });
+
+  it('detached after a few polls, it never looks again', async () => {
+    const clock = new FakeClock();
+    let reads = 0;
+    const stop = watchParent(
+      {
+        ppid: () => {
+          reads++;
+          return 600;
+        },
+        clock,
+        intervalMs: 100,
+      },
+      () => {},
+    );
+    await clock.advance(250);
+    stop();
+    const seen = reads;
+    await clock.advance(1000);
+    expect(reads).toBe(seen);
+    expect(clock.pending()).toBe(0);
+  });
 });

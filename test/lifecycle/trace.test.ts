@@ -1,8 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { flush } from '../support/fake-clock.js';
+import { createActor, fromPromise, toPromise } from 'xstate';
+import { lifecycleMachine } from '../../machines/lifecycle.js';
+import { createTraceWriter } from '../../src/lifecycle/trace.js';
+import { FakeClock, flush } from '../support/fake-clock.js';
 import { createHarness } from '../support/lifecycle-harness.js';
 
 const dirs: string[] = [];
@@ -56,5 +59,126 @@ describe('QMD_LIFECYCLE_TRACE', () => {
     const output = await h.lifecycle.done;
     expect(output.exitCode).toBe(0);
     expect(h.lines.filter((l) => l.startsWith('QMD Warning: cannot write the lifecycle trace'))).toHaveLength(1);
+  });
+
+  it('every line has pid and inflight; startedAt only on the first; the outcome only on done', async () => {
+    const file = traceFile();
+    const h = createHarness({ traceFile: file, closeTransport: 'manual' });
+    const handler = h.startHandler();
+    h.signal('SIGTERM');
+    await flush();
+    handler.settle();
+    h.pending.closeTransport[0]!.resolve();
+    await h.lifecycle.done;
+    const lines = read(file);
+    expect(lines.map((l) => [l.state, l.pid, l.inflight])).toEqual([
+      ['connected', process.pid, 0],
+      ['closingTransport', process.pid, 1],
+      ['draining', process.pid, 0],
+      ['disposingStore', process.pid, 0],
+      ['done', process.pid, 0],
+    ]);
+    expect(lines.map((l) => 'startedAt' in l)).toEqual([true, false, false, false, false]);
+    for (const line of lines.slice(0, -1)) {
+      expect(Object.keys(line).sort()).toEqual(
+        ['event', 'inflight', 'ms', 'pid', 'state', ...('startedAt' in line ? ['startedAt'] : [])].sort(),
+      );
+    }
+    expect(lines.at(-1)).toEqual({
+      ms: 0,
+      event: 'xstate.done.actor.disposeStore',
+      state: 'done',
+      pid: process.pid,
+      inflight: 0,
+      reason: 'SIGTERM',
+      drain: 'idle',
+      failedSteps: [],
+      exitCode: 0,
+    });
+  });
+
+  it('two runs append to one file, each starting with its own startedAt line', async () => {
+    const file = traceFile();
+    for (const prior of [undefined, 2]) {
+      const h = createHarness({ traceFile: file, priorExitCode: prior });
+      h.stdin.close();
+      await h.lifecycle.done;
+    }
+    const lines = read(file);
+    expect(lines.map((l) => l.state)).toEqual([
+      ...['connected', 'closingTransport', 'draining', 'disposingStore', 'done'],
+      ...['connected', 'closingTransport', 'draining', 'disposingStore', 'done'],
+    ]);
+    expect(lines.map((l, i) => ('startedAt' in l ? i : -1)).filter((i) => i >= 0)).toEqual([0, 5]);
+    expect([lines[4].exitCode, lines[9].exitCode]).toEqual([0, 2]);
+  });
+
+  it.skipIf(!existsSync('/proc/self/fd'))('holds the file open only while the lifecycle runs', async () => {
+    const file = traceFile();
+    const openOnTrace = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === file;
+        } catch {
+          return false;
+        }
+      }).length;
+    const h = createHarness({ traceFile: file, closeTransport: 'manual' });
+    expect(openOnTrace()).toBe(1);
+    h.stdin.end();
+    await flush();
+    expect(openOnTrace()).toBe(1);
+    h.pending.closeTransport[0]!.resolve();
+    await h.lifecycle.done;
+    expect(openOnTrace()).toBe(0);
+  });
+});
+
+describe('the trace writer on its own', () => {
+  const instant = lifecycleMachine.provide({
+    actors: { closeTransport: fromPromise(async () => {}), disposeStore: fromPromise(async () => {}) },
+  });
+
+  it('is a plain XState inspector: ms since its start on the given clock, every event type tolerated', async () => {
+    const file = traceFile();
+    const clock = new FakeClock();
+    await clock.advance(1000);
+    const warnings: string[] = [];
+    const writer = createTraceWriter(file, clock, { line: () => {}, warn: (t) => warnings.push(t) }, clock.now());
+    // No host around it: an inspection event the writer could not handle would throw here.
+    const actor = createActor(instant, { input: {}, clock, inspect: writer.observe }).start();
+    await clock.advance(7.456);
+    // Transitions that stay in connected: no line of their own.
+    actor.send({ type: 'handler.started' });
+    actor.send({ type: 'handler.settled' });
+    actor.send({ type: 'stdin.end' });
+    const output = await toPromise(actor);
+    writer.close();
+    writer.close();
+    expect(warnings).toEqual([]);
+    const lines = read(file);
+    expect(lines.map((l) => [l.ms, l.event, l.state])).toEqual([
+      [0, 'xstate.init', 'connected'],
+      [7.46, 'stdin.end', 'closingTransport'],
+      [7.46, 'xstate.done.actor.closeTransport', 'draining'],
+      [7.46, 'xstate.done.actor.closeTransport', 'disposingStore'],
+      [7.46, 'xstate.done.actor.disposeStore', 'done'],
+    ]);
+    expect(lines.at(-1)).toMatchObject({ exitCode: output.exitCode, reason: 'stdin closed', drain: 'idle' });
+  });
+
+  it('a failed write is warned about once, and it stops trying', async () => {
+    const warnings: string[] = [];
+    const clock = new FakeClock();
+    const writer = createTraceWriter('/proc/qmd-no-such-dir/trace.jsonl', clock, {
+      line: () => {},
+      warn: (t) => warnings.push(t),
+    });
+    const actor = createActor(instant, { input: {}, clock, inspect: writer.observe }).start();
+    actor.send({ type: 'stdin.end' });
+    await toPromise(actor);
+    writer.close();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^cannot write the lifecycle trace to \/proc\/qmd-no-such-dir\/trace\.jsonl: /);
   });
 });

@@ -7,9 +7,15 @@
  * closingTransport, this fails within ~15 runs (shrunk to stdin.close, SIGTERM), while every
  * generated path replay still passes (only their coverage check notices that the new
  * transition is never taken, because a self-loop never appears in a path).
+ * Escalation is checked against a rule of this file's own (`escalates`, not the machine's
+ * `isEscalation`): which trigger escalated, each warning, the drain cut short or not, and the
+ * handlers' abort signals. Checked: with `isEscalation` treating a stdout error after stdin EOF
+ * as new, it fails within ~10 runs (shrunk to stdin.end, stdout.error); with a repeated HTTP
+ * stop escalating, within ~100 (shrunk to http.stop, http.stop).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { LifecycleOutput } from '../../machines/lifecycle.js';
 import { flush } from '../support/fake-clock.js';
 import { createHarness, type HandlerProbe, type Harness } from '../support/lifecycle-harness.js';
 
@@ -64,9 +70,114 @@ interface Observed {
   rejected: Set<string>;
   /** Steps that were settled (either way) by the test, and when. */
   settledAt: Map<string, number>;
+  /** Which triggers reached the machine, and which of them escalated (see `noteDeparture`). */
+  departures: Departures;
 }
 
+// ---- escalation, by a reference rule of this test's own ---------------------------------
+
+type Kind = 'stdin.end' | 'stdin.close' | 'stdout' | 'signal' | 'parent' | 'http' | 'shutdown';
+
+interface Departures {
+  /** The kind of the trigger that started teardown, and its breadcrumb words. */
+  first?: { kind: Kind; words: string };
+  stdoutFailed: boolean;
+  shutdownCalled: boolean;
+  /** Each escalating arrival, in order: its words, the state it met, the handlers still running. */
+  escalations: Array<{ words: string; state: string; running: HandlerProbe[]; startedBefore: number }>;
+}
+
+/**
+ * lifecycle.md §2, written down again: the client's pipes (stdin end, stdin close, a stdout
+ * error) are one departure; every signal is a new one; any other kind is a new departure
+ * unless it is the kind that started teardown; a programmatic shutdown never escalates.
+ */
+function escalates(first: Kind, next: Kind): boolean {
+  const departure = (k: Kind) => (k === 'stdin.end' || k === 'stdin.close' || k === 'stdout' ? 'client pipes' : k);
+  if (next === 'shutdown') return false;
+  return next === 'signal' || departure(next) !== departure(first);
+}
+
+const LISTENING = new Set(['closingTransport', 'draining', 'disposingStore']);
+
+/**
+ * Records a trigger command as the adapters deliver it: stdin and the parent watch only until
+ * teardown starts (then they are detached), the stdout guard and shutdown() once ever, signals
+ * and the HTTP stop every time. The first arrival starts teardown; a later one that escalates
+ * by the rule above, met in a state that listens, is noted with the handlers then running.
+ */
+function noteDeparture(h: Harness, c: Command, d: Departures): void {
+  const toKind: Partial<Record<Command['kind'], Kind>> = {
+    'stdin.end': 'stdin.end',
+    'stdin.close': 'stdin.close',
+    'stdout.error': 'stdout',
+    signal: 'signal',
+    'parent.gone': 'parent',
+    'http.stop': 'http',
+    shutdown: 'shutdown',
+  };
+  const kind = toKind[c.kind];
+  if (kind === undefined) return;
+  const state = h.state();
+  const started = d.first !== undefined;
+  let arrives = state !== 'done';
+  if (kind === 'stdin.end' || kind === 'stdin.close' || kind === 'parent') arrives &&= !started;
+  if (kind === 'stdout') arrives &&= !d.stdoutFailed;
+  if (kind === 'shutdown') arrives &&= !d.shutdownCalled;
+  if (kind === 'stdout') d.stdoutFailed = true;
+  if (kind === 'shutdown') d.shutdownCalled = true;
+  if (!arrives) return;
+  const words = {
+    'stdin.end': 'stdin closed',
+    'stdin.close': 'stdin closed',
+    stdout: 'stdout closed',
+    signal: c.kind === 'signal' ? c.signal : '',
+    parent: 'parent exited',
+    http: 'HTTP server stopped',
+    shutdown: 'property test',
+  }[kind];
+  if (!d.first) d.first = { kind, words };
+  else if (LISTENING.has(state) && escalates(d.first.kind, kind)) {
+    d.escalations.push({
+      words,
+      state,
+      running: h.handlers.filter((p) => !settled.has(p)),
+      startedBefore: h.handlers.length,
+    });
+  }
+}
+
+function checkEscalation(h: Harness, d: Departures, output: LifecycleOutput): void {
+  const first = d.escalations[0];
+  expect(output.escalatedBy).toBe(first?.words ?? null);
+  // Every escalation warns, naming itself, the first trigger and the handlers it aborts.
+  expect(h.lines.filter((l) => l.includes(' during teardown ('))).toEqual(
+    d.escalations.map(
+      (e) =>
+        `QMD Warning: ${e.words} during teardown (${d.first!.words}): aborting ${e.running.length} in-flight handler(s)`,
+    ),
+  );
+  // A drain not yet over when the first escalation came is cut short; otherwise it is not.
+  const cutShort = first !== undefined && first.state !== 'disposingStore';
+  expect(output.drain === 'cutShort').toBe(cutShort);
+  const complete = h.lines.find((l) => l.startsWith('Shutdown complete in '));
+  expect(complete).toMatch(cutShort ? /: drain cut short, / : /: (drained|drain deadline passed), /);
+  // Handlers running at the first escalation, and any started after it, are aborted; with no
+  // escalation, none is.
+  if (first) {
+    for (const p of first.running) {
+      expect(String(p.signal.reason)).toBe(`Error: aborted: ${first.words} escalated the shutdown`);
+    }
+    for (const p of h.handlers.slice(first.startedBefore)) expect(p.signal.aborted).toBe(true);
+  } else {
+    expect(h.handlers.filter((p) => p.signal.aborted)).toEqual([]);
+  }
+}
+
+// ---- driving the host --------------------------------------------------------------------
+
 async function perform(h: Harness, c: Command, seen: Observed): Promise<void> {
+  noteDeparture(h, c, seen.departures);
   const triggered = h.state() !== 'connected';
   const noteTrigger = (): void => {
     if (!triggered && seen.prior === undefined) seen.prior = Number(h.exitCode ?? 0);
@@ -201,10 +312,16 @@ describe('random interleavings against the real host', () => {
           watchdogMs: WATCHDOG_MS,
           parentPollMs: 10,
         });
-        const seen: Observed = { prior: undefined, rejected: new Set(), settledAt: new Map() };
+        const seen: Observed = {
+          prior: undefined,
+          rejected: new Set(),
+          settledAt: new Map(),
+          departures: { stdoutFailed: false, shutdownCalled: false, escalations: [] },
+        };
         for (const c of commands) await perform(h, c, seen);
         await finish(h, seen);
         checkInvariants(h, seen);
+        checkEscalation(h, seen.departures, await h.lifecycle.done);
         await h.clock.advance(WATCHDOG_MS);
         expect(h.exits).toEqual([h.exitCode]);
       }),
