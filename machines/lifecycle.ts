@@ -135,12 +135,14 @@ export const lifecycleMachine = setup({
     failedWhileClosingTransport: ({ context }) => context.failedSteps.at(-1)!.step === 'closeTransport',
   },
   actions: {
-    recordTrigger: assign(({ event }) => {
+    recordTrigger: assign(({ context, event }) => {
       const trigger = event as TriggerEvent;
       return {
         trigger,
         reason: describeTrigger(trigger),
         priorExitCode: normalizeExitCode(trigger.exitCode),
+        // A host may count handlers itself while connected and hand the count over here.
+        inflight: trigger.inflight ?? context.inflight,
       };
     }),
     recordEscalation: assign({

@@ -10,17 +10,19 @@
 export type ShutdownSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
 
 /**
- * `exitCode` is the `process.exitCode` already set when the trigger arrived: the host stamps
- * it, so the machine stays pure and can keep an earlier non-zero code.
+ * The host stamps two facts on each trigger, so the machine stays pure: `exitCode`, the
+ * `process.exitCode` already set when the trigger arrived (an earlier non-zero code is kept),
+ * and `inflight`, the handlers running at that moment, when the host has not been sending
+ * `handler.started` / `handler.settled` while connected (see `recordTrigger`).
  */
 export type TriggerEvent =
-  | { type: 'stdin.end'; exitCode?: number }
-  | { type: 'stdin.close'; exitCode?: number }
-  | { type: 'stdout.closed'; exitCode?: number; code?: string }
-  | { type: 'signal.received'; signal: ShutdownSignal; exitCode?: number }
-  | { type: 'parent.gone'; exitCode?: number }
-  | { type: 'http.stop'; exitCode?: number }
-  | { type: 'shutdown.requested'; reason?: string; exitCode?: number };
+  | { type: 'stdin.end'; exitCode?: number; inflight?: number }
+  | { type: 'stdin.close'; exitCode?: number; inflight?: number }
+  | { type: 'stdout.closed'; exitCode?: number; inflight?: number; code?: string }
+  | { type: 'signal.received'; signal: ShutdownSignal; exitCode?: number; inflight?: number }
+  | { type: 'parent.gone'; exitCode?: number; inflight?: number }
+  | { type: 'http.stop'; exitCode?: number; inflight?: number }
+  | { type: 'shutdown.requested'; reason?: string; exitCode?: number; inflight?: number };
 
 export type TriggerType = TriggerEvent['type'];
 

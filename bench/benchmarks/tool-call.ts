@@ -77,10 +77,10 @@ const WITHOUT = 'without (handlers called directly)';
 
 /**
  * Benchmark 4: what the lifecycle costs per tool call. Three servers on one store, over the
- * SDK's `InMemoryTransport`: one built with a started lifecycle's gate (every call sends
- * `handler.started` / `handler.settled` to the actor), one with a bare gate and one with a
- * pass-through gate. A sample
- * is `calls` sequential calls of one tool; samples alternate between the servers.
+ * SDK's `InMemoryTransport`: one built with a started lifecycle's gate (unobserved, as in
+ * production: the gate counts while connected and sends the actor nothing until a trigger),
+ * one with a bare gate and one with a pass-through gate. A sample is `calls` sequential calls
+ * of one tool; samples alternate between the servers.
  */
 export const toolCallBenchmark: Benchmark = {
   name: 'tool-call',

@@ -1,7 +1,9 @@
 /**
  * Experiment (not part of `npm run bench`): what the lifecycle actor costs per tool call, and
  * why it costs more inside a real workload than in a tight loop. Each call of a gated tool
- * sends `handler.started` and `handler.settled` to the actor (a full XState macrostep each).
+ * used to send `handler.started` and `handler.settled` to the actor (a full XState macrostep
+ * each); this is why the host now sends them only once teardown has started (or when a trace
+ * or inspector watches), and the trigger carries the gate's count into the machine.
  * Timed two ways: back to back, and around a BM25 search of the 1,000-note corpus (as in a
  * real `query` call, where the search leaves the CPU caches cold for XState's code and data).
  *

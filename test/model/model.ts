@@ -256,9 +256,14 @@ export async function replay(
     const where = `after step ${i} (${step.event.type})`;
     expect(h.state(), where).toBe(expected.value);
     const actual = h.lifecycle.actor.getSnapshot().context;
+    const value = String(expected.value);
+    // The gate's count is the truth while connected. Unobserved, the host sends the actor no
+    // handler events until teardown starts (the trigger carries the count): its count stays 0.
+    if (value === 'connected') expect(h.lifecycle.gate.size, `${where}: gate`).toBe(expected.context.inflight);
+    const unobservedConnected = value === 'connected' && !observe;
     expect(
       {
-        inflight: actual.inflight,
+        inflight: unobservedConnected ? h.lifecycle.gate.size : actual.inflight,
         priorExitCode: actual.priorExitCode,
         failedSteps: actual.failedSteps.map((f) => f.step),
         drain: actual.drain,
@@ -272,8 +277,8 @@ export async function replay(
       drain: expected.context.drain,
       escalated: expected.context.escalatedBy !== null,
     });
+    if (unobservedConnected) expect(actual.inflight, `${where}: no handler events sent while connected`).toBe(0);
     // Ordered calls so far: the breadcrumb before any step, steps once each and in order.
-    const value = String(expected.value);
     const stepsSoFar = h.steps();
     if (value === 'failedStep') expect(stepsSoFar.length, where).toBeGreaterThan(0);
     else expect(stepsSoFar, where).toEqual(EXPECTED_STEPS[value]);

@@ -60,6 +60,13 @@ describe('paths generated from the machine', () => {
     expect(await replayAll(group, coverage.observe)).toEqual([]);
   });
 
+  // Unobserved (no trace, no inspector: how it runs in production) the host counts handlers
+  // in the gate while connected and hands the count over with the trigger. Same paths, same
+  // expectations.
+  it.each(groupByTrigger(shortest))('replay every shortest path starting %s, unobserved', async (_, group) => {
+    expect(await replayAll(group)).toEqual([]);
+  });
+
   it.skipIf(simpleToReplay.length === 0).each(groupByTrigger(simpleToReplay))(
     'replay every simple path starting %s',
     async (_, group) => {
