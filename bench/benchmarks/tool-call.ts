@@ -3,18 +3,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { noFailpoints } from '../../src/failpoints.js';
 import { createInflightGate, type InflightGate } from '../../src/lifecycle/gate.js';
-import { type Lifecycle, startLifecycle } from '../../src/lifecycle/host.js';
-import type { Log } from '../../src/lifecycle/stderr.js';
+import { silentLog } from '../../src/lifecycle/stderr.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 import { qmdFixture } from '../lib/fixture.js';
 import { type Contender, interleave } from '../lib/interleave.js';
 import { latencyTable } from '../lib/latency.js';
+import { benchLifecycle } from '../lib/lifecycle.js';
 import { ratio, summarize } from '../lib/stats.js';
 import type { Benchmark, BenchmarkReport, Goal, Table } from '../lib/types.js';
-
-const silent: Log = { line() {}, warn() {} };
 
 /**
  * The same server without the lifecycle: each handler runs at once with the request's own
@@ -35,7 +33,7 @@ interface Side extends Contender {
 }
 
 async function connect(name: string, store: Store, gate: InflightGate, onClose = async () => {}): Promise<Side> {
-  const server = createMcpServer({ store, gate, failpoints: noFailpoints, log: silent, version: '0.0.0-bench' });
+  const server = createMcpServer({ store, gate, failpoints: noFailpoints, log: silentLog, version: '0.0.0-bench' });
   const client = new Client({ name: 'qmd-bench', version: '0.0.0' });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   await server.connect(serverTransport);
@@ -51,24 +49,6 @@ async function connect(name: string, store: Store, gate: InflightGate, onClose =
       await onClose();
     },
   };
-}
-
-/**
- * A real lifecycle, started, with every process-level source off (`stdin`, `stdout`, `signals`
- * and `parent` null) and no way to touch the process: its exit code and exit are sinks.
- */
-function benchLifecycle(): Lifecycle {
-  return startLifecycle({
-    closeTransport: async () => {},
-    disposeStore: async () => {},
-    stdin: null,
-    stdout: null,
-    signals: null,
-    parent: null,
-    log: silent,
-    exitCode: { get: () => undefined, set: () => {} },
-    exit: () => {},
-  });
 }
 
 const WITH = 'with gate + lifecycle actor';

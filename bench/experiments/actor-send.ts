@@ -12,24 +12,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startLifecycle } from '../../src/lifecycle/host.js';
 import { openStore } from '../../src/store/index.js';
 import { cachedCorpus } from '../lib/corpus.js';
+import { benchLifecycle } from '../lib/lifecycle.js';
 import { TMP } from '../lib/paths.js';
 
 const calls = Number(process.argv[2] ?? 1000);
-const silent = { line() {}, warn() {} };
-const lifecycle = startLifecycle({
-  closeTransport: async () => {},
-  disposeStore: async () => {},
-  stdin: null,
-  stdout: null,
-  signals: null,
-  parent: null,
-  log: silent,
-  exitCode: { get: () => undefined, set: () => {} },
-  exit: () => {},
-});
+const lifecycle = benchLifecycle();
 const corpus = cachedCorpus(1000);
 const dir = mkdtempSync(join(TMP, 'actor-send-'));
 const writer = openStore(join(dir, 'index.sqlite'));

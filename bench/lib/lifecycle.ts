@@ -1,0 +1,20 @@
+import { type Lifecycle, startLifecycle } from '../../src/lifecycle/host.js';
+import { silentLog } from '../../src/lifecycle/stderr.js';
+
+/**
+ * A real lifecycle, started, with every process-level source off (`stdin`, `stdout`, `signals`
+ * and `parent` null) and no way to touch the process: its exit code and exit are sinks.
+ */
+export function benchLifecycle(): Lifecycle {
+  return startLifecycle({
+    closeTransport: async () => {},
+    disposeStore: async () => {},
+    stdin: null,
+    stdout: null,
+    signals: null,
+    parent: null,
+    log: silentLog,
+    exitCode: { get: () => undefined, set: () => {} },
+    exit: () => {},
+  });
+}
