@@ -1,5 +1,7 @@
 import { QmdError } from '../../errors.js';
 import { type Failpoints, parseFailpoints } from '../../failpoints.js';
+import type { LifecycleOptions } from '../../lifecycle/host.js';
+import type { Log } from '../../lifecycle/stderr.js';
 
 /** What `qmd mcp` reads from the environment (lifecycle.md §4). */
 export interface McpEnvConfig {
@@ -38,4 +40,27 @@ export function parseEnvFailpoints(env: NodeJS.ProcessEnv): Failpoints {
   } catch (error) {
     throw new QmdError('BAD_ARGUMENT', (error as Error).message);
   }
+}
+
+/**
+ * The lifecycle options `qmd mcp` takes from its environment, the same over stdio and HTTP:
+ * the bounds, the trace file and, when `QMD_INSPECT` is set, the Stately inspector observer
+ * (imported only then: ws and @statelyai/inspect stay off the start-up path).
+ */
+export async function envLifecycleOptions(
+  config: McpEnvConfig,
+  log: Log,
+): Promise<Pick<LifecycleOptions, 'drainTimeoutMs' | 'stepTimeoutMs' | 'watchdogMs' | 'traceFile' | 'inspect'>> {
+  const inspect: NonNullable<LifecycleOptions['inspect']> = [];
+  if (config.inspectUrl) {
+    const { createInspectObserver } = await import('../../viz/inspect-observer.js');
+    inspect.push(createInspectObserver(config.inspectUrl, log).observe);
+  }
+  return {
+    ...(config.drainTimeoutMs !== undefined && { drainTimeoutMs: config.drainTimeoutMs }),
+    ...(config.stepTimeoutMs !== undefined && { stepTimeoutMs: config.stepTimeoutMs }),
+    ...(config.watchdogMs !== undefined && { watchdogMs: config.watchdogMs }),
+    ...(config.traceFile !== undefined && { traceFile: config.traceFile }),
+    inspect,
+  };
 }

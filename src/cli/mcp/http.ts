@@ -1,6 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { InspectionEvent } from 'xstate';
 import { QmdError } from '../../errors.js';
 import { createLifecycle, type Lifecycle } from '../../lifecycle/host.js';
 import { watchHttpListener } from '../../lifecycle/http.js';
@@ -13,7 +12,7 @@ import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { STARTUP_PPID } from '../startup.js';
 import { packageVersion } from '../version.js';
-import { readMcpEnv } from './config.js';
+import { envLifecycleOptions, readMcpEnv } from './config.js';
 import { readHttpEnv } from './http-config.js';
 import { claimStdout } from './stdout-guard.js';
 
@@ -52,11 +51,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
   // One store for every session: the model, loaded lazily on the first vector query, stays warm.
   const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
 
-  const inspect: Array<(event: InspectionEvent) => void> = [];
-  if (config.inspectUrl) {
-    const { createInspectObserver } = await import('../../viz/inspect-observer.js');
-    inspect.push(createInspectObserver(config.inspectUrl, log).observe);
-  }
+  const fromEnv = await envLifecycleOptions(config, log);
 
   let detachListener = (): void => {};
   const lifecycle = createLifecycle({
@@ -83,11 +78,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
       await store.close();
     },
     log,
-    ...(config.drainTimeoutMs !== undefined && { drainTimeoutMs: config.drainTimeoutMs }),
-    ...(config.stepTimeoutMs !== undefined && { stepTimeoutMs: config.stepTimeoutMs }),
-    ...(config.watchdogMs !== undefined && { watchdogMs: config.watchdogMs }),
-    ...(config.traceFile !== undefined && { traceFile: config.traceFile }),
-    inspect,
+    ...fromEnv,
   });
 
   const sessions = createSessionRegistry({

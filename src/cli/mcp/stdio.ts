@@ -1,6 +1,5 @@
 import type { Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { InspectionEvent } from 'xstate';
 import { createLifecycle, type Lifecycle } from '../../lifecycle/host.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { openStore } from '../../store/index.js';
@@ -8,7 +7,7 @@ import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { STARTUP_PPID } from '../startup.js';
 import { packageVersion } from '../version.js';
-import { readMcpEnv } from './config.js';
+import { envLifecycleOptions, readMcpEnv } from './config.js';
 import { createStdinFilter } from './stdin-filter.js';
 import { claimStdout } from './stdout-guard.js';
 
@@ -34,12 +33,7 @@ export async function serveStdio(ctx: CliContext): Promise<Lifecycle> {
   // The embedder is created lazily by the store: start-up does not load node-llama-cpp.
   const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
 
-  const inspect: Array<(event: InspectionEvent) => void> = [];
-  if (config.inspectUrl) {
-    // Loaded only when asked for: ws and @statelyai/inspect stay off the start-up path.
-    const { createInspectObserver } = await import('../../viz/inspect-observer.js');
-    inspect.push(createInspectObserver(config.inspectUrl, log).observe);
-  }
+  const fromEnv = await envLifecycleOptions(config, log);
 
   const input = createStdinFilter(process.stdin, {
     maxLineBytes: MAX_MESSAGE_BYTES,
@@ -61,11 +55,7 @@ export async function serveStdio(ctx: CliContext): Promise<Lifecycle> {
       await store.close();
     },
     log,
-    ...(config.drainTimeoutMs !== undefined && { drainTimeoutMs: config.drainTimeoutMs }),
-    ...(config.stepTimeoutMs !== undefined && { stepTimeoutMs: config.stepTimeoutMs }),
-    ...(config.watchdogMs !== undefined && { watchdogMs: config.watchdogMs }),
-    ...(config.traceFile !== undefined && { traceFile: config.traceFile }),
-    inspect,
+    ...fromEnv,
   });
   const server = createMcpServer({ store, gate: lifecycle.gate, failpoints, log, version: packageVersion() });
   const transport = new StdioServerTransport(input.stream, protocolOut);
