@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { noFailpoints } from '../../src/failpoints.js';
 import { createInflightGate, type InflightGate } from '../../src/lifecycle/gate.js';
-import { silentLog } from '../../src/lifecycle/stderr.js';
+import { silentLog } from '../../src/log.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';

@@ -1,5 +1,5 @@
 import { type Lifecycle, startLifecycle } from '../../src/lifecycle/host.js';
-import { silentLog } from '../../src/lifecycle/stderr.js';
+import { silentLog } from '../../src/log.js';
 
 /**
  * A real lifecycle, started, with every process-level source off (`stdin`, `stdout`, `signals`

@@ -1,4 +1,4 @@
-import { createLog, type Log } from '../lifecycle/stderr.js';
+import { createLog, type Log } from '../log.js';
 import { resolveIndexPath } from '../store/paths.js';
 
 /** What every command gets: where the index is, where output goes, and the environment. */

@@ -1,6 +1,6 @@
 import { QmdError } from '../errors.js';
-import type { Log } from '../lifecycle/stderr.js';
 import { DEFAULT_EMBED_MODEL } from '../llm/index.js';
+import type { Log } from '../log.js';
 import type { StoreOptions } from '../store/types.js';
 
 /** Where `--embed-model` travels: `program.ts` folds the flag into the command's env under this name. */

@@ -1,5 +1,5 @@
 import { isQmdError } from '../errors.js';
-import type { Log } from '../lifecycle/stderr.js';
+import type { Log } from '../log.js';
 
 /** Exit codes of one-shot commands: a user error (1) differs from a usage error (2) and a bug (70). */
 export const EXIT_USER_ERROR = 1;

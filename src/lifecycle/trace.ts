@@ -1,8 +1,8 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { InspectionEvent, SnapshotFrom } from 'xstate';
 import { computeExitCode, type LifecycleMachine } from '../../machines/lifecycle.js';
+import type { Log } from '../log.js';
 import type { Clock } from './clock.js';
-import type { Log } from './stderr.js';
 
 /** One line of `QMD_LIFECYCLE_TRACE`: a state entered, when, and on which event. */
 export interface TraceLine {

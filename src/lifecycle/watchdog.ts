@@ -1,5 +1,5 @@
+import type { Log } from '../log.js';
 import type { Clock } from './clock.js';
-import type { Log } from './stderr.js';
 
 export const DEFAULT_WATCHDOG_MS = 1000;
 

@@ -7,9 +7,9 @@
  */
 import { availableParallelism } from 'node:os';
 import type { LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
+import { createLog, type Log } from '../log.js';
 import { abortedError, disposedError, LlmError } from './errors.js';
 import { acquireLlama, type LlamaLease } from './llama.js';
-import { type LlmLog, stderrLog } from './log.js';
 import { defaultModelsDir, modelFingerprint, resolveModelPath } from './model-file.js';
 import { SerialQueue } from './queue.js';
 
@@ -24,7 +24,7 @@ export interface EmbedderOptions {
   /** Download an `hf:` model that is not cached. Default true; off, it is `MODEL_UNAVAILABLE`. */
   download?: boolean;
   /** Receives llama.cpp's log lines and download notes. Default: stderr. Never stdout. */
-  log?: LlmLog;
+  log?: Log;
   /**
    * Threads for llama.cpp. Default `os.availableParallelism()`: node-llama-cpp's own default
    * is at least 4, and 4 threads on 2 cores measured 300–490 ms per embedding against
@@ -113,7 +113,7 @@ export function createEmbedder(options: EmbedderOptions): Embedder {
 
 class LlamaEmbedder implements Embedder {
   readonly #options: EmbedderOptions;
-  readonly #log: LlmLog;
+  readonly #log: Log;
   readonly #queue = new SerialQueue();
   /** Fires when `dispose()` begins: aborts the load and the hooks' signals. */
   readonly #disposing = new AbortController();
@@ -129,7 +129,7 @@ class LlamaEmbedder implements Embedder {
 
   constructor(options: EmbedderOptions) {
     this.#options = options;
-    this.#log = options.log ?? stderrLog;
+    this.#log = options.log ?? createLog(process.stderr);
   }
 
   get running(): number {

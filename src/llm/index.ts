@@ -12,5 +12,4 @@ export {
   type LlamaModule,
 } from './embedder.js';
 export { isLlmError, LlmError, type LlmErrorCode } from './errors.js';
-export type { LlmLog } from './log.js';
 export { DEFAULT_EMBED_MODEL, defaultModelsDir, modelFingerprint } from './model-file.js';

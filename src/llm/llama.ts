@@ -13,14 +13,15 @@
  * the embedder only when done with embeddings for good (the store does, at close).
  */
 import type { Llama } from 'node-llama-cpp';
-import { type LlmLog, llamaLogger } from './log.js';
+import type { Log } from '../log.js';
+import { llamaLogger } from './log.js';
 
 export type GetLlama = typeof import('node-llama-cpp').getLlama;
 
 interface Shared {
   llama: Promise<Llama>;
   /** The logs of the embedders holding it; llama.cpp's lines go to the first. */
-  holders: LlmLog[];
+  holders: Log[];
 }
 
 /** Keyed by the `getLlama` function: a test that wraps it gets its own instance. */
@@ -32,7 +33,7 @@ export interface LlamaLease {
   release(): Promise<void>;
 }
 
-export function acquireLlama(getLlama: GetLlama, options: { maxThreads: number; log: LlmLog }): LlamaLease {
+export function acquireLlama(getLlama: GetLlama, options: { maxThreads: number; log: Log }): LlamaLease {
   let shared = instances.get(getLlama);
   if (shared === undefined) {
     const created: Shared = { holders: [], llama: Promise.resolve(undefined as never) };

@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Log } from '../log.js';
 import { LlmError } from './errors.js';
-import type { LlmLog } from './log.js';
 
 /**
  * The default embedding model: Google's EmbeddingGemma 300M, Q8_0, as published by ggml-org
@@ -44,7 +44,7 @@ export interface ResolveOptions {
   download: boolean;
   /** node-llama-cpp's resolver, only needed (and only imported) for remote specs. */
   resolver: () => Promise<ModelFileResolver>;
-  log: LlmLog;
+  log: Log;
   signal: AbortSignal;
   /** Bound on the reachability check before a download (ms). */
   probeTimeoutMs?: number;

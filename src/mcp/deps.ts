@@ -1,6 +1,6 @@
 import type { Failpoints } from '../failpoints.js';
 import type { InflightGate } from '../lifecycle/gate.js';
-import type { Log } from '../lifecycle/stderr.js';
+import type { Log } from '../log.js';
 import type { Store } from '../store/types.js';
 
 /** What the MCP server is built from; `src/cli/` supplies the real ones, tests their own. */

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isQmdError, QmdError } from '../errors.js';
-import type { Log } from '../lifecycle/stderr.js';
+import type { Log } from '../log.js';
 import type { McpDeps } from './deps.js';
 import { MAX_MESSAGE_CHARS } from './limits.js';
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { QmdError } from '../errors.js';
-import type { Log } from '../lifecycle/stderr.js';
+import type { Log } from '../log.js';
 import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema.js';
 import { toQmdError } from './sqlite-errors.js';
 

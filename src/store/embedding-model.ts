@@ -1,7 +1,7 @@
 import { QmdError } from '../errors.js';
 import type { Failpoints } from '../failpoints.js';
-import type { Log } from '../lifecycle/stderr.js';
 import { createEmbedder, type Embedder, isLlmError } from '../llm/index.js';
+import type { Log } from '../log.js';
 import { type NaiveOrder, naiveDisposal } from './naive-dispose.js';
 import { normalize } from './vectors.js';
 

@@ -13,8 +13,8 @@
  * `dispose()` still runs afterwards (and finds them disposed).
  */
 import type { Llama, LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
-import type { Log } from '../lifecycle/stderr.js';
 import type { LlamaModule } from '../llm/index.js';
+import type { Log } from '../log.js';
 
 export type NaiveOrder = 'ordered' | 'all';
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { QmdError } from '../errors.js';
 import { type Failpoints, noFailpoints } from '../failpoints.js';
-import { type Log, silentLog } from '../lifecycle/stderr.js';
+import { type Log, silentLog } from '../log.js';
 import { promptFormat } from './chunks.js';
 import { Collections, realDirectory } from './collections.js';
 import { closeDatabase, type OpenedDatabase } from './database.js';

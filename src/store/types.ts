@@ -1,5 +1,5 @@
 import type { Failpoints } from '../failpoints.js';
-import type { Log } from '../lifecycle/stderr.js';
+import type { Log } from '../log.js';
 
 /**
  * The index's public API: what `src/cli/` and `src/mcp/` may use. `src/store/` owns the

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
-import type { Log } from '../lifecycle/stderr.js';
+import type { Log } from '../log.js';
 import type { StatusReport } from './types.js';
 
 /**

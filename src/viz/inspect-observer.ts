@@ -2,7 +2,7 @@ import { createInspector, type StatelyInspectionEvent } from '@statelyai/inspect
 import type WebSocket from 'ws';
 import type { InspectionEvent } from 'xstate';
 import { type Clock, realClock, type TimerHandle } from '../lifecycle/clock.js';
-import type { Log } from '../lifecycle/stderr.js';
+import type { Log } from '../log.js';
 import { openInspectorSocket } from './inspect-socket.js';
 
 export interface InspectObserverOptions {

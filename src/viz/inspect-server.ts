@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { Log } from '../lifecycle/stderr.js';
+import type { Log } from '../log.js';
 import { bridgePage, STATELY_INSPECTOR_URL, VIEWER_PATH } from './inspect-bridge.js';
 import { describeMessage, type InspectionMessage, SessionNames } from './inspect-summary.js';
 

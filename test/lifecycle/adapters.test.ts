@@ -7,9 +7,9 @@ import { PassThrough, type Readable, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { SHUTDOWN_SIGNALS, type SignalSource, watchSignals } from '../../src/lifecycle/signals.js';
-import { createLog, silentLog } from '../../src/lifecycle/stderr.js';
 import { stdinAlreadyGone, watchStdin } from '../../src/lifecycle/stdin.js';
 import { guardStdout } from '../../src/lifecycle/stdout.js';
+import { createLog, silentLog } from '../../src/log.js';
 import { FakeStdout } from '../support/lifecycle-harness.js';
 
 describe('stdin', () => {

@@ -9,7 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { createLifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
-import type { Log } from '../../src/lifecycle/stderr.js';
+import type { Log } from '../../src/log.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
 import { createHarness, deferred, FakeStdin, FakeStdout } from '../support/lifecycle-harness.js';
 

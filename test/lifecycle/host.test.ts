@@ -6,7 +6,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { startLifecycle } from '../../src/lifecycle/host.js';
-import { createLog } from '../../src/lifecycle/stderr.js';
+import { createLog } from '../../src/log.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
 import { createHarness } from '../support/lifecycle-harness.js';
 

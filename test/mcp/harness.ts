@@ -7,7 +7,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { parseFailpoints } from '../../src/failpoints.js';
 import { createInflightGate, type InflightGate } from '../../src/lifecycle/gate.js';
-import type { Log } from '../../src/lifecycle/stderr.js';
+import type { Log } from '../../src/log.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';

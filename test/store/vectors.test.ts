@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { silentLog } from '../../src/lifecycle/stderr.js';
+import { silentLog } from '../../src/log.js';
 import { openDatabase } from '../../src/store/database.js';
 import { fuseRankings, RRF_K } from '../../src/store/hybrid.js';
 import type { SearchHit } from '../../src/store/types.js';

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { type Lifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
-import type { Log } from '../../src/lifecycle/stderr.js';
+import type { Log } from '../../src/log.js';
 import { FakeClock } from './fake-clock.js';
 
 export interface Deferred<T> {

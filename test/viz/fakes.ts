@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import type { InspectionEvent } from 'xstate';
 import { type Lifecycle, startLifecycle } from '../../src/lifecycle/host.js';
-import type { Log } from '../../src/lifecycle/stderr.js';
+import type { Log } from '../../src/log.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 export type StepBehaviour = { ms: number; fail?: string };

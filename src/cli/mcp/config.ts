@@ -1,7 +1,7 @@
 import { QmdError } from '../../errors.js';
 import { type Failpoints, parseFailpoints } from '../../failpoints.js';
 import type { LifecycleOptions } from '../../lifecycle/host.js';
-import type { Log } from '../../lifecycle/stderr.js';
+import type { Log } from '../../log.js';
 
 /** What `qmd mcp` reads from the environment (lifecycle.md §4). */
 export interface McpEnvConfig {

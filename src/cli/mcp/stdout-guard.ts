@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { format } from 'node:util';
-import type { Log } from '../../lifecycle/stderr.js';
+import type { Log } from '../../log.js';
 
 /**
  * In `qmd mcp` over stdio, stdout is the protocol: nothing but JSON-RPC may ever reach it.

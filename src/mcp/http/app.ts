@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { InflightGate } from '../../lifecycle/gate.js';
-import type { Log } from '../../lifecycle/stderr.js';
+import type { Log } from '../../log.js';
 import { readJsonBody } from './body.js';
 import { createExchanges } from './exchanges.js';
 import type { OriginGuard } from './guard.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode, isJSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { Log } from '../../lifecycle/stderr.js';
+import type { Log } from '../../log.js';
 import { replyError } from './reply.js';
 import type { Session, SessionRegistry } from './sessions.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Log } from '../../lifecycle/stderr.js';
+import type { Log } from '../../log.js';
 
 /*
  * Decision (issue 5): `qmd mcp --http` keeps MCP sessions (stateful Streamable HTTP), one

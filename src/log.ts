@@ -3,7 +3,10 @@ import type { Writable } from 'node:stream';
 /**
  * The one writer for everything that is not the protocol. In `qmd mcp` stdout carries
  * JSON-RPC only, so logs, warnings and breadcrumbs go here. It cannot throw: a closed,
- * destroyed or throwing stderr loses the line and nothing else (issue 2).
+ * destroyed or throwing stderr loses the line and nothing else.
+ *
+ * A neutral leaf: the store, the server, the LLM wrapper and the lifecycle all write through
+ * it, so it imports nothing of ours (the import rules in `.dependency-cruiser.cjs`).
  */
 export interface Log {
   /** A plain line, e.g. the breadcrumb `Shutting down (stdin closed)...`. */

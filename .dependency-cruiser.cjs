@@ -1,0 +1,92 @@
+/**
+ * Import directions (docs/design.md, "Architecture"): `npm run lint` fails when an import
+ * goes against them. `src/cli/` composes everything; everything else points one way:
+ *
+ *   cli → mcp → lifecycle(gate) ─→ machines → xstate
+ *        ↘ store → llm                ↗
+ *   viz → machines          neutral leaves: src/log.ts, src/errors.ts, src/failpoints.ts
+ *
+ * dependency-cruiser 17.x, pinned: it runs on Node 20.12+ (18.x needs Node 22).
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'machines-are-pure',
+      comment: 'machines/ imports only xstate: no node: modules, no SDK, nothing of ours.',
+      severity: 'error',
+      from: { path: '^machines/' },
+      to: { pathNot: ['^machines/', '^node_modules/xstate/'] },
+    },
+    {
+      name: 'lifecycle-knows-no-product',
+      comment: 'src/lifecycle/ hosts the machine; its teardown steps are injected, so it imports no product module.',
+      severity: 'error',
+      from: { path: '^src/lifecycle/' },
+      to: { path: '^src/(cli|mcp|store|llm|viz)/' },
+    },
+    {
+      name: 'mcp-uses-the-gate-and-the-store-read-api',
+      comment: 'src/mcp/ reaches the lifecycle only through the gate and the store only through its types.',
+      severity: 'error',
+      from: { path: '^src/mcp/' },
+      to: {
+        path: '^(src/(cli|viz|llm|lifecycle|store)/|machines/)',
+        pathNot: ['^src/lifecycle/gate\\.ts$', '^src/store/types\\.ts$'],
+      },
+    },
+    {
+      name: 'store-owns-llm-and-nothing-above',
+      comment: 'src/store/ owns src/llm/ and knows nothing of the server, the lifecycle or the CLI.',
+      severity: 'error',
+      from: { path: '^src/store/' },
+      to: { path: '^(src/(cli|mcp|lifecycle|viz)/|machines/)' },
+    },
+    {
+      name: 'llm-imports-only-the-log',
+      comment: 'src/llm/ wraps node-llama-cpp and imports nothing of ours but the neutral log.',
+      severity: 'error',
+      from: { path: '^src/llm/' },
+      to: { path: '^(src/|machines/)', pathNot: ['^src/llm/', '^src/log\\.ts$'] },
+    },
+    {
+      name: 'viz-draws-the-machines-only',
+      comment: 'src/viz/ exports and inspects machines; it does not reach the product.',
+      severity: 'error',
+      from: { path: '^src/viz/' },
+      to: { path: '^src/(cli|mcp|store|llm)/' },
+    },
+    {
+      name: 'neutral-leaves-import-nothing-of-ours',
+      comment: 'src/log.ts, src/errors.ts and src/failpoints.ts are used by every package, so they use none.',
+      severity: 'error',
+      from: { path: '^src/(log|errors|failpoints)\\.ts$' },
+      to: { path: '^(src|machines)/' },
+    },
+    {
+      name: 'only-cli-imports-cli',
+      comment: 'src/cli/ is the composition root: nothing below it may reach back up.',
+      severity: 'error',
+      from: { path: '^(src|machines)/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'product-never-imports-tests',
+      severity: 'error',
+      from: { path: '^(src|machines)/' },
+      to: { path: '^(test|bench|scripts)/' },
+    },
+    {
+      name: 'no-cycles',
+      comment: 'A cycle of type-only imports erases at compile time and is allowed.',
+      severity: 'error',
+      from: { path: '^(src|machines)/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+  },
+};
