@@ -19,6 +19,7 @@ export type TriggerEvent =
   | { type: 'stdin.end'; exitCode?: number; inflight?: number }
   | { type: 'stdin.close'; exitCode?: number; inflight?: number }
   | { type: 'stdout.closed'; exitCode?: number; inflight?: number; code?: string }
+  | { type: 'transport.closed'; exitCode?: number; inflight?: number }
   | { type: 'signal.received'; signal: ShutdownSignal; exitCode?: number; inflight?: number }
   | { type: 'parent.gone'; exitCode?: number; inflight?: number }
   | { type: 'http.stop'; exitCode?: number; inflight?: number }
@@ -26,8 +27,18 @@ export type TriggerEvent =
 
 export type TriggerType = TriggerEvent['type'];
 
-/** The client's side of the pipes went away: one departure, however many of these arrive. */
-const PIPE_DEPARTURES: ReadonlySet<TriggerType> = new Set(['stdin.end', 'stdin.close', 'stdout.closed']);
+/**
+ * The client's side of the pipes went away: one departure, however many of these arrive.
+ * `transport.closed` is the MCP transport closing by itself while connected: SDK v2's stdio
+ * transport notices stdin EOF and stdout errors on its own, so one departure reaches the host
+ * twice, through our adapters and through the transport; neither may escalate the other.
+ */
+const PIPE_DEPARTURES: ReadonlySet<TriggerType> = new Set([
+  'stdin.end',
+  'stdin.close',
+  'stdout.closed',
+  'transport.closed',
+]);
 
 /** The words after `Shutting down (` in the breadcrumb; part of the CLI contract (§4). */
 export function describeTrigger(event: TriggerEvent): string {
@@ -37,6 +48,8 @@ export function describeTrigger(event: TriggerEvent): string {
       return 'stdin closed';
     case 'stdout.closed':
       return 'stdout closed';
+    case 'transport.closed':
+      return 'transport closed';
     case 'signal.received':
       return event.signal;
     case 'parent.gone':

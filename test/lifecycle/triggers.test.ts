@@ -15,6 +15,7 @@ const int: TriggerEvent = { type: 'signal.received', signal: 'SIGINT' };
 const hup: TriggerEvent = { type: 'signal.received', signal: 'SIGHUP' };
 const parent: TriggerEvent = { type: 'parent.gone' };
 const http: TriggerEvent = { type: 'http.stop' };
+const transport: TriggerEvent = { type: 'transport.closed' };
 const shutdown: TriggerEvent = { type: 'shutdown.requested', reason: 'maintenance' };
 
 describe('describeTrigger: the words of the breadcrumb', () => {
@@ -28,6 +29,7 @@ describe('describeTrigger: the words of the breadcrumb', () => {
     [hup, 'SIGHUP'],
     [parent, 'parent exited'],
     [http, 'HTTP server stopped'],
+    [transport, 'transport closed'],
     [shutdown, 'maintenance'],
     [{ type: 'shutdown.requested' } as TriggerEvent, 'shutdown requested'],
     [{ type: 'shutdown.requested', reason: '' } as TriggerEvent, ''],
@@ -40,18 +42,19 @@ describe('isEscalation: a later trigger is "hurry up", or the same departure', (
   // Rows: the trigger that started teardown; columns: the one that arrives later.
   const Y = true;
   const n = false;
-  const next = [end, close, stdout, term, int, parent, http, shutdown] as const;
+  const next = [end, close, stdout, transport, term, int, parent, http, shutdown] as const;
   const table: Array<[string, TriggerEvent | null, boolean[]]> = [
-    //                  end close stdout TERM INT parent http shutdown
-    ['stdin.end', end, [n, n, n, Y, Y, Y, Y, n]],
-    ['stdin.close', close, [n, n, n, Y, Y, Y, Y, n]],
-    ['stdout.closed', stdout, [n, n, n, Y, Y, Y, Y, n]],
-    ['SIGTERM', term, [Y, Y, Y, Y, Y, Y, Y, n]],
-    ['SIGINT', int, [Y, Y, Y, Y, Y, Y, Y, n]],
-    ['parent.gone', parent, [Y, Y, Y, Y, Y, n, Y, n]],
-    ['http.stop', http, [Y, Y, Y, Y, Y, Y, n, n]],
-    ['shutdown()', shutdown, [Y, Y, Y, Y, Y, Y, Y, n]],
-    ['nothing yet', null, [n, n, n, n, n, n, n, n]],
+    //                  end close stdout transport TERM INT parent http shutdown
+    ['stdin.end', end, [n, n, n, n, Y, Y, Y, Y, n]],
+    ['stdin.close', close, [n, n, n, n, Y, Y, Y, Y, n]],
+    ['stdout.closed', stdout, [n, n, n, n, Y, Y, Y, Y, n]],
+    ['transport.closed', transport, [n, n, n, n, Y, Y, Y, Y, n]],
+    ['SIGTERM', term, [Y, Y, Y, Y, Y, Y, Y, Y, n]],
+    ['SIGINT', int, [Y, Y, Y, Y, Y, Y, Y, Y, n]],
+    ['parent.gone', parent, [Y, Y, Y, Y, Y, Y, n, Y, n]],
+    ['http.stop', http, [Y, Y, Y, Y, Y, Y, Y, n, n]],
+    ['shutdown()', shutdown, [Y, Y, Y, Y, Y, Y, Y, Y, n]],
+    ['nothing yet', null, [n, n, n, n, n, n, n, n, n]],
   ];
   it.each(table)('after %s', (_, first, expected) => {
     expect(next.map((event) => isEscalation(first, event))).toEqual(expected);

@@ -53,6 +53,8 @@ export function eventsFor(bounds: EventBounds) {
             : [{ type, signal: 'SIGTERM', exitCode: 0 }];
         case 'shutdown.requested':
           return connected ? variants({ type, reason: 'test' }, bounds) : [];
+        case 'transport.closed':
+          return connected ? variants({ type }, bounds) : [];
         case 'stdin.end':
         case 'stdin.close':
         case 'stdout.closed':
@@ -185,6 +187,9 @@ export async function perform(h: Harness, event: LifecycleEvent): Promise<void> 
       break;
     case 'http.stop':
       h.lifecycle.trigger({ type: 'http.stop' });
+      break;
+    case 'transport.closed':
+      h.transportCloses();
       break;
     case 'shutdown.requested':
       void h.lifecycle.shutdown(e.reason);

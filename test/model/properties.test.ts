@@ -30,6 +30,7 @@ type Command =
   | { kind: 'signal'; signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP' }
   | { kind: 'parent.gone' }
   | { kind: 'http.stop' }
+  | { kind: 'transport.closed' }
   | { kind: 'shutdown' }
   | { kind: 'exitCode'; code: number }
   | { kind: 'handler.start' }
@@ -45,6 +46,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ kind: fc.constant('signal' as const), signal: fc.constantFrom('SIGTERM', 'SIGINT', 'SIGHUP') }),
   fc.constant({ kind: 'parent.gone' } as const),
   fc.constant({ kind: 'http.stop' } as const),
+  fc.constant({ kind: 'transport.closed' } as const),
   fc.constant({ kind: 'shutdown' } as const),
   fc.record({ kind: fc.constant('exitCode' as const), code: fc.constantFrom(0, 2) }),
   { arbitrary: fc.constant({ kind: 'handler.start' } as const), weight: 3 },
@@ -76,7 +78,7 @@ interface Observed {
 
 // ---- escalation, by a reference rule of this test's own ---------------------------------
 
-type Kind = 'stdin.end' | 'stdin.close' | 'stdout' | 'signal' | 'parent' | 'http' | 'shutdown';
+type Kind = 'stdin.end' | 'stdin.close' | 'stdout' | 'transport' | 'signal' | 'parent' | 'http' | 'shutdown';
 
 interface Departures {
   /** The kind of the trigger that started teardown, and its breadcrumb words. */
@@ -93,7 +95,8 @@ interface Departures {
  * unless it is the kind that started teardown; a programmatic shutdown never escalates.
  */
 function escalates(first: Kind, next: Kind): boolean {
-  const departure = (k: Kind) => (k === 'stdin.end' || k === 'stdin.close' || k === 'stdout' ? 'client pipes' : k);
+  const departure = (k: Kind) =>
+    k === 'stdin.end' || k === 'stdin.close' || k === 'stdout' || k === 'transport' ? 'client pipes' : k;
   if (next === 'shutdown') return false;
   return next === 'signal' || departure(next) !== departure(first);
 }
@@ -114,6 +117,7 @@ function noteDeparture(h: Harness, c: Command, d: Departures): void {
     signal: 'signal',
     'parent.gone': 'parent',
     'http.stop': 'http',
+    'transport.closed': 'transport',
     shutdown: 'shutdown',
   };
   const kind = toKind[c.kind];
@@ -122,6 +126,8 @@ function noteDeparture(h: Harness, c: Command, d: Departures): void {
   const started = d.first !== undefined;
   let arrives = state !== 'done';
   if (kind === 'stdin.end' || kind === 'stdin.close' || kind === 'parent') arrives &&= !started;
+  // After teardown began the transport closes because teardown closed it: not a departure.
+  if (kind === 'transport') arrives &&= !started;
   if (kind === 'stdout') arrives &&= !d.stdoutFailed;
   if (kind === 'shutdown') arrives &&= !d.shutdownCalled;
   if (kind === 'stdout') d.stdoutFailed = true;
@@ -134,6 +140,7 @@ function noteDeparture(h: Harness, c: Command, d: Departures): void {
     signal: c.kind === 'signal' ? c.signal : '',
     parent: 'parent exited',
     http: 'HTTP server stopped',
+    transport: 'transport closed',
     shutdown: 'property test',
   }[kind];
   if (!d.first) d.first = { kind, words };
@@ -206,6 +213,10 @@ async function perform(h: Harness, c: Command, seen: Observed): Promise<void> {
     case 'http.stop':
       noteTrigger();
       h.lifecycle.trigger({ type: 'http.stop' });
+      break;
+    case 'transport.closed':
+      noteTrigger();
+      h.transportCloses();
       break;
     case 'shutdown':
       noteTrigger();

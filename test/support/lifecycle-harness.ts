@@ -185,6 +185,13 @@ export function createHarness(options: HarnessOptions = {}) {
       ppid = 1;
       await clock.advance(options.parentPollMs ?? 100);
     },
+    /**
+     * The MCP transport closes: by itself while connected (SDK v2's stdio transport sees EOF),
+     * or because teardown closed it. The composition root reports every close.
+     */
+    transportCloses() {
+      lifecycle.trigger({ type: 'transport.closed' });
+    },
     /** Starts a tool handler through the gate; the test settles it. */
     startHandler(): HandlerProbe {
       const d = deferred();
