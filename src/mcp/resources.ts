@@ -1,14 +1,17 @@
-import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import { ErrorCode, type ListResourcesResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type ListResourcesResult,
+  type McpServer,
+  ProtocolErrorCode,
+  type ReadResourceResult,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type Variables,
+} from '@modelcontextprotocol/server';
 import { isQmdError, QmdError } from '../errors.js';
 import type { McpDeps } from './deps.js';
 import { MAX_LISTED_RESOURCES, MAX_REF_CHARS } from './limits.js';
 import { assertInsideCollections, decodePath, documentUri } from './refs.js';
 import { describeFailure, throwIfAborted } from './run.js';
-
-/** MCP's code for "resource not found" (spec, resources: error handling). */
-const RESOURCE_NOT_FOUND = -32002;
 
 /**
  * `qmd://{+path}`: every indexed document as a resource (`qmd://notes/a%20b.md`, segments
@@ -17,9 +20,9 @@ const RESOURCE_NOT_FOUND = -32002;
  */
 export function registerDocumentResource(server: McpServer, deps: McpDeps): void {
   const template = new ResourceTemplate('qmd://{+path}', {
-    list: (extra) =>
+    list: (ctx) =>
       deps.gate.run((signal) => guarded(deps, signal, 'resource list', () => listDocuments(deps)), {
-        signal: extra.signal,
+        signal: ctx.mcpReq.signal,
       }),
   });
   server.registerResource(
@@ -30,10 +33,10 @@ export function registerDocumentResource(server: McpServer, deps: McpDeps): void
       description: 'A markdown document from the index, addressed as qmd://collection/path.md.',
       mimeType: 'text/markdown',
     },
-    (uri, variables, extra) =>
+    (uri, variables, ctx) =>
       deps.gate.run(
-        (signal) => guarded(deps, signal, 'resource read', () => readDocument(deps, uri, variables, signal)),
-        { signal: extra.signal },
+        (signal) => guarded(deps, signal, 'resource read', () => readDocument(deps, uri, variables, signal), uri),
+        { signal: ctx.mcpReq.signal },
       ),
   );
 }
@@ -70,26 +73,33 @@ function listDocuments(deps: McpDeps): ListResourcesResult {
   return { resources: files.slice(0, MAX_LISTED_RESOURCES).map((file) => ({ uri: documentUri(file), name: file })) };
 }
 
-async function guarded<T>(deps: McpDeps, signal: AbortSignal, where: string, work: () => T | Promise<T>): Promise<T> {
+async function guarded<T>(
+  deps: McpDeps,
+  signal: AbortSignal,
+  where: string,
+  work: () => T | Promise<T>,
+  uri?: URL,
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    throw rpcError(error, describeFailure(error, signal, deps.log, where));
+    throw rpcError(error, describeFailure(error, signal, deps.log, where), uri);
   }
 }
 
 /**
- * A plain Error with a numeric `code`: the SDK sends `{ code, message }` as they are. An
- * `McpError` would arrive as "MCP error -32002: MCP error -32002: …" (its constructor prefixes
- * the message, then the client's does again; measured, SDK 1.32.2).
+ * What the client gets for a failed read or list. A missing document, or one outside the
+ * collections, is `ResourceNotFoundError`: code -32602 with `data: { uri }`, the MCP spec's
+ * "resource not found" on every revision since 2026-07-28 (SDK v2; v1 sent -32002). Anything
+ * else is a plain Error with a numeric `code`, which the SDK sends as `{ code, message }`.
  */
-function rpcError(error: unknown, message: string): Error {
-  const code = !isQmdError(error)
-    ? ErrorCode.InternalError
-    : error.code === 'NOT_FOUND' || error.code === 'OUTSIDE_COLLECTIONS'
-      ? RESOURCE_NOT_FOUND
-      : error.code === 'BAD_ARGUMENT'
-        ? ErrorCode.InvalidParams
-        : ErrorCode.InternalError;
+function rpcError(error: unknown, message: string, uri: URL | undefined): Error {
+  if (isQmdError(error) && (error.code === 'NOT_FOUND' || error.code === 'OUTSIDE_COLLECTIONS') && uri) {
+    return new ResourceNotFoundError(uri.href, message);
+  }
+  const code =
+    isQmdError(error) && error.code === 'BAD_ARGUMENT'
+      ? ProtocolErrorCode.InvalidParams
+      : ProtocolErrorCode.InternalError;
   return Object.assign(new Error(message), { code });
 }

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { isQmdError, QmdError } from '../errors.js';
 import type { Log } from '../log.js';
 import type { McpDeps } from './deps.js';
@@ -8,7 +8,7 @@ export type ToolName = 'query' | 'get' | 'multi_get' | 'status';
 
 /**
  * Runs one tool call as one in-flight unit of the gate, so the lifecycle's drain counts it and
- * escalation can abort it. `requestSignal` is the SDK's `extra.signal`, which `server.close()`
+ * escalation can abort it. `requestSignal` is the SDK's `ctx.mcpReq.signal`, which `server.close()`
  * aborts (measured, SDK 1.32.2); the gate's signal fires on that or on `gate.abortAll()`.
  *
  * Whatever `work` does, the promise resolves to a `CallToolResult`: errors become `isError`

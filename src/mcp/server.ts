@@ -1,4 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import type { McpDeps } from './deps.js';
 import { buildInstructions } from './instructions.js';
 import { MAX_INPUT_ELEMENTS } from './limits.js';

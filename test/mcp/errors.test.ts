@@ -16,9 +16,9 @@ async function expectStillServing(): Promise<void> {
 }
 
 describe('schema-invalid arguments', () => {
-  // Measured, SDK 1.32.2: the SDK validates with our zod schemas before the handler runs and
-  // answers with an isError result "MCP error -32602: Input validation error: Invalid
-  // arguments for tool T: <one line per issue>", not a JSON-RPC error.
+  // Measured, SDK 2.4.0: the SDK validates with our zod schemas before the handler runs and
+  // answers with an isError result "Input validation error: Invalid arguments for tool T:
+  // ARG: <issue>; …", not a JSON-RPC error.
   it.each([
     ['a number for a string', 'query', { query: 42 }, 'query'],
     ['a missing required argument', 'query', {}, 'query'],
@@ -39,7 +39,7 @@ describe('schema-invalid arguments', () => {
     const result = await h.call(tool, args);
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain(`Invalid arguments for tool ${tool}`);
-    expect(textOf(result)).toContain(`at ${argument}`);
+    expect(textOf(result)).toMatch(new RegExp(`: ${argument}: `));
     expect(textOf(result).length).toBeLessThan(1_000);
     await expectStillServing();
   });
@@ -56,11 +56,10 @@ describe('schema-invalid arguments', () => {
     expect(result.isError).toBeFalsy();
   });
 
-  it('answers an unknown tool with an error result', async () => {
-    // Measured, SDK 1.32.2: "MCP error -32602: Tool nope not found", as an isError result.
-    const result = await h.call('nope');
-    expect(result.isError).toBe(true);
-    expect(textOf(result)).toContain('Tool nope not found');
+  it('answers an unknown tool with a JSON-RPC error', async () => {
+    // Measured, SDK 2.4.0: -32602 "Tool nope not found" as a protocol error (1.32.2 sent it as
+    // an isError result).
+    await expect(h.call('nope')).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('nope') });
     await expectStillServing();
   });
 
@@ -136,7 +135,11 @@ describe('only indexed documents can be read', () => {
     'qmd:///etc/passwd',
     'qmd://notes/%2e%2e/%2e%2e/secret.md',
   ])('resource read refuses %s', async (uri) => {
-    await expect(h.client.readResource({ uri })).rejects.toMatchObject({ code: -32002 });
+    // `data.uri` is the URI as the server parsed it (WHATWG URL folds `%2e%2e` segments).
+    await expect(h.client.readResource({ uri })).rejects.toMatchObject({
+      code: -32602,
+      data: { uri: expect.any(String) },
+    });
   });
 
   it('a malformed percent-escape is a bad argument, not a crash', async () => {

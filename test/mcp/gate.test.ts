@@ -108,9 +108,7 @@ describe('the in-flight gate', () => {
     h = await startHarness({ failpoints: 'tool.query=delay(600000)' });
     const started = h.nextStart();
     const controller = new AbortController();
-    const reply = h.client.callTool({ name: 'query', arguments: { query: 'wal' } }, undefined, {
-      signal: controller.signal,
-    });
+    const reply = h.client.callTool({ name: 'query', arguments: { query: 'wal' } }, { signal: controller.signal });
     await started;
     controller.abort('changed my mind');
     await expect(reply).rejects.toThrow();

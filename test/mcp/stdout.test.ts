@@ -25,7 +25,7 @@ it('writes nothing to stdout, on success or failure', async () => {
     await h.call('get', { file: '../secret.md' });
     await h.call('multi_get', { pattern: 'notes/*.md' });
     await h.call('status');
-    await h.call('nope');
+    await h.call('nope').catch(() => {});
     await h.client.readResource({ uri: 'qmd://notes/pools.md' });
     await h.client.readResource({ uri: 'qmd://notes/missing.md' }).catch(() => {});
     await h.client.listResources();

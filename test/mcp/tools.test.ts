@@ -276,6 +276,8 @@ describe('resources', () => {
   });
 
   it('answers a missing document with a JSON-RPC "resource not found" error', async () => {
-    await expect(h.client.readResource({ uri: 'qmd://notes/missing.md' })).rejects.toMatchObject({ code: -32002 });
+    // The spec's "resource not found" since 2026-07-28 (SDK v2): -32602 with the URI as data.
+    const uri = 'qmd://notes/missing.md';
+    await expect(h.client.readResource({ uri })).rejects.toMatchObject({ code: -32602, data: { uri } });
   });
 });

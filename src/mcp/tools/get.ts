@@ -1,5 +1,5 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { isQmdError } from '../../errors.js';
 import type { DocumentSlice, Store } from '../../store/types.js';
@@ -30,12 +30,12 @@ export function registerGetTool(server: McpServer, deps: McpDeps): void {
       description:
         'Read one indexed document by the file or #docid that query returned. ' +
         'Use fromLine/maxLines for a slice of a long document.',
-      inputSchema,
-      outputSchema: sliceShape,
+      inputSchema: z.object(inputSchema),
+      outputSchema: z.object(sliceShape),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    (args, extra) =>
-      runTool(deps, 'get', extra.signal, () => {
+    (args, ctx) =>
+      runTool(deps, 'get', ctx.mcpReq.signal, () => {
         const slice = getSlice(deps.store, args.file, args.fromLine, args.maxLines);
         const note = formatSliceNote(slice);
         const content: CallToolResult['content'] = [{ type: 'text', text: slice.text }];

@@ -1,5 +1,5 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { McpDeps } from '../deps.js';
 import { formatMultiGetSummary } from '../format.js';
@@ -38,12 +38,12 @@ export function registerMultiGetTool(server: McpServer, deps: McpDeps): void {
       description:
         'Read several indexed documents by glob (notes/2025-*.md) or comma list (a.md, #docid). ' +
         'Text beyond maxBytes is left out and listed as skipped.',
-      inputSchema,
-      outputSchema,
+      inputSchema: z.object(inputSchema),
+      outputSchema: z.object(outputSchema),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    (args, extra) =>
-      runTool(deps, 'multi_get', extra.signal, () => {
+    (args, ctx) =>
+      runTool(deps, 'multi_get', ctx.mcpReq.signal, () => {
         // The store skips a bad item of a list with its reason; a traversal attempt anywhere in
         // the pattern refuses the whole call instead. Splitting inside a brace glob (`{a,b}`)
         // only makes the checked pieces smaller, which cannot hide a `..` segment.

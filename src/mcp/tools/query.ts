@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { McpDeps } from '../deps.js';
 import { formatQuery } from '../format.js';
@@ -50,12 +50,12 @@ export function registerQueryTool(server: McpServer, deps: McpDeps): void {
         'Search the indexed markdown notes by keywords and, when the notes are embedded, by meaning ' +
         '(hybrid ranking; the result says which mode ran). Returns a ranked list of documents with a ' +
         'snippet each; open one with `get` (its file or #docid) or several with `multi_get`.',
-      inputSchema,
-      outputSchema,
+      inputSchema: z.object(inputSchema),
+      outputSchema: z.object(outputSchema),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    (args, extra) =>
-      runTool(deps, 'query', extra.signal, async (signal) => {
+    (args, ctx) =>
+      runTool(deps, 'query', ctx.mcpReq.signal, async (signal) => {
         const result = await deps.store.query(args.query, {
           limit: args.limit,
           signal,

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { StatusReport } from '../../store/types.js';
 import type { McpDeps } from '../deps.js';
@@ -33,12 +33,12 @@ export function registerStatusTool(server: McpServer, deps: McpDeps): void {
     {
       title: 'Index status',
       description: 'Show the index: its file, collections (name, root, document count) and embeddings.',
-      inputSchema: {},
-      outputSchema,
+      inputSchema: z.object({}),
+      outputSchema: z.object(outputSchema),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    (_args, extra) =>
-      runTool(deps, 'status', extra.signal, () => {
+    (_args, ctx) =>
+      runTool(deps, 'status', ctx.mcpReq.signal, () => {
         const status = deps.store.status();
         return { content: [{ type: 'text', text: formatStatus(status) }], structuredContent: pickStatus(status) };
       }),
