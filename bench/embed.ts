@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/client';
 import { ChildTransport } from '../test/support/child-transport.js';
 import { generateCorpus } from '../test/support/corpus.js';
 import { tinyModelPath } from '../test/support/gguf.js';

@@ -1,8 +1,8 @@
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 import { type CachedCorpus, cachedCorpus, querySet } from '../lib/corpus.js';

@@ -1,8 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { noFailpoints } from '../../src/failpoints.js';
-import { createInflightGate, type InflightGate } from '../../src/lifecycle/gate.js';
+import { createInflightGate, type HandlerGate } from '../../src/lifecycle/gate.js';
 import { silentLog } from '../../src/log.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { openStore } from '../../src/store/index.js';
@@ -18,13 +17,10 @@ import type { Benchmark, BenchmarkReport, Goal, Table } from '../lib/types.js';
  * The same server without the lifecycle: each handler runs at once with the request's own
  * signal. No count, no events, no abort fan-out — what `createMcpServer` would be without a gate.
  */
-const passthroughGate: InflightGate = {
-  size: 0,
+const passthroughGate: HandlerGate = {
   async run(handler, options) {
     return handler(options?.signal ?? new AbortController().signal);
   },
-  abortAll() {},
-  onIdle: async () => true,
 };
 
 interface Side extends Contender {
@@ -32,7 +28,7 @@ interface Side extends Contender {
   close(): Promise<void>;
 }
 
-async function connect(name: string, store: Store, gate: InflightGate, onClose = async () => {}): Promise<Side> {
+async function connect(name: string, store: Store, gate: HandlerGate, onClose = async () => {}): Promise<Side> {
   const server = createMcpServer({ store, gate, failpoints: noFailpoints, log: silentLog, version: '0.0.0-bench' });
   const client = new Client({ name: 'qmd-bench', version: '0.0.0' });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();

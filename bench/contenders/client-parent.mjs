@@ -8,8 +8,8 @@
 //
 // argv[2]: JSON { qmd, index, marker, scenario: 'startup' | 'mid-request' | 'idle', polite,
 //                 query, failpoints?, closeAfterMs? }
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 const config = JSON.parse(process.argv[2] ?? '{}');
 const say = (event, extra = {}) => process.stdout.write(`${JSON.stringify({ event, ...extra })}\n`);

@@ -25,11 +25,15 @@ const processExitCode: ExitCodeSlot = {
   },
 };
 
-export interface LifecycleOptions {
-  /** Teardown step 1: stop dispatching requests (`server.close()`). Its signal fires if the step's bound passes. */
+/** The two teardown steps: the composition root hands them over when it starts the lifecycle. */
+export interface TeardownSteps {
+  /** Step 1: stop dispatching requests (`server.close()`). Its signal fires if the step's bound passes. */
   closeTransport: (signal: AbortSignal) => Promise<void> | void;
-  /** Teardown step 2: `store.close()` (the LLM first, then the database). */
+  /** Step 2: `store.close()` (the LLM first, then the database). */
   disposeStore: (signal: AbortSignal) => Promise<void> | void;
+}
+
+export interface LifecycleOptions extends Partial<TeardownSteps> {
   /** The client's end of the conversation; `null` when stdin is not a client (HTTP mode). */
   stdin?: Readable | null;
   stdout?: Writable | null;
@@ -84,10 +88,11 @@ export function startLifecycle(options: LifecycleOptions): Lifecycle {
 /**
  * Hosts the lifecycle machine: provides its effects, turns stdin, stdout, signals and the
  * parent into events, and applies the exit policy. All I/O comes in through `options` and
- * defaults to `process.*`. Nothing listens until `start()`: the MCP server is built with the
- * gate first, connected, and the lifecycle started right after `connect` (issue 3).
+ * defaults to `process.*`. Nothing listens until `start(steps)`, so a composition root reads
+ * top to bottom: create the lifecycle, build the server with its gate, connect the transport,
+ * then start the lifecycle with the teardown steps that close what was just built.
  */
-export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(): void } {
+export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(steps?: TeardownSteps): void } {
   const clock = options.clock ?? realClock;
   const log = options.log ?? createLog(process.stderr);
   const exitSlot = options.exitCode ?? processExitCode;
@@ -139,13 +144,15 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     },
   });
 
+  // Given at `start()` (or, for tests, in the options); the actors look them up when invoked.
+  let steps: TeardownSteps | undefined;
   const machine = lifecycleMachine.provide({
     actors: {
       closeTransport: fromPromise(async ({ signal }) => {
-        await options.closeTransport(signal);
+        await steps!.closeTransport(signal);
       }),
       disposeStore: fromPromise(async ({ signal }) => {
-        await options.disposeStore(signal);
+        await steps!.disposeStore(signal);
       }),
     },
     actions: {
@@ -237,8 +244,11 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     },
   });
   let started = false;
-  const start = (): void => {
+  const start = (given?: TeardownSteps): void => {
     if (started) return;
+    const { closeTransport, disposeStore } = given ?? options;
+    if (!closeTransport || !disposeStore) throw new Error('the lifecycle needs its two teardown steps to start');
+    steps = { closeTransport, disposeStore };
     started = true;
     actor.start();
 

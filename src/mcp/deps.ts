@@ -1,5 +1,5 @@
 import type { Failpoints } from '../failpoints.js';
-import type { InflightGate } from '../lifecycle/gate.js';
+import type { HandlerGate } from '../lifecycle/gate.js';
 import type { Log } from '../log.js';
 import type { Store } from '../store/types.js';
 
@@ -8,7 +8,7 @@ export interface McpDeps {
   /** The index, read-only from here: query, get, multiGet, status, listCollections. */
   store: Store;
   /** Every handler runs through it, so the lifecycle can drain and abort them. */
-  gate: InflightGate;
+  gate: HandlerGate;
   failpoints: Failpoints;
   /** stderr only: stdout carries JSON-RPC. */
   log: Log;

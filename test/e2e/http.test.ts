@@ -7,11 +7,12 @@
 import { existsSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInflightGate } from '../../src/lifecycle/gate.js';
 import { createHttpApp } from '../../src/mcp/http/app.js';
 import { createOriginGuard } from '../../src/mcp/http/guard.js';
+import { createModernLeg } from '../../src/mcp/http/modern.js';
 import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
 import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 import { waitForExit } from '../support/spawn.js';
@@ -65,7 +66,8 @@ describe('one shared HTTP server', () => {
     expect(server.url.hostname).toBe('127.0.0.1');
     expect(server.url.pathname).toBe('/mcp');
     const h = await health(server.port);
-    expect(h).toMatchObject({ status: 'serving', pid: server.p.child.pid, inflight: 0 });
+    expect(h).toMatchObject({ status: 'ok', pid: server.p.child.pid, inflight: 0 });
+    expect(h.uptime).toBeGreaterThanOrEqual(0);
     expect(h.version).toMatch(/^\d+\.\d+\.\d+/);
   });
 
@@ -186,7 +188,7 @@ describe('SIGTERM on an HTTP server', () => {
       // for it (otherwise the drain below would wait for it until its deadline).
       const cancelling = new AbortController();
       const cancelled = client
-        .callTool({ name: 'query', arguments: { query: 'bread' } }, undefined, { signal: cancelling.signal })
+        .callTool({ name: 'query', arguments: { query: 'bread' } }, { signal: cancelling.signal })
         .catch((e: Error) => e);
       while ((await inflight()) < 1) {}
       cancelling.abort();
@@ -248,10 +250,16 @@ describe('the HTTP app, in process (real node:http, real SDK transport, no store
       maxSessions: options.maxSessions ?? 8,
       log,
     });
+    const modern = createModernLeg({
+      createServer: () => new McpServer({ name: 'in-process', version: '0.0.0' }),
+      maxBodyBytes: 64 * 1024,
+      log,
+    });
     const listener = createServer();
     const app = createHttpApp({
       gate: createInflightGate(),
       sessions,
+      modern,
       guard: createOriginGuard('127.0.0.1'),
       maxBodyBytes: 64 * 1024,
       version: '0.0.0',

@@ -9,7 +9,7 @@
  */
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type InspectorServer, serveInspector } from '../../src/viz/inspect-server.js';
 import { ChildTransport } from '../support/child-transport.js';

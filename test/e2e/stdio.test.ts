@@ -7,8 +7,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildTransport } from '../support/child-transport.js';
 import { QMD_BIN, qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
@@ -136,8 +136,10 @@ describe('qmd mcp over stdio', () => {
     });
     try {
       const hung = client.callTool({ name: 'query', arguments: { query: 'bread' } }).catch((e: Error) => e);
-      // The request is read before the EOF behind it, so the handler is in flight when the
-      // lifecycle sees the EOF; the drain warning below counts it.
+      // Requests are dispatched in order, so once a ping behind it is answered the query's
+      // handler is in flight; then the EOF. (A request still unread when stdin ends is
+      // dropped unanswered: SDK v2's stdio transport closes at EOF.)
+      await client.ping();
       await transport.close();
       const exit = await waitForExit(server);
       expect(exit).toEqual({ code: 0, signal: null });
@@ -169,8 +171,14 @@ describe('qmd mcp over stdio', () => {
     try {
       // A line that is not JSON: a JSON-RPC parse error (id null), then business as usual.
       transport.writeRaw('this is not json\n');
+      const parseError = await transport.waitForLine((l) => /"code":-32700/.test(l));
+      expect(JSON.parse(parseError)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
       await server.waitForStderr('QMD Warning: protocol error');
-      expect(transport.lines.some((l) => /"code":-32700/.test(l) && /"id":null/.test(l))).toBe(true);
+
+      // JSON that is not JSON-RPC: an invalid-request error, and still serving.
+      transport.writeRaw('{"hello":"world"}\n');
+      const invalid = await transport.waitForLine((l) => /"code":-32600/.test(l));
+      expect(JSON.parse(invalid)).toMatchObject({ id: null, error: { code: -32600 } });
 
       const wrongType = await client.callTool({ name: 'query', arguments: { query: 'bread', limit: 'ten' } });
       expect(wrongType.isError).toBe(true);

@@ -5,7 +5,7 @@
  * holds it and exits with the code the machine computed, whatever that code is.
  */
 import { existsSync } from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildTransport } from '../support/child-transport.js';
 import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';

@@ -1,7 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCMessage, ReadBuffer, serializeMessage, type Transport } from '@modelcontextprotocol/server';
 
 /**
  * An MCP client transport over a child the test spawned itself, so the test keeps the
@@ -14,8 +12,11 @@ export class ChildTransport implements Transport {
   onclose?: () => void;
   /** Every stdout line the server wrote, as written. */
   readonly lines: string[] = [];
+  /** Every message this client sent, serialised, in order. */
+  readonly sent: string[] = [];
   private readonly buffer = new ReadBuffer();
   private partial = '';
+  private readonly lineWaiters = new Set<() => void>();
 
   constructor(private readonly child: ChildProcess) {}
 
@@ -25,6 +26,7 @@ export class ChildTransport implements Transport {
       const parts = text.split('\n');
       this.partial = parts.pop() ?? '';
       this.lines.push(...parts);
+      for (const wake of [...this.lineWaiters]) wake();
       this.buffer.append(chunk);
       for (;;) {
         let message: JSONRPCMessage | null;
@@ -42,7 +44,30 @@ export class ChildTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    this.child.stdin?.write(serializeMessage(message));
+    const line = serializeMessage(message);
+    this.sent.push(line.trimEnd());
+    this.child.stdin?.write(line);
+  }
+
+  /** Resolves when a stdout line matches, rejects after `ms` with the lines seen. */
+  waitForLine(match: (line: string) => boolean, ms = 20_000): Promise<string> {
+    const found = () => this.lines.find(match);
+    const now = found();
+    if (now !== undefined) return Promise.resolve(now);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.lineWaiters.delete(check);
+        reject(new Error(`no matching stdout line within ${ms} ms; lines were:\n${this.lines.join('\n')}`));
+      }, ms);
+      const check = (): void => {
+        const line = found();
+        if (line === undefined) return;
+        clearTimeout(timer);
+        this.lineWaiters.delete(check);
+        resolve(line);
+      };
+      this.lineWaiters.add(check);
+    });
   }
 
   /** Writes raw bytes, for malformed-input tests. */

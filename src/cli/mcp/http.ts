@@ -1,20 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { QmdError } from '../../errors.js';
-import { createLifecycle, type Lifecycle } from '../../lifecycle/host.js';
+import type { Lifecycle } from '../../lifecycle/host.js';
 import { watchHttpListener } from '../../lifecycle/http.js';
 import { createHttpApp, MCP_PATH } from '../../mcp/http/app.js';
 import { createOriginGuard } from '../../mcp/http/guard.js';
+import { createModernLeg } from '../../mcp/http/modern.js';
 import { createSessionRegistry } from '../../mcp/http/sessions.js';
-import { createMcpServer } from '../../mcp/server.js';
-import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
-import { embedStoreOptions } from '../embed-model.js';
 import { STARTUP_PPID } from '../startup.js';
 import { packageVersion } from '../version.js';
-import { envLifecycleOptions, readMcpEnv } from './config.js';
 import { readHttpEnv } from './http-config.js';
-import { claimStdout } from './stdout-guard.js';
+import { serveMcp } from './serve.js';
 
 export interface HttpServeOptions {
   host: string;
@@ -25,104 +22,90 @@ export interface HttpServeOptions {
 }
 
 /**
- * `qmd mcp --http`: the composition root of the shared server. One store (and so one warm
- * model) and one lifecycle gate for every client; one `McpServer` per MCP session, reaped
- * when idle (why sessions and not stateless: the top of `src/mcp/http/sessions.ts`).
+ * `qmd mcp --http`: one store (and so one warm model) and one lifecycle gate for every client.
+ * 2025 clients get a session each (one `McpServer`, reaped when idle: `src/mcp/http/sessions.ts`);
+ * 2026-07-28 clients are sessionless, one `McpServer` per exchange (`src/mcp/http/modern.ts`).
  *
- * In HTTP mode stdin is not a client (`stdin: null`): a backgrounded server has stdin at EOF
- * from the start. Signals stop it, `qmd mcp stop` sends SIGTERM, and the listener dying sends
+ * Stdin is not a client here (`stdin: null`): a backgrounded server has stdin at EOF from the
+ * start. Signals stop it, `qmd mcp stop` sends SIGTERM, and the listener dying sends
  * `http.stop`. The same machine drives the teardown:
  * - `closeTransport`: stop accepting (the listener closes; requests on kept-alive sockets get
  *   503), close every session's event stream and the sessions with nothing in flight;
- * - `draining`: POST exchanges are gate units until their response is closed, so the drain
- *   waits for replies to be delivered, not only for handlers to return;
- * - `disposeStore`: close what the drain left (aborting it), cut the remaining connections,
- *   then `store.close()`.
+ * - `draining`: each POST exchange is one gate unit until its response is closed, so the
+ *   drain waits for replies to be delivered, not only for handlers to return; the handler
+ *   inside runs through the gate's uncounted view, so one request counts once;
+ * - `disposeStore`: answer what the drain left with an error, close the sessions and the
+ *   modern leg (aborting them), cut the remaining connections, then `store.close()`.
  */
 export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Promise<Lifecycle> {
-  const { log } = ctx;
-  // stdout is not the protocol here, but nothing a library prints belongs on it either.
-  claimStdout(log);
-  process.stdout.on('error', () => {});
-  const config = readMcpEnv(ctx.env);
   const httpConfig = readHttpEnv(ctx.env);
-  const { failpoints } = config;
-  const version = packageVersion();
-  // One store for every session: the model, loaded lazily on the first vector query, stays warm.
-  const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
-
-  const fromEnv = await envLifecycleOptions(config, log);
-
-  let detachListener = (): void => {};
-  const lifecycle = createLifecycle({
-    stdin: null,
-    // Nothing is written to stdout in HTTP mode, so its EPIPE cannot mean a client left.
-    stdout: null,
-    // A daemon's parent leaves on purpose, right after start-up.
-    parent: options.daemon ? null : { ppid: () => process.ppid, original: STARTUP_PPID },
-    closeTransport: async (signal) => {
-      await failpoints.hit('teardown.closeTransport', signal);
-      detachListener();
-      const stopped = app.stopAccepting();
-      listener.close();
-      await stopped;
-      listener.closeIdleConnections();
+  let url = '';
+  let port = 0;
+  const lifecycle = await serveMcp(ctx, {
+    sources: {
+      stdin: null,
+      // Nothing is written to stdout in HTTP mode, so its EPIPE cannot mean a client left.
+      stdout: null,
+      // A daemon's parent leaves on purpose, right after start-up.
+      parent: options.daemon ? null : { ppid: () => process.ppid, original: STARTUP_PPID },
     },
-    disposeStore: async (signal) => {
-      await failpoints.hit('teardown.disposeStore', signal);
-      // What the drain left (its deadline passed, or escalation cut it short) is cut now:
-      // its clients get an error reply rather than silence.
-      await app.abandonInflight('Connection closed: the server shut down before this request finished');
-      await sessions.closeAll();
-      listener.closeAllConnections();
-      await store.close();
+    async open({ createServer: createMcpServer, lifecycle, log }) {
+      // stdout is not the protocol here, but a library's write to it must not crash us either.
+      process.stdout.on('error', () => {});
+      const handlers = lifecycle.gate.uncounted();
+      const sessions = createSessionRegistry({
+        createServer: () => createMcpServer(handlers),
+        idleMs: httpConfig.sessionIdleMs,
+        maxSessions: httpConfig.maxSessions,
+        log,
+      });
+      const modern = createModernLeg({
+        createServer: () => createMcpServer(handlers),
+        maxBodyBytes: httpConfig.maxBodyBytes,
+        log,
+      });
+      const app = createHttpApp({
+        gate: lifecycle.gate,
+        sessions,
+        modern,
+        guard: createOriginGuard(options.host),
+        maxBodyBytes: httpConfig.maxBodyBytes,
+        version: packageVersion(),
+        log,
+        // A reply delivered while stopping leaves an idle kept-alive socket: close it now.
+        onExchangeEnded: () => listener.closeIdleConnections(),
+      });
+      const listener = createServer(app.handle);
+      listener.on('checkContinue', app.checkContinue);
+      try {
+        port = await listen(listener, options.port, options.host);
+      } catch (error) {
+        await sessions.closeAll();
+        throw error;
+      }
+      const detachListener = watchHttpListener(listener, lifecycle.trigger, (error, fatal) =>
+        log.warn(`http listener: ${error.message}${fatal ? '' : ' (still serving)'}`),
+      );
+      url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}${MCP_PATH}`;
+      log.line(`Listening on ${url}`);
+      return {
+        async close() {
+          detachListener();
+          const stopped = app.stopAccepting();
+          listener.close();
+          await stopped;
+          listener.closeIdleConnections();
+        },
+        async release() {
+          // What the drain left (its deadline passed, or escalation cut it short) is cut now:
+          // its clients get an error reply rather than silence.
+          await app.abandonInflight('Connection closed: the server shut down before this request finished');
+          await Promise.all([sessions.closeAll(), modern.close()]);
+          listener.closeAllConnections();
+        },
+      };
     },
-    log,
-    ...fromEnv,
   });
-
-  const sessions = createSessionRegistry({
-    createServer: () => createMcpServer({ store, gate: lifecycle.gate, failpoints, log, version }),
-    idleMs: httpConfig.sessionIdleMs,
-    maxSessions: httpConfig.maxSessions,
-    log,
-  });
-  const app = createHttpApp({
-    gate: lifecycle.gate,
-    sessions,
-    guard: createOriginGuard(options.host),
-    maxBodyBytes: httpConfig.maxBodyBytes,
-    version,
-    log,
-    // A reply delivered while stopping leaves an idle kept-alive socket: close it now.
-    onExchangeEnded: () => listener.closeIdleConnections(),
-  });
-  const listener = createServer(app.handle);
-  listener.on('checkContinue', app.checkContinue);
-
-  let port: number;
-  try {
-    port = await listen(listener, options.port, options.host);
-  } catch (error) {
-    await sessions.closeAll();
-    await store.close();
-    throw error;
-  }
-  // Started in the same tick as 'listening': no request can be dispatched before it.
-  detachListener = watchHttpListener(listener, lifecycle.trigger, (error, fatal) =>
-    log.warn(`http listener: ${error.message}${fatal ? '' : ' (still serving)'}`),
-  );
-  lifecycle.start();
-  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}${MCP_PATH}`;
-  log.line(`Listening on ${url}`);
-
-  const fatal = (kind: string) => (error: unknown) => {
-    log.warn(`${kind}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    process.exitCode = 1;
-    void lifecycle.shutdown(kind);
-  };
-  process.on('uncaughtException', fatal('uncaught exception'));
-  process.on('unhandledRejection', fatal('unhandled rejection'));
 
   if (options.daemon) {
     const daemon = options.daemon;
@@ -130,12 +113,11 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
     try {
       await daemon.onListening(url, port);
     } catch (error) {
-      log.warn(`daemon: ${(error as Error).message}`);
+      ctx.log.warn(`daemon: ${(error as Error).message}`);
       process.exitCode = 1;
       void lifecycle.shutdown('daemon could not start');
     }
   }
-  if (failpoints.has('server.leak')) void failpoints.hit('server.leak');
   return lifecycle;
 }
 

@@ -1,17 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { toWebRequest } from '@modelcontextprotocol/node';
+import { isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
 import type { InflightGate } from '../../lifecycle/gate.js';
 import type { Log } from '../../log.js';
 import { readJsonBody } from './body.js';
 import { createExchanges } from './exchanges.js';
 import type { OriginGuard } from './guard.js';
+import type { ModernLeg } from './modern.js';
 import { replyError, replyJson } from './reply.js';
 import type { Session, SessionRegistry } from './sessions.js';
 
 export interface HttpAppOptions {
   /** The lifecycle's gate: every POST exchange is one in-flight unit until its reply is sent. */
   gate: InflightGate;
+  /** 2025-era clients: one session each. */
   sessions: SessionRegistry;
+  /** 2026-07-28 clients: sessionless, one exchange per request. */
+  modern: ModernLeg;
   guard: OriginGuard;
   maxBodyBytes: number;
   version: string;
@@ -45,15 +50,19 @@ const SESSION_NOT_FOUND = -32001;
 const PARSE_ERROR = -32700;
 
 /**
- * Routes `qmd mcp --http`: `/health`, and `/mcp` for the Streamable HTTP transport with one
- * session (one `McpServer`) per client. Order matters: the Host/Origin check comes before
- * anything else, a stopping server answers 503 before reading a body, and only an
- * `initialize` may create a session.
+ * Routes `qmd mcp --http`: `/health`, and `/mcp` for both protocol eras. A POST with an
+ * `Mcp-Session-Id`, or one the SDK classifies as 2025-era (`isLegacyRequest`), goes to the
+ * sessions (one `McpServer` per client; only an `initialize` may create one); any other POST
+ * is a sessionless 2026-07-28 exchange for the modern leg. GET and DELETE exist only within a
+ * 2025 session: without one they are 405, as the 2026-07-28 spec has it. Order matters: the
+ * Host/Origin check comes before anything else, and a stopping server answers 503 before
+ * reading a body.
  *
- * Draining (lifecycle.md §2) counts POST exchanges in the gate from the first byte of the
- * request until the response is closed, not only the tool handler: "in flight" ends when the
- * client has its reply. The GET event stream is not counted: it is open for as long as the
- * session lives and is closed at `closingTransport`.
+ * Draining counts POST and DELETE exchanges in the gate from the first byte of the request
+ * until the response is closed: "in flight" ends when the client has its reply. That is the
+ * one unit the drain waits for; the tool handler inside an exchange runs through the gate's
+ * uncounted view (`cli/mcp/http.ts`), so one request counts once. The GET event stream is not
+ * counted: it is open for as long as the session lives and is closed at `closingTransport`.
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const { gate, sessions, guard, log } = options;
@@ -79,10 +88,20 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
   };
 
+  const modernExchange = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    const closed = new Promise<void>((resolve) => res.once('close', resolve));
+    await options.modern.handle(req, res, body);
+    await closed;
+    if (stopping) options.onExchangeEnded?.();
+  };
+
   const sessionOf = (req: IncomingMessage, res: ServerResponse): Session | undefined => {
     const id = req.headers['mcp-session-id'];
     if (typeof id !== 'string' || id === '') {
-      replyError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+      // Only a 2025 session has a GET stream or a DELETE; sessionless 2026-07-28 has neither.
+      replyError(res, 405, 'Method Not Allowed: GET and DELETE need an Mcp-Session-Id (2025-era sessions only)', {
+        headers: { Allow: 'POST' },
+      });
       return undefined;
     }
     const session = sessions.get(id);
@@ -110,7 +129,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     let session: Session | undefined;
     if (req.headers['mcp-session-id'] !== undefined) {
-      session = sessionOf(req, res);
+      session = sessions.get(String(req.headers['mcp-session-id']));
+      if (!session) replyError(res, 404, 'Session not found', { code: SESSION_NOT_FOUND });
+    } else if (!(await isLegacyRequest(await toWebRequest(req, body.value), body.value))) {
+      await counted(() => modernExchange(req, res, body.value));
+      return;
     } else if (isInitializeRequest(body.value)) {
       if (!(await sessions.makeRoom())) {
         replyError(res, 503, 'Service Unavailable: too many sessions are busy', { headers: { 'Retry-After': '1' } });
@@ -139,7 +162,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const path = (req.url ?? '/').split('?')[0];
     if (path === HEALTH_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
       replyJson(res, 200, {
-        status: 'serving',
+        // `status` and `uptime` (seconds) as the peer answers them; the rest is ours.
+        status: 'ok',
+        uptime: Math.round(process.uptime()),
         version: options.version,
         pid: process.pid,
         sessions: sessions.size,

@@ -1,8 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode, isJSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isJSONRPCRequest, type RequestId } from '@modelcontextprotocol/server';
 import type { Log } from '../../log.js';
 import { replyError } from './reply.js';
 import type { Session, SessionRegistry } from './sessions.js';
+
+/** JSON-RPC "connection closed", the code SDK 1.x sent for it (v2 keeps it local as `SdkErrorCode`). */
+const CONNECTION_CLOSED = -32000;
 
 /** How long abandoned replies get to be written out; well inside the teardown step's 2 s bound. */
 const ABANDON_FLUSH_MS = 250;
@@ -31,7 +34,7 @@ function messagesOf(body: unknown): unknown[] {
 }
 
 /**
- * The HTTP exchanges in flight and the three things the SDK's transport (1.32.2) leaves to
+ * The HTTP exchanges in flight and the three things the SDK's transport (1.32.2, and v2's Node transport) leaves to
  * us about them: a client that hangs up, a cancelled request, and the replies still owed
  * when the server must go.
  */
@@ -100,7 +103,7 @@ export function createExchanges(options: { sessions: SessionRegistry; log: Log; 
       const left = [...pending];
       for (const { session, ids } of left) {
         for (const id of ids) {
-          const error = { jsonrpc: '2.0' as const, id, error: { code: ErrorCode.ConnectionClosed, message: reason } };
+          const error = { jsonrpc: '2.0' as const, id, error: { code: CONNECTION_CLOSED, message: reason } };
           // The SDK throws if this request was answered meanwhile: nothing left to do then.
           await session.transport.send(error).catch(() => {});
         }

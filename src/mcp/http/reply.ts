@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { jsonRpcError } from '../jsonrpc.js';
 
 /**
  * A refusal in the shape the SDK uses for its own (a JSON-RPC error with `id: null`), so a
@@ -14,7 +15,7 @@ export function replyError(
     res.end();
     return;
   }
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: options.code ?? -32000, message }, id: null });
+  const body = JSON.stringify(jsonRpcError(options.code ?? -32000, message));
   res.writeHead(status, {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(body),

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { McpServer } from '@modelcontextprotocol/server';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Log } from '../../log.js';
 
 /*
- * Decision (issue 5): `qmd mcp --http` keeps MCP sessions (stateful Streamable HTTP), one
- * `McpServer` per session, all sharing one store, one model and one lifecycle gate.
+ * The 2025-era leg of `qmd mcp --http` (the 2026-07-28 protocol is sessionless: `modern.ts`).
+ *
+ * Decision: 2025 clients keep MCP sessions (stateful Streamable HTTP), one `McpServer` per
+ * session, all sharing one store, one model and one lifecycle gate. SDK v2's own default for
+ * 2025 traffic is stateless; we route 2025 requests here instead (`isLegacyRequest`).
  *
  * Why not stateless (`sessionIdGenerator: undefined`, a fresh server and transport per
  * request — the SDK refuses to reuse a stateless transport):

@@ -1,5 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/server';
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { McpDeps } from '../deps.js';
 import { formatMultiGetSummary } from '../format.js';

@@ -1,11 +1,16 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createStdinFilter } from '../../src/cli/mcp/stdin-filter.js';
+import { createStdinFilter } from '../../src/mcp/stdio/stdin-filter.js';
 
-async function run(chunks: string[], maxLineBytes: number) {
+async function run(chunks: string[], maxLineBytes: number, checkJson = false) {
   const stdin = new PassThrough();
   const refused: number[] = [];
-  const filter = createStdinFilter(stdin, { maxLineBytes, onOversized: (n) => refused.push(n) });
+  const malformed: string[] = [];
+  const filter = createStdinFilter(stdin, {
+    maxLineBytes,
+    onOversized: (n) => refused.push(n),
+    ...(checkJson && { onMalformed: (e: SyntaxError) => malformed.push(e.name) }),
+  });
   let out = '';
   filter.stream.on('data', (d: Buffer) => {
     out += d.toString();
@@ -14,7 +19,7 @@ async function run(chunks: string[], maxLineBytes: number) {
   for (const c of chunks) stdin.write(c);
   stdin.end();
   await ended;
-  return { out, refused };
+  return { out, refused, malformed };
 }
 
 describe('the stdin line filter', () => {
@@ -34,5 +39,17 @@ describe('the stdin line filter', () => {
   it('holds an unfinished line back instead of passing a prefix', async () => {
     const { out } = await run(['{"partial":'], 100);
     expect(out).toBe('');
+  });
+
+  it('with onMalformed: drops and reports a line that is not JSON, drops blank lines, keeps the rest', async () => {
+    const { out, malformed } = await run(['{"a":1}\nnot json\n', '\n  \n{"b":', '2}\n{broken\n'], 100, true);
+    expect(out).toBe('{"a":1}\n{"b":2}\n');
+    expect(malformed).toEqual(['SyntaxError', 'SyntaxError']);
+  });
+
+  it('without onMalformed: passes lines through unparsed', async () => {
+    const { out, malformed } = await run(['not json\n'], 100);
+    expect(out).toBe('not json\n');
+    expect(malformed).toEqual([]);
   });
 });

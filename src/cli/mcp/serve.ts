@@ -1,0 +1,97 @@
+import type { Writable } from 'node:stream';
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { Failpoints } from '../../failpoints.js';
+import type { HandlerGate } from '../../lifecycle/gate.js';
+import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../../lifecycle/host.js';
+import type { Log } from '../../log.js';
+import { createMcpServer } from '../../mcp/server.js';
+import { claimStdout } from '../../mcp/stdio/stdout-guard.js';
+import { openStore } from '../../store/index.js';
+import type { CliContext } from '../context.js';
+import { embedStoreOptions } from '../embed-model.js';
+import { packageVersion } from '../version.js';
+import { envLifecycleOptions, readMcpEnv } from './config.js';
+
+/** What a transport is given to connect: everything is built, nothing listens yet. */
+export interface TransportContext {
+  /** A new `McpServer` over the shared store, with `gate` as its handlers' gate. */
+  createServer(gate?: HandlerGate): McpServer;
+  lifecycle: Lifecycle;
+  /** The protocol stream onto fd 1: JSON-RPC only. */
+  protocolOut: Writable;
+  log: Log;
+  failpoints: Failpoints;
+  env: NodeJS.ProcessEnv;
+}
+
+/** What a connected transport gives back: the two pieces of teardown that are its own. */
+export interface OpenTransport {
+  /** Teardown step 1: stop dispatching new requests (in-flight ones may finish: the drain). */
+  close(): Promise<void>;
+  /** Teardown step 2, before the store closes: cut what the drain left. */
+  release?(): Promise<void>;
+}
+
+export interface McpTransport {
+  /** The trigger sources that are this transport's: stdio's pipes, or none over HTTP. */
+  sources: Pick<LifecycleOptions, 'stdin' | 'stdout' | 'parent'>;
+  /** Connects; throws after closing what it opened if it cannot (the store is closed for it). */
+  open(context: TransportContext): Promise<OpenTransport>;
+}
+
+/**
+ * `qmd mcp`, whatever the transport, read top to bottom: stdout is claimed for the protocol,
+ * the store opens read-only (the model loads lazily, on the first vector query), the lifecycle
+ * is created, the transport connects servers built with the lifecycle's gate, and the
+ * lifecycle starts with the teardown that closes exactly what was built:
+ * `closeTransport` = the transport's `close()`, `disposeStore` = its `release()`, then
+ * `store.close()` (the LLM first, then the database). From then on the machine owns the exit.
+ */
+export async function serveMcp(ctx: CliContext, transport: McpTransport): Promise<Lifecycle> {
+  const { log } = ctx;
+  const protocolOut = claimStdout(log);
+  const config = readMcpEnv(ctx.env);
+  const { failpoints } = config;
+  const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
+  const lifecycle = createLifecycle({ ...transport.sources, log, ...(await envLifecycleOptions(config, log)) });
+  const version = packageVersion();
+  const createServer = (gate: HandlerGate = lifecycle.gate) =>
+    createMcpServer({ store, gate, failpoints, log, version });
+
+  let connected: OpenTransport;
+  try {
+    connected = await transport.open({ createServer, lifecycle, protocolOut, log, failpoints, env: ctx.env });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  lifecycle.start({
+    closeTransport: async (signal) => {
+      await failpoints.hit('teardown.closeTransport', signal);
+      await connected.close();
+    },
+    disposeStore: async (signal) => {
+      await failpoints.hit('teardown.disposeStore', signal);
+      await connected.release?.();
+      await store.close();
+    },
+  });
+  leaveOnFatalErrors(lifecycle, log);
+  // For the watchdog's end-to-end test: a ref'd handle nobody will ever clear.
+  if (failpoints.has('server.leak')) void failpoints.hit('server.leak');
+  return lifecycle;
+}
+
+/**
+ * A failure nobody caught is a bug: say so on stderr and leave through the machine (exit 1),
+ * rather than dying with the index open.
+ */
+function leaveOnFatalErrors(lifecycle: Lifecycle, log: Log): void {
+  const fatal = (kind: string) => (error: unknown) => {
+    log.warn(`${kind}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exitCode = 1;
+    void lifecycle.shutdown(kind);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled rejection'));
+}
