@@ -54,7 +54,7 @@ export function machineInfo(): MachineInfo {
     cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     commit: changed > 0 ? `${commit} (+${changed} changed files)` : commit,
-    sdk: packageVersion('@modelcontextprotocol/sdk'),
+    sdk: packageVersion('@modelcontextprotocol/server'),
     loadAtStart: loadAverage(),
   };
 }
