@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { McpFlags } from './commands/mcp.js';
 import type { SearchFlags } from './commands/read-commands.js';
 import { type CliContext, createContext } from './context.js';
 import { EXIT_USAGE, reportError } from './errors.js';
@@ -194,19 +195,22 @@ export function buildProgram(): Command {
     .addOption(new Option('--port <port>', 'HTTP port (0: any free one)').argParser(port).default(8181))
     .option('--host <host>', 'HTTP host (loopback by default)', '127.0.0.1')
     .option('--daemon', 'with --http: run in the background and write a pidfile')
+    .option('--shared', 'relay to the one warm shared server of this index, starting it if needed (also QMD_SHARED=1)')
+    .addOption(new Option('--shared-server', 'run the shared server itself (relays start it)').hideHelp())
     .action(
-      run(async (ctx, opts: { http?: boolean; port: number; host: string; daemon?: boolean }) => {
+      run(async (ctx, opts: McpFlags) => {
         const { mcpCommand } = await import('./commands/mcp.js');
         await mcpCommand(ctx, opts);
       }),
     );
   mcp
     .command('stop')
-    .description('stop the background HTTP server started with --daemon')
+    .description('stop the background HTTP server started with --daemon, or with --shared the shared server')
+    .option('--shared', 'stop the shared server of this index')
     .action(
-      run(async (ctx) => {
+      run(async (ctx, opts: { shared?: boolean }) => {
         const { mcpStop } = await import('./commands/mcp.js');
-        await mcpStop(ctx);
+        await mcpStop(ctx, opts);
       }),
     );
 

@@ -267,6 +267,8 @@ class LlamaEmbedder implements Embedder {
         createSignal: signal,
       });
       check();
+      // One line per load: `qmd mcp --shared` counts them (one model however many clients).
+      this.#log.line(`embedding model loaded: ${modelPath}`);
       return { model: this.#model, context: this.#context, maxTokens: contextSize - 3 };
     } catch (error) {
       if (signal.aborted) throw disposedError();

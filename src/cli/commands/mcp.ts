@@ -6,6 +6,8 @@ export interface McpFlags {
   port: number;
   host: string;
   daemon?: boolean;
+  shared?: boolean;
+  sharedServer?: boolean;
 }
 
 /**
@@ -15,6 +17,17 @@ export interface McpFlags {
  */
 export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void> {
   if (flags.daemon && !flags.http) throw new QmdError('BAD_ARGUMENT', '--daemon needs --http (stdio needs its client)');
+  if (flags.sharedServer) {
+    const { serveSharedServer } = await import('../mcp/shared-server.js');
+    await serveSharedServer(ctx);
+    return;
+  }
+  const { sharedRequested } = await import('../mcp/shared-config.js');
+  if (!flags.http && sharedRequested(flags.shared, ctx.env)) {
+    const { serveRelay } = await import('../mcp/relay.js');
+    await serveRelay(ctx);
+    return;
+  }
   if (!flags.http) {
     const { serveStdio } = await import('../mcp/stdio.js');
     await serveStdio(ctx);
@@ -35,8 +48,16 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
   });
 }
 
-/** `qmd mcp stop`: stops the daemon recorded in the pidfile, after verifying it is that process. */
-export async function mcpStop(ctx: CliContext): Promise<void> {
+/**
+ * `qmd mcp stop [--shared]`: stops the daemon recorded in the pidfile (or the shared server in
+ * its record), after verifying it is that process.
+ */
+export async function mcpStop(ctx: CliContext, flags: { shared?: boolean } = {}): Promise<void> {
   const { stopDaemon } = await import('../daemon/stop.js');
+  if (flags.shared) {
+    const { sharedPaths } = await import('../../relay/paths.js');
+    await stopDaemon(ctx, { pidfile: sharedPaths(ctx.indexPath, ctx.env).record, what: 'shared server' });
+    return;
+  }
   await stopDaemon(ctx);
 }

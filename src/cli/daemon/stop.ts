@@ -20,10 +20,13 @@ const POLL_MS = 50;
  * stale one) or it would not stop — "nothing was stopped" is worth a non-zero code to a
  * script, which can add `|| true` when it does not care.
  */
-export async function stopDaemon(ctx: CliContext): Promise<void> {
-  const pidfile = pidfilePath(ctx.indexPath);
+export async function stopDaemon(
+  ctx: CliContext,
+  target: { pidfile: string; what: string } = { pidfile: pidfilePath(ctx.indexPath), what: 'daemon' },
+): Promise<void> {
+  const { pidfile, what } = target;
   const record = readPidfile(pidfile);
-  if (record === null) throw new QmdError('NOT_FOUND', `no daemon is running for ${ctx.indexPath} (no ${pidfile})`);
+  if (record === null) throw new QmdError('NOT_FOUND', `no ${what} is running for ${ctx.indexPath} (no ${pidfile})`);
   if (record === 'corrupt') {
     removePidfile(pidfile);
     throw new QmdError('NOT_FOUND', `the pidfile ${pidfile} was unreadable; removed it and signalled nothing`);
@@ -38,17 +41,18 @@ export async function stopDaemon(ctx: CliContext): Promise<void> {
   }
 
   signal(record);
-  ctx.log.line(`qmd: sent SIGTERM to the daemon (pid ${record.pid}, ${record.url})`);
+  ctx.log.line(`qmd: sent SIGTERM to the ${what} (pid ${record.pid}, ${record.url})`);
   let gone = await waitUntilGone(record, FIRST_WAIT_MS);
   if (!gone && staleReason(record) === null) {
     signal(record);
     ctx.log.line(`qmd: still running after ${FIRST_WAIT_MS / 1000} s; sent a second SIGTERM (escalation)`);
     gone = await waitUntilGone(record, SECOND_WAIT_MS);
   }
-  if (!gone) throw new QmdError('INDEX_LOCKED', `the daemon (pid ${record.pid}) is still running; not signalled again`);
+  if (!gone)
+    throw new QmdError('INDEX_LOCKED', `the ${what} (pid ${record.pid}) is still running; not signalled again`);
   // The daemon removes its own pidfile; one that was killed outright could not.
   releasePidfile(pidfile, record.pid, record.startTicks);
-  ctx.out(`Stopped the daemon (pid ${record.pid}, ${record.url})`);
+  ctx.out(`Stopped the ${what} (pid ${record.pid}, ${record.url})`);
 }
 
 /** Verified just before: the window for the PID to be reused in between is microseconds. */

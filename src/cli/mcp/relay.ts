@@ -1,0 +1,138 @@
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { Duplex, PassThrough } from 'node:stream';
+import { createLifecycle, type Lifecycle } from '../../lifecycle/host.js';
+import { claimStdout } from '../../mcp/stdio/stdout-guard.js';
+import { connectShared, DEFAULT_CONNECT_BOUND_MS } from '../../relay/connect.js';
+import { sharedPaths } from '../../relay/paths.js';
+import { createRelay, type Upstream } from '../../relay/relay.js';
+import type { CliContext } from '../context.js';
+import { STARTUP_PPID } from '../startup.js';
+import { envLifecycleOptions, readMcpEnv } from './config.js';
+import { readSharedEnv } from './shared-config.js';
+
+/**
+ * `qmd mcp --shared` (or `QMD_SHARED=1`): what an MCP client starts, relaying its JSON-RPC to
+ * the one shared server of its index over a Unix socket, and starting that server if none
+ * answers. It hosts the same lifecycle machine as `qmd mcp`, with the same breadcrumbs, exit
+ * codes, watchdog and trace:
+ * - `closeTransport`: stop reading the client, half-close the socket (the server's session
+ *   begins its own teardown);
+ * - `draining`: the replies owed for requests already forwarded (one gate unit each);
+ * - `disposingStore`: release the session (close the socket).
+ * It loads no SDK server, no store and no model: only if the shared server cannot be reached
+ * (or its socket cannot be trusted) does it load them and serve its client itself, once
+ * warned. Whatever it serves, it never outlives its client.
+ */
+export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
+  const { log } = ctx;
+  const protocolOut = claimStdout(log);
+  const config = readMcpEnv(ctx.env);
+  const shared = readSharedEnv(ctx.env);
+  const paths = sharedPaths(ctx.indexPath, ctx.env);
+  const lifecycle = createLifecycle({
+    stdin: process.stdin,
+    stdout: process.stdout,
+    parent: { ppid: () => process.ppid, original: STARTUP_PPID },
+    log,
+    ...(await envLifecycleOptions(config, log)),
+  });
+
+  let warnedAlone = false;
+  const open = async (signal: AbortSignal): Promise<Upstream | null> => {
+    const found = await connectShared({
+      paths,
+      boundMs: shared.connectBoundMs ?? DEFAULT_CONNECT_BOUND_MS,
+      signal,
+      startServer: () => startSharedServer(ctx, paths.log),
+    });
+    if (signal.aborted) {
+      if ('socket' in found) found.socket.destroy();
+      return null;
+    }
+    if ('socket' in found) {
+      const socket = found.socket;
+      return {
+        stream: socket,
+        kind: 'shared',
+        release: async () => {
+          socket.destroy();
+        },
+      };
+    }
+    if (!warnedAlone) {
+      warnedAlone = true;
+      log.warn(
+        `shared server unavailable (${'refused' in found ? found.refused : found.unreachable}); serving this client alone`,
+      );
+    }
+    return serveAlone(ctx, lifecycle);
+  };
+
+  const relay = createRelay({ stdin: process.stdin, stdout: protocolOut, gate: lifecycle.gate, log, open });
+  relay.start();
+  lifecycle.start({
+    closeTransport: async (signal) => {
+      await config.failpoints.hit('teardown.closeTransport', signal);
+      await relay.close();
+    },
+    disposeStore: async (signal) => {
+      await config.failpoints.hit('teardown.disposeStore', signal);
+      await relay.release();
+    },
+  });
+  return lifecycle;
+}
+
+/** Starts the shared server of this index: detached, its own session and process group, no terminal. */
+function startSharedServer(ctx: CliContext, logPath: string): void {
+  const out = openSync(logPath, 'a', 0o600);
+  try {
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? '', 'mcp', '--shared-server'], {
+      detached: true,
+      stdio: ['ignore', out, out],
+      env: { ...ctx.env, QMD_INDEX: ctx.indexPath },
+    });
+    child.unref();
+  } finally {
+    closeSync(out);
+  }
+}
+
+/**
+ * The fallback: this process serves its client itself, as plain `qmd mcp` does, through an
+ * in-memory pipe the relay keeps talking to. Its handlers count in the relay's own gate.
+ */
+async function serveAlone(ctx: CliContext, lifecycle: Lifecycle): Promise<Upstream> {
+  const [{ openStore }, { createMcpServer }, { serveStdioConnection }, { embedStoreOptions }, { packageVersion }] =
+    await Promise.all([
+      import('../../store/index.js'),
+      import('../../mcp/server.js'),
+      import('../../mcp/stdio/connection.js'),
+      import('../embed-model.js'),
+      import('../version.js'),
+    ]);
+  const { log } = ctx;
+  const { failpoints } = readMcpEnv(ctx.env);
+  const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
+  // Two pipes make one duplex for the relay: it writes requests into one, reads replies from the other.
+  const requests = new PassThrough();
+  const replies = new PassThrough();
+  const connection = serveStdioConnection({
+    createServer: () => createMcpServer({ store, gate: lifecycle.gate, failpoints, log, version: packageVersion() }),
+    stdin: requests,
+    stdout: replies,
+    log,
+    onClosed: () => {},
+  });
+  const stream = Duplex.from({ writable: requests, readable: replies });
+  return {
+    stream,
+    kind: 'local',
+    release: async () => {
+      await connection.close();
+      stream.destroy();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,284 @@
+import { type Actor, type AnyActorRef, createActor, fromPromise, type InspectionEvent } from 'xstate';
+import type { SessionMachine, SessionTrigger } from '../../machines/session.js';
+import { sessionMachine } from '../../machines/session.js';
+import { type ServerOutput, type SharedServerMachine, sharedServerMachine } from '../../machines/shared-server.js';
+import type { ShutdownSignal } from '../../machines/triggers.js';
+import { normalizeExitCode } from '../../machines/triggers.js';
+import { createLog, type Log } from '../log.js';
+import { type Clock, realClock, type TimerHandle } from './clock.js';
+import { createInflightGate, type InflightGate } from './gate.js';
+import type { ExitCodeSlot } from './host.js';
+import { type SignalSource, watchSignals } from './signals.js';
+import { createMachineTraceWriter, stateName } from './trace-machines.js';
+import { armWatchdog, DEFAULT_WATCHDOG_MS } from './watchdog.js';
+
+/** The two steps of the server's own teardown; the composition root hands them over at `start()`. */
+export interface ServerSteps {
+  /** Stop accepting relays: close the listening socket. */
+  closeListener: (signal: AbortSignal) => Promise<void> | void;
+  /** `store.close()`, once, after every session is done. */
+  disposeStore: (signal: AbortSignal) => Promise<void> | void;
+}
+
+/** What one session's teardown does, given when its connection opens. */
+export interface SessionEffects {
+  /** Stop dispatching: close this session's McpServer. */
+  closeServer: (signal: AbortSignal) => Promise<void> | void;
+  /** Release the session: close its socket. */
+  releaseSession: (signal: AbortSignal) => Promise<void> | void;
+  /** Remove the listeners that can only start this session's teardown. */
+  detach?: () => void;
+}
+
+export interface OpenedSession {
+  id: string;
+  /** This session's handlers run through it; escalation aborts them. */
+  gate: InflightGate;
+  /** Why the session is ending, as its connection reports it. */
+  trigger(event: SessionTrigger): void;
+}
+
+export interface SharedLifecycleOptions {
+  log?: Log;
+  signals?: SignalSource | null;
+  clock?: Clock;
+  idleTimeoutMs?: number;
+  drainTimeoutMs?: number;
+  stepTimeoutMs?: number;
+  sessionDrainTimeoutMs?: number;
+  sessionStepTimeoutMs?: number;
+  watchdogMs?: number;
+  exitCode?: ExitCodeSlot;
+  exit?: (code: number) => void;
+  activeResources?: () => string[];
+  /** `QMD_LIFECYCLE_TRACE`: one JSONL line per state entered, by the server and by each session. */
+  traceFile?: string;
+  inspect?: Array<(event: InspectionEvent) => void>;
+}
+
+export interface SharedLifecycle {
+  start(steps: ServerSteps): void;
+  /** A new relay: a session, or `null` once teardown has begun (close the connection then). */
+  openSession(effects: SessionEffects): OpenedSession | null;
+  /** Starts teardown if nothing has (idempotent); never rejects. */
+  shutdown(reason?: string): Promise<ServerOutput>;
+  readonly done: Promise<ServerOutput>;
+  /** `connected.idle`, `connected.serving`, `draining`, … */
+  state(): string;
+  /** Sessions alive now. */
+  sessions(): number;
+}
+
+const processExitCode: ExitCodeSlot = {
+  get: () => process.exitCode,
+  set: (code) => {
+    process.exitCode = code;
+  },
+};
+const KEEP_ALIVE_MS = 2 ** 31 - 1;
+
+/**
+ * Hosts the shared server's machine and its sessions, as `host.ts` hosts the lifecycle: provides
+ * their effects, turns signals into triggers, applies the exit policy (a ref'd keep-alive while
+ * tearing down, the unref'd watchdog after `done`). Sessions are the machine's children; the
+ * host keeps, per session id, the effects and the gate its connection was given.
+ */
+export function createSharedLifecycle(options: SharedLifecycleOptions = {}): SharedLifecycle {
+  const clock = options.clock ?? realClock;
+  const log = options.log ?? createLog(process.stderr);
+  const exitSlot = options.exitCode ?? processExitCode;
+  const exitProcess = options.exit ?? ((code: number) => process.exit(code));
+  let exited = false;
+  const exit = (code: number): void => {
+    if (exited) return;
+    exited = true;
+    exitProcess(code);
+  };
+  const startedAt = clock.now();
+  let teardownStartedAt = startedAt;
+  let keepAlive: TimerHandle | undefined;
+  let finished: ServerOutput | undefined;
+  let resolveDone!: (output: ServerOutput) => void;
+  const done = new Promise<ServerOutput>((resolve) => {
+    resolveDone = resolve;
+  });
+
+  let steps: ServerSteps | undefined;
+  const sessions = new Map<string, { effects: SessionEffects; gate: InflightGate }>();
+  let nextId = 1;
+  const sessionOf = (id: string) => sessions.get(id)!;
+
+  const session = sessionMachine.provide({
+    actors: {
+      closeServer: fromPromise<void, { id: string }>(async ({ input, signal }) => {
+        await sessionOf(input.id).effects.closeServer(signal);
+      }),
+      releaseSession: fromPromise<void, { id: string }>(async ({ input, signal }) => {
+        await sessionOf(input.id).effects.releaseSession(signal);
+      }),
+    },
+    actions: {
+      announceEnding: ({ context }) => log.line(`session ${context.id} ending (${context.trigger})`),
+      detachTriggerSources: ({ context }) => sessionOf(context.id).effects.detach?.(),
+      abortHandlers: ({ context }) =>
+        sessionOf(context.id).gate.abortAll(new Error('aborted: the session ended under its handlers')),
+      warnDrainDeadline: ({ context }) =>
+        log.warn(
+          `session ${context.id}: drain deadline of ${context.drainTimeoutMs} ms passed with ${context.inflight} handler(s) in flight`,
+        ),
+      warnStepFailed: ({ context }) => {
+        const failure = context.failedSteps.at(-1)!;
+        log.warn(`session ${context.id}: teardown step ${failure.step} failed: ${failure.error}; continuing`);
+      },
+    },
+  });
+
+  const machine = sharedServerMachine.provide({
+    actors: {
+      session,
+      closeListener: fromPromise(async ({ signal }) => {
+        await steps!.closeListener(signal);
+      }),
+      disposeStore: fromPromise(async ({ signal }) => {
+        await steps!.disposeStore(signal);
+      }),
+    },
+    actions: {
+      announceShutdown: ({ context }) => {
+        teardownStartedAt = clock.now();
+        keepAlive = clock.setTimeout(() => {}, KEEP_ALIVE_MS);
+        log.line(`Shutting down (${context.reason})...`);
+      },
+      announceEscalation: ({ context, event }) => {
+        const by = (event as { signal?: string }).signal ?? 'a signal';
+        log.warn(`${by} during teardown (${context.reason}): hurrying ${context.sessions.length} session(s)`);
+      },
+      warnDrainDeadline: ({ context }) =>
+        log.warn(
+          `drain deadline of ${context.drainTimeoutMs} ms passed with ${context.sessions.length} session(s) still ending; hurrying them`,
+        ),
+      warnStepFailed: ({ context }) => {
+        const failure = context.failedSteps.at(-1)!;
+        log.warn(`teardown step ${failure.step} failed: ${failure.error}; continuing`);
+      },
+    },
+  });
+
+  const tracer = options.traceFile ? createMachineTraceWriter(options.traceFile, clock, log, startedAt) : undefined;
+  const observers = [...(tracer ? [tracer.observe] : []), ...(options.inspect ?? [])];
+  const actor: Actor<SharedServerMachine> = createActor(machine, {
+    input: {
+      idleTimeoutMs: options.idleTimeoutMs,
+      drainTimeoutMs: options.drainTimeoutMs,
+      stepTimeoutMs: options.stepTimeoutMs,
+      sessionDrainTimeoutMs: options.sessionDrainTimeoutMs,
+      sessionStepTimeoutMs: options.sessionStepTimeoutMs,
+    },
+    clock,
+    ...(observers.length > 0 && {
+      inspect: (event: InspectionEvent) => {
+        for (const observe of observers) {
+          try {
+            observe(event);
+          } catch {
+            // An observer must never break the lifecycle.
+          }
+        }
+      },
+    }),
+  });
+
+  const child = (id: string): AnyActorRef | undefined =>
+    (actor.getSnapshot().children as Record<string, AnyActorRef | undefined>)[id];
+  const sendToSession = (id: string, event: Parameters<Actor<SessionMachine>['send']>[0]): void => {
+    const ref = child(id);
+    if (ref && ref.getSnapshot().status === 'active') ref.send(event);
+  };
+
+  const finish = (output: ServerOutput): void => {
+    finished = output;
+    clock.clearTimeout(keepAlive);
+    stopSignals();
+    exitSlot.set(output.exitCode);
+    const ms = Math.round((clock.now() - teardownStartedAt) * 10) / 10;
+    log.line(`Shutdown complete in ${ms} ms: ${output.summary}`);
+    tracer?.close();
+    armWatchdog({
+      clock,
+      log,
+      ms: options.watchdogMs ?? DEFAULT_WATCHDOG_MS,
+      exitCode: output.exitCode,
+      activeResources: options.activeResources ?? (() => process.getActiveResourcesInfo()),
+      exit,
+    });
+    resolveDone(output);
+  };
+  actor.subscribe({
+    complete: () => finish(actor.getSnapshot().output!),
+    error: (error) => {
+      log.warn(`the shared server's machine failed: ${error instanceof Error ? error.message : String(error)}`);
+      finish({
+        exitCode: 1,
+        reason: actor.getSnapshot().context.reason ?? 'unknown',
+        sessions: actor.getSnapshot().context.opened,
+        drain: 'idle',
+        failedSteps: [],
+        escalatedBy: null,
+        summary: 'machine error, exit 1',
+      });
+    },
+  });
+
+  const trigger = (
+    event: { type: 'signal.received'; signal: ShutdownSignal } | { type: 'shutdown.requested'; reason?: string },
+  ) => {
+    if (actor.getSnapshot().status === 'active') actor.send({ ...event, exitCode: normalizeExitCode(exitSlot.get()) });
+  };
+  let stopSignals: () => void = () => {};
+  let shutdownPromise: Promise<ServerOutput> | undefined;
+
+  return {
+    done,
+    start(given) {
+      if (steps) return;
+      steps = given;
+      actor.start();
+      const signals = options.signals === undefined ? process : options.signals;
+      if (signals) {
+        stopSignals = watchSignals(signals, (signal) => {
+          if (finished) exit(finished.exitCode);
+          else trigger({ type: 'signal.received', signal });
+        });
+      }
+    },
+    openSession(effects) {
+      // Only `connected` has substates: any other value means teardown has begun.
+      const snapshot = actor.getSnapshot();
+      if (snapshot.status !== 'active' || typeof snapshot.value === 'string') return null;
+      const id = `session-${nextId++}`;
+      const gate = createInflightGate({
+        onStarted: () => sendToSession(id, { type: 'handler.started' }),
+        onSettled: () => sendToSession(id, { type: 'handler.settled' }),
+      });
+      sessions.set(id, { effects, gate });
+      actor.send({ type: 'session.opened', id });
+      const ref = child(id);
+      if (!ref) {
+        sessions.delete(id);
+        return null;
+      }
+      // Forgotten once done: a server that lives for weeks must not keep every session's effects.
+      ref.subscribe({ complete: () => sessions.delete(id), error: () => sessions.delete(id) });
+      return { id, gate, trigger: (event) => sendToSession(id, event) };
+    },
+    shutdown(reason) {
+      shutdownPromise ??= (() => {
+        trigger({ type: 'shutdown.requested', reason });
+        return done;
+      })();
+      return shutdownPromise;
+    },
+    state: () => stateName(actor.getSnapshot().value),
+    sessions: () => actor.getSnapshot().context.sessions.length,
+  };
+}

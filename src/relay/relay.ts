@@ -1,0 +1,253 @@
+import type { Duplex, Readable, Writable } from 'node:stream';
+import type { InflightGate } from '../lifecycle/gate.js';
+import type { Log } from '../log.js';
+import { createLineSplitter } from './lines.js';
+
+/** The server end a relay talks to: the shared server's socket, or a local server as a fallback. */
+export interface Upstream {
+  stream: Duplex;
+  /** `shared` over the Unix socket, `local` when this process serves the client itself. */
+  kind: 'shared' | 'local';
+  /** Teardown's last step: drop the connection (and, for a local server, close its store). */
+  release(): Promise<void>;
+}
+
+export interface RelayOptions {
+  /** The client's requests. */
+  stdin: Readable;
+  /** The client's replies: the protocol stream, JSON-RPC only. */
+  stdout: Writable;
+  /** One unit per request forwarded, until its response comes back: what the drain waits for. */
+  gate: InflightGate;
+  log: Log;
+  /** Finds or starts the upstream; `null` if `signal` aborted first (the client left). */
+  open(signal: AbortSignal): Promise<Upstream | null>;
+  maxLineBytes?: number;
+}
+
+export interface Relay {
+  start(): void;
+  /** Teardown step 1: stop reading the client and tell the server the session is ending (half-close). */
+  close(): Promise<void>;
+  /** Teardown step 2: release the session. */
+  release(): Promise<void>;
+  /** How many times the upstream was (re)opened: 1 normally, more after a server went away. */
+  readonly connections: number;
+}
+
+/** JSON-RPC's "server error" range: the request was accepted by nobody who can still answer it. */
+const SERVER_RESTARTED = -32000;
+const INVALID_REQUEST = -32600;
+export const MAX_RELAY_LINE_BYTES = 8 * 1024 * 1024;
+
+interface Message {
+  id?: unknown;
+  method?: unknown;
+  params?: { requestId?: unknown };
+  result?: unknown;
+  error?: unknown;
+}
+
+function parse(line: string): Message | null {
+  try {
+    const value = JSON.parse(line) as unknown;
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Message) : null;
+  } catch {
+    return null;
+  }
+}
+
+const keyOf = (id: unknown): string => JSON.stringify(id);
+
+/**
+ * Relays newline-delimited JSON-RPC between one client (stdin/stdout) and the shared server,
+ * and keeps what the relay's lifecycle needs to know:
+ * - each request forwarded is one unit of the gate until its response (or an error) reaches
+ *   the client, so the drain waits for replies already owed; a cancelled request counts as
+ *   answered (the SDK never answers one);
+ * - the client's opening (`initialize` and `notifications/initialized`, or `server/discover`)
+ *   is kept, so that if the server goes away the relay opens a new one, replays the opening
+ *   under an id of its own and swallows that reply: the client never sees a second one. The
+ *   requests in flight at that moment get an error saying the server restarted.
+ * Nothing here parses more than it must: lines are forwarded as they came.
+ */
+export function createRelay(options: RelayOptions): Relay {
+  const { stdin, stdout, gate, log } = options;
+  const inflight = new Map<string, () => void>();
+  const swallow = new Set<string>();
+  const opening: { request: Message | null; initialized: string | null } = { request: null, initialized: null };
+  let upstream: Upstream | null = null;
+  let queue: string[] = [];
+  let closing = false;
+  let connections = 0;
+  let replays = 0;
+  const connecting = new AbortController();
+
+  const settle = (key: string): void => {
+    const done = inflight.get(key);
+    if (!done) return;
+    inflight.delete(key);
+    done();
+  };
+
+  const toClient = (line: string): void => {
+    if (!stdout.write(`${line}\n`) && upstream) {
+      // The client reads slower than the server answers: stop reading the server meanwhile.
+      const paused = upstream.stream;
+      paused.pause();
+      stdout.once('drain', () => paused.resume());
+    }
+  };
+
+  const toServer = (line: string): void => {
+    if (!upstream) {
+      queue.push(line);
+      return;
+    }
+    if (!upstream.stream.write(`${line}\n`)) {
+      stdin.pause();
+      upstream.stream.once('drain', () => {
+        if (!closing) stdin.resume();
+      });
+    }
+  };
+
+  const track = (message: Message): void => {
+    const key = keyOf(message.id);
+    if (inflight.has(key)) return;
+    void gate
+      .run(
+        (signal) =>
+          new Promise<void>((resolve) => {
+            inflight.set(key, resolve);
+            // Escalation aborts the gate: stop waiting for this reply.
+            signal.addEventListener('abort', () => settle(key), { once: true });
+          }),
+      )
+      .catch(() => {});
+  };
+
+  const fromClient = (line: string): void => {
+    const message = parse(line);
+    if (message && typeof message.method === 'string') {
+      if (message.id !== undefined) {
+        if (message.method === 'initialize' || message.method === 'server/discover') opening.request = message;
+        track(message);
+      } else if (message.method === 'notifications/initialized') {
+        opening.initialized = line;
+      }
+    }
+    toServer(line);
+    if (message?.method === 'notifications/cancelled') settle(keyOf(message.params?.requestId));
+  };
+
+  const fromServer = (line: string): void => {
+    const message = parse(line);
+    const isResponse = message !== null && message.method === undefined && message.id !== undefined;
+    if (isResponse) {
+      const key = keyOf(message.id);
+      if (swallow.delete(key)) return;
+      toClient(line);
+      settle(key);
+      return;
+    }
+    toClient(line);
+  };
+
+  const readClient = createLineSplitter({
+    maxBytes: options.maxLineBytes ?? MAX_RELAY_LINE_BYTES,
+    onLine: fromClient,
+    onOversized: (bytes) => {
+      log.warn(`refused a request of ${bytes} bytes (the limit is ${options.maxLineBytes ?? MAX_RELAY_LINE_BYTES})`);
+      toClient(
+        JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'Request too large' } }),
+      );
+    },
+  });
+  const onStdinData = (chunk: Buffer): void => readClient(chunk);
+
+  /** The server is gone while the client is still here: answer what it owed, then a new one. */
+  const lost = (): void => {
+    upstream = null;
+    for (const key of [...inflight.keys()]) {
+      toClient(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: JSON.parse(key) as unknown,
+          error: { code: SERVER_RESTARTED, message: 'qmd: the shared server restarted before answering; please retry' },
+        }),
+      );
+      settle(key);
+    }
+    log.warn('the shared server went away; connecting to a new one');
+    connect();
+  };
+
+  const attach = (next: Upstream): void => {
+    upstream = next;
+    connections++;
+    const readServer = createLineSplitter({
+      maxBytes: Number.MAX_SAFE_INTEGER,
+      onLine: fromServer,
+      onOversized: () => {},
+    });
+    next.stream.on('data', (chunk: Buffer) => readServer(chunk));
+    next.stream.on('error', () => {});
+    next.stream.once('close', () => {
+      if (upstream !== next) return;
+      if (closing) {
+        // The session was released: nothing more will come; stop waiting for it.
+        upstream = null;
+        for (const key of [...inflight.keys()]) settle(key);
+      } else lost();
+    });
+    if (connections > 1 && opening.request) {
+      // A new server knows nothing of this client: open it as the client did, quietly.
+      const id = `qmd-relay-replay-${++replays}`;
+      swallow.add(keyOf(id));
+      next.stream.write(`${JSON.stringify({ ...opening.request, id })}\n`);
+      if (opening.initialized) next.stream.write(`${opening.initialized}\n`);
+    }
+    const waiting = queue;
+    queue = [];
+    for (const line of waiting) toServer(line);
+  };
+
+  const connect = (): void => {
+    options
+      .open(connecting.signal)
+      .then((next) => {
+        if (next === null) return;
+        if (closing) {
+          void next.release();
+          return;
+        }
+        attach(next);
+      })
+      .catch((error: unknown) => log.warn(`relay: ${error instanceof Error ? error.message : String(error)}`));
+  };
+
+  return {
+    get connections() {
+      return connections;
+    },
+    start() {
+      stdin.on('data', onStdinData);
+      connect();
+    },
+    async close() {
+      closing = true;
+      connecting.abort();
+      stdin.off('data', onStdinData);
+      stdin.pause();
+      if (upstream) upstream.stream.end();
+      else for (const key of [...inflight.keys()]) settle(key);
+    },
+    async release() {
+      const last = upstream;
+      upstream = null;
+      for (const key of [...inflight.keys()]) settle(key);
+      if (last) await last.release();
+    },
+  };
+}
