@@ -3,7 +3,7 @@
  * goes against them. `src/cli/` composes everything; everything else points one way:
  *
  *   cli → mcp → lifecycle(gate) ─→ machines → xstate
- *        ↘ store → llm                ↗
+ *      ↘ relay ↗ ↘ store → llm        ↗
  *   viz → machines          neutral leaves: src/log.ts, src/errors.ts, src/failpoints.ts
  *
  * dependency-cruiser 17.x, pinned: it runs on Node 20.12+ (18.x needs Node 22).
@@ -48,6 +48,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/llm/' },
       to: { path: '^(src/|machines/)', pathNot: ['^src/llm/', '^src/log\\.ts$'] },
+    },
+    {
+      name: 'relay-loads-no-server',
+      comment:
+        'src/relay/ is what every MCP client starts with --shared: it must start fast, so it loads no SDK server, store or model (lifecycle and log only).',
+      severity: 'error',
+      from: { path: '^src/relay/' },
+      to: { path: '^(src/(cli|mcp|store|llm|viz)/|node_modules/(@modelcontextprotocol|better-sqlite3|node-llama-cpp|sqlite-vec)/)' },
     },
     {
       name: 'viz-draws-the-machines-only',
