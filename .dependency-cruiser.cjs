@@ -55,7 +55,9 @@ module.exports = {
         'src/relay/ is what every MCP client starts with --shared: it must start fast, so it loads no SDK server, store or model (lifecycle and log only).',
       severity: 'error',
       from: { path: '^src/relay/' },
-      to: { path: '^(src/(cli|mcp|store|llm|viz)/|node_modules/(@modelcontextprotocol|better-sqlite3|node-llama-cpp|sqlite-vec)/)' },
+      to: {
+        path: '^(src/(cli|mcp|store|llm|viz)/|node_modules/(@modelcontextprotocol|better-sqlite3|node-llama-cpp|sqlite-vec)/)',
+      },
     },
     {
       name: 'viz-draws-the-machines-only',
