@@ -80,7 +80,13 @@ export async function status(ctx: CliContext, flags: { json?: boolean }) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
   try {
     const report = store.status();
-    ctx.out(flags.json ? JSON.stringify(report, null, 2) : formatStatus(report));
+    const { formatSharedStatus, readSharedStatus } = await import('../shared-status.js');
+    const shared = readSharedStatus(ctx.indexPath, ctx.env);
+    ctx.out(
+      flags.json
+        ? JSON.stringify({ ...report, sharedServer: shared }, null, 2)
+        : `${formatStatus(report)}\n${formatSharedStatus(shared)}`,
+    );
   } finally {
     await store.close();
   }

@@ -88,11 +88,15 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
 function startSharedServer(ctx: CliContext, logPath: string): void {
   const out = openSync(logPath, 'a', 0o600);
   try {
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? '', 'mcp', '--shared-server'], {
-      detached: true,
-      stdio: ['ignore', out, out],
-      env: { ...ctx.env, QMD_INDEX: ctx.indexPath },
-    });
+    const child = spawn(
+      process.execPath,
+      [...process.execArgv, process.argv[1] ?? '', '--index', ctx.indexPath, 'mcp', '--shared-server'],
+      {
+        detached: true,
+        stdio: ['ignore', out, out],
+        env: { ...ctx.env, QMD_INDEX: ctx.indexPath },
+      },
+    );
     child.unref();
   } finally {
     closeSync(out);

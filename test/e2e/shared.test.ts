@@ -1,0 +1,170 @@
+/**
+ * `qmd mcp --shared` with real processes: client apps (`fixtures/shared-client.mjs`, the SDK's
+ * real Client over its stdio transport) each start a relay; the relays share one server per
+ * index. Every wait is for an observable fact with a generous bound; the speed figures (relay
+ * exit within 1 s, spawn → initialize) are measured by `bench/`, not asserted here.
+ */
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedPaths } from '../../src/relay/paths.js';
+import { ChildTransport } from '../support/child-transport.js';
+import { tinyModelPath } from '../support/gguf.js';
+import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { waitForExit } from '../support/spawn.js';
+import { eventually, isAlive, type SharedClient, serverLog, sharedServerPids, startClient } from './fixtures/shared.js';
+
+const NOTES: Record<string, string> = {
+  'bread.md': '# Bread\n\nSourdough needs a starter, flour, water and salt. Bake it hot.\n',
+  'server.md': '# Server\n\nA server must never outlive its client. Orphans hold RAM and the index.\n',
+  'sqlite.md': '# SQLite\n\nWAL mode lets readers and a writer share the index. Checkpoint on close.\n',
+};
+const IDLE_MS = 1500;
+
+describe('one shared server for every stdio client', () => {
+  const ws = tempWorkspace(NOTES);
+  const runtime = mkdtempSync(join(tmpdir(), 'qmd-run-'));
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    env = qmdEnv(ws.index, {
+      QMD_EMBED_MODEL: tinyModelPath(),
+      QMD_EMBED_THREADS: '1',
+      XDG_RUNTIME_DIR: runtime,
+      QMD_SHARED_IDLE_MS: String(IDLE_MS),
+    });
+    expect((await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], env)).code).toBe(0);
+    const embedded = await runQmd(['embed'], env);
+    expect(embedded.code, embedded.stderr).toBe(0);
+  });
+  afterAll(() => {
+    for (const pid of sharedServerPids(ws.index)) process.kill(pid, 'SIGKILL');
+    ws.cleanup();
+    rmSync(runtime, { recursive: true, force: true });
+  });
+
+  it('5 clients, 5 relays: one server, one model load, hybrid queries from all 5 at once; SIGKILL them all, and everything leaves cleanly', async () => {
+    const clients: SharedClient[] = [];
+    try {
+      for (let i = 0; i < 5; i++) clients.push(await startClient(ws.index, env));
+      expect(sharedServerPids(ws.index)).toHaveLength(1);
+
+      for (const [i, c] of clients.entries()) c.order({ op: 'query', query: 'sourdough starter', tag: `q${i}` });
+      const results = await Promise.all(clients.map((c, i) => c.next((e) => e.tag === `q${i}`)));
+      for (const result of results) {
+        expect(result.event).toBe('result');
+        expect(result.mode).toBe('hybrid');
+        expect(result.text).toContain('bread.md');
+      }
+      const log = serverLog(ws.index, env);
+      expect(log.match(/embedding model loaded/g)).toHaveLength(1);
+      expect(log.match(/session-\d+ opened/g)).toHaveLength(5);
+
+      const status = await runQmd(['status', '--json'], env);
+      expect(JSON.parse(status.stdout).sharedServer).toMatchObject({ running: true, sessions: 5, modelLoaded: true });
+
+      // The client apps die; their relays see EOF.
+      for (const c of clients) c.p.child.kill('SIGKILL');
+      await eventually(() => clients.every((c) => !isAlive(c.relayPid)), 'every relay gone');
+      // The server: every session ends, then the idle bound, then a clean exit.
+      await eventually(() => sharedServerPids(ws.index).length === 0, 'the shared server gone', IDLE_MS + 20_000);
+      const finalLog = serverLog(ws.index, env);
+      expect(finalLog).toContain(`Shutting down (idle for ${IDLE_MS} ms)...`);
+      expect(finalLog).toMatch(
+        /Shutdown complete in [\d.]+ ms: idle for \d+ ms: 5 session\(s\) served, drained, all steps ok, exit 0/,
+      );
+      // Checked before this test opens the file itself.
+      expect(existsSync(`${ws.index}-wal`)).toBe(false);
+      const db = new Database(ws.index, { readonly: true });
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      db.close();
+      expect(existsSync(sharedPaths(ws.index, env).socket)).toBe(false);
+    } finally {
+      for (const c of clients) c.p.kill();
+    }
+  });
+
+  it('10 relays started at the same instant with no server: one server', async () => {
+    const relays = Array.from({ length: 10 }, () => spawnMcp(env, ['--shared']));
+    try {
+      const clients = relays.map((r) => ({
+        r,
+        transport: new ChildTransport(r.child),
+        client: new Client({ name: 'c', version: '1' }),
+      }));
+      await Promise.all(clients.map(({ client, transport }) => client.connect(transport)));
+      expect(sharedServerPids(ws.index)).toHaveLength(1);
+      const answers = await Promise.all(
+        clients.map(({ client }) => client.callTool({ name: 'query', arguments: { query: 'orphans' } })),
+      );
+      for (const answer of answers) expect(JSON.stringify(answer.content)).toContain('server.md');
+      await Promise.all(clients.map(({ transport }) => transport.close()));
+      for (const r of relays) expect(await waitForExit(r)).toEqual({ code: 0, signal: null });
+      await eventually(() => sharedServerPids(ws.index).length === 0, 'the shared server gone', IDLE_MS + 20_000);
+    } finally {
+      for (const r of relays) r.kill();
+    }
+  });
+
+  it('SIGKILL the server under 2 live clients: the in-flight request gets an error, the next query a new server', async () => {
+    const slow = { ...env, QMD_FAILPOINTS: 'tool.status=hang' };
+    const a = await startClient(ws.index, slow);
+    const b = await startClient(ws.index, slow);
+    try {
+      const [first] = sharedServerPids(ws.index);
+      expect(first).toBeDefined();
+      a.order({ op: 'call', name: 'status', tag: 'inflight' });
+      await eventually(() => serverLog(ws.index, env).includes('session-2 opened'), 'both sessions open');
+      process.kill(first!, 'SIGKILL');
+      const owed = await a.next((e) => e.tag === 'inflight');
+      expect(owed.event).toBe('error');
+      expect(owed.message).toMatch(/restarted/);
+      for (const [c, tag] of [
+        [a, 'after-a'],
+        [b, 'after-b'],
+      ] as const) {
+        c.order({ op: 'query', query: 'sourdough', tag });
+        const again = await c.next((e) => e.tag === tag);
+        expect(again.event, JSON.stringify(again)).toBe('result');
+        expect(again.text).toContain('bread.md');
+      }
+      const now = sharedServerPids(ws.index);
+      expect(now).toHaveLength(1);
+      expect(now[0]).not.toBe(first);
+    } finally {
+      a.p.kill();
+      b.p.kill();
+      for (const pid of sharedServerPids(ws.index)) process.kill(pid, 'SIGTERM');
+      await eventually(() => sharedServerPids(ws.index).length === 0, 'the shared server gone');
+    }
+  });
+
+  it('a socket open to others (0666) is refused: the relay serves its client alone, with a warning', async () => {
+    const paths = sharedPaths(ws.index, env);
+    mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+    const impostor = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => impostor.listen(paths.socket, resolve));
+    chmodSync(paths.socket, 0o666);
+    const relay = spawnMcp(env, ['--shared']);
+    try {
+      const transport = new ChildTransport(relay.child);
+      const client = new Client({ name: 'alone', version: '1' });
+      await client.connect(transport);
+      const answer = await client.callTool({ name: 'query', arguments: { query: 'sourdough' } });
+      expect(JSON.stringify(answer.content)).toContain('bread.md');
+      expect(relay.stderr()).toMatch(
+        /QMD Warning: shared server unavailable \(.* is open to other users \(mode 666\)\); serving this client alone/,
+      );
+      expect(relay.stderr().match(/serving this client alone/g)).toHaveLength(1);
+      expect(sharedServerPids(ws.index)).toEqual([]);
+      await transport.close();
+      expect(await waitForExit(relay)).toEqual({ code: 0, signal: null });
+    } finally {
+      relay.kill();
+      impostor.close();
+    }
+  });
+});

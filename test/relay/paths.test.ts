@@ -1,0 +1,161 @@
+/**
+ * Where the shared server listens, whom a relay trusts, and who starts the server: real files,
+ * real Unix sockets, real modes and owners (the ownership cases need root to chown, and skip
+ * themselves otherwise).
+ */
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectShared, releaseSpawnLock, takeSpawnLock } from '../../src/relay/connect.js';
+import { secureDir, secureSocket, sharedPaths } from '../../src/relay/paths.js';
+
+const dirs: string[] = [];
+const servers: Server[] = [];
+function temp(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'qmd-relay-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const isRoot = process.getuid?.() === 0;
+
+function listenOn(path: string, mode = 0o600): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer((socket) => socket.end());
+    servers.push(server);
+    server.listen(path, () => {
+      chmodSync(path, mode);
+      resolve(server);
+    });
+  });
+}
+
+describe('sharedPaths', () => {
+  it('one socket per index, in $XDG_RUNTIME_DIR/qmd, else .qmd beside the index', () => {
+    const a = sharedPaths('/data/a/index.sqlite', { XDG_RUNTIME_DIR: '/run/user/1000' });
+    const b = sharedPaths('/data/b/index.sqlite', { XDG_RUNTIME_DIR: '/run/user/1000' });
+    expect(a.dir).toBe('/run/user/1000/qmd');
+    expect(a.socket).toMatch(/^\/run\/user\/1000\/qmd\/mcp-[0-9a-f]{16}\.sock$/);
+    expect(a.socket).not.toBe(b.socket);
+    expect(sharedPaths('/data/a/../a/index.sqlite', {}).socket).toBe(sharedPaths('/data/a/index.sqlite', {}).socket);
+    expect(sharedPaths('/data/a/index.sqlite', {}).dir).toBe('/data/a/.qmd');
+  });
+
+  it('a path too long for a Unix socket falls back to a private directory under tmp', () => {
+    const deep = `/${'d'.repeat(120)}/index.sqlite`;
+    const paths = sharedPaths(deep, {});
+    expect(Buffer.byteLength(paths.socket)).toBeLessThanOrEqual(103);
+    expect(paths.dir.startsWith(tmpdir())).toBe(true);
+  });
+});
+
+describe('whom a relay trusts', () => {
+  it('makes its directory 0700 and accepts it', () => {
+    const dir = join(temp(), 'qmd');
+    expect(secureDir(dir)).toBeNull();
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
+  it('refuses a directory others can enter', () => {
+    const dir = temp();
+    chmodSync(dir, 0o755);
+    expect(secureDir(dir)).toMatch(/open to other users \(mode 755\)/);
+  });
+
+  it('refuses a socket others can open (0666), accepts a 0600 one, and a missing one', async () => {
+    const dir = temp();
+    chmodSync(dir, 0o700);
+    expect(secureSocket(join(dir, 'none.sock'))).toBeNull();
+    await listenOn(join(dir, 'open.sock'), 0o666);
+    expect(secureSocket(join(dir, 'open.sock'))).toMatch(/open to other users \(mode 666\)/);
+    await listenOn(join(dir, 'ok.sock'), 0o600);
+    expect(secureSocket(join(dir, 'ok.sock'))).toBeNull();
+    writeFileSync(join(dir, 'file.sock'), '');
+    expect(secureSocket(join(dir, 'file.sock'))).toMatch(/not a socket/);
+  });
+
+  it.skipIf(!isRoot)('refuses a directory and a socket that belong to another user', async () => {
+    const dir = temp();
+    const theirs = join(dir, 'theirs');
+    mkdirSync(theirs, { mode: 0o700 });
+    chownSync(theirs, 65534, 65534);
+    expect(secureDir(theirs)).toMatch(/belongs to another user \(uid 65534\)/);
+    chmodSync(dir, 0o700);
+    await listenOn(join(dir, 's.sock'));
+    chownSync(join(dir, 's.sock'), 65534, 65534);
+    expect(secureSocket(join(dir, 's.sock'))).toMatch(/belongs to another user/);
+  });
+});
+
+describe('the spawn lock', () => {
+  it('one holder at a time; released by its holder; a dead holder’s lock is taken over', () => {
+    const lock = join(temp(), 'x.spawn');
+    expect(takeSpawnLock(lock, 10_000)).toBe(true);
+    expect(takeSpawnLock(lock, 10_000)).toBe(false);
+    releaseSpawnLock(lock);
+    expect(takeSpawnLock(lock, 10_000)).toBe(true);
+    releaseSpawnLock(lock);
+    // A lock left by a process that no longer exists.
+    writeFileSync(lock, '2147483646');
+    expect(takeSpawnLock(lock, 10_000)).toBe(true);
+  });
+});
+
+describe('connectShared', () => {
+  it('connects to a live server without starting one', async () => {
+    const paths = sharedPaths(join(temp(), 'index.sqlite'), {});
+    mkdirSync(paths.dir, { mode: 0o700 });
+    await listenOn(paths.socket);
+    let started = 0;
+    const result = await connectShared({
+      paths,
+      boundMs: 2000,
+      signal: new AbortController().signal,
+      startServer: () => started++,
+    });
+    expect('socket' in result).toBe(true);
+    if ('socket' in result) result.socket.destroy();
+    expect(started).toBe(0);
+  });
+
+  it('starts one server when none answers, and connects once it listens', async () => {
+    const paths = sharedPaths(join(temp(), 'index.sqlite'), {});
+    let started = 0;
+    const result = await connectShared({
+      paths,
+      boundMs: 5000,
+      signal: new AbortController().signal,
+      startServer: () => {
+        started++;
+        void listenOn(paths.socket);
+      },
+    });
+    expect('socket' in result).toBe(true);
+    if ('socket' in result) result.socket.destroy();
+    expect(started).toBe(1);
+  });
+
+  it('gives up after its bound when nothing ever listens, and refuses an untrusted socket', async () => {
+    const paths = sharedPaths(join(temp(), 'index.sqlite'), {});
+    const unreachable = await connectShared({
+      paths,
+      boundMs: 100,
+      signal: new AbortController().signal,
+      startServer: () => {},
+    });
+    expect(unreachable).toEqual({ unreachable: expect.stringContaining('within 100 ms') });
+    await listenOn(paths.socket, 0o666);
+    const refused = await connectShared({
+      paths,
+      boundMs: 100,
+      signal: new AbortController().signal,
+      startServer: () => {},
+    });
+    expect(refused).toEqual({ refused: expect.stringContaining('open to other users') });
+  });
+});

@@ -1,0 +1,211 @@
+/**
+ * The relay's pump, in process: a client on PassThrough pipes, upstreams the test plays the
+ * server on, the real gate. What a client could observe (lines on its stdout, in order) and
+ * what the lifecycle relies on (the gate's count) are checked; nothing is mocked.
+ */
+import { Duplex, PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createInflightGate } from '../../src/lifecycle/gate.js';
+import { createRelay, type Upstream } from '../../src/relay/relay.js';
+import { flush } from '../support/fake-clock.js';
+import { deferred } from '../support/lifecycle-harness.js';
+
+/** One upstream as the server sees it: what the relay wrote, and a way to answer. */
+function fakeServer() {
+  const toServer = new PassThrough();
+  const fromServer = new PassThrough();
+  const received: string[] = [];
+  let partial = '';
+  toServer.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString()).split('\n');
+    partial = parts.pop() ?? '';
+    received.push(...parts);
+  });
+  let ended = false;
+  toServer.on('end', () => {
+    ended = true;
+  });
+  const stream = Duplex.from({ writable: toServer, readable: fromServer });
+  let released = 0;
+  const upstream: Upstream = {
+    stream,
+    kind: 'shared',
+    release: async () => {
+      released++;
+      stream.destroy();
+    },
+  };
+  return {
+    upstream,
+    received,
+    answer: (message: object) => fromServer.write(`${JSON.stringify(message)}\n`),
+    ended: () => ended,
+    released: () => released,
+    /** The server dies: its end of the connection closes. */
+    die: () => stream.destroy(),
+  };
+}
+
+function setup(servers: Array<ReturnType<typeof fakeServer>>) {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const lines: string[] = [];
+  let partial = '';
+  stdout.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString()).split('\n');
+    partial = parts.pop() ?? '';
+    lines.push(...parts);
+  });
+  const gate = createInflightGate();
+  const warnings: string[] = [];
+  const opens: Array<ReturnType<typeof deferred<Upstream | null>>> = [];
+  const relay = createRelay({
+    stdin,
+    stdout,
+    gate,
+    log: { line: () => {}, warn: (t) => warnings.push(t) },
+    maxLineBytes: 1000,
+    open: () => {
+      const next = servers[opens.length];
+      const d = deferred<Upstream | null>();
+      opens.push(d);
+      if (next) d.resolve(next.upstream);
+      return d.promise;
+    },
+  });
+  relay.start();
+  const send = (message: object | string) =>
+    stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
+  return { relay, gate, lines, parsed: () => lines.map((l) => JSON.parse(l)), warnings, send, opens };
+}
+
+const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18' } };
+const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'query' } });
+
+describe('the relay', () => {
+  it('forwards both ways as it came, and counts each request until its reply reaches the client', async () => {
+    const server = fakeServer();
+    const r = setup([server]);
+    r.send(initialize);
+    r.send(initialized);
+    r.send(call(1));
+    await flush();
+    expect(server.received.map((l) => JSON.parse(l).method)).toEqual([
+      'initialize',
+      'notifications/initialized',
+      'tools/call',
+    ]);
+    expect(r.gate.size).toBe(2);
+    server.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    await flush();
+    expect(r.gate.size).toBe(1);
+    // A server-initiated notification passes through untouched and settles nothing.
+    server.answer({ jsonrpc: '2.0', method: 'notifications/message', params: { data: 'x' } });
+    await flush();
+    expect(r.gate.size).toBe(1);
+    server.answer({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    await flush();
+    expect(r.gate.size).toBe(0);
+    expect(r.parsed().map((m) => m.id ?? m.method)).toEqual([0, 'notifications/message', 1]);
+  });
+
+  it('a cancelled request counts as answered: the SDK never answers one', async () => {
+    const server = fakeServer();
+    const r = setup([server]);
+    r.send(call(7));
+    await flush();
+    expect(r.gate.size).toBe(1);
+    r.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
+    await flush();
+    expect(r.gate.size).toBe(0);
+    expect(server.received).toHaveLength(2);
+  });
+
+  it('lines read while still connecting wait, in order, for the upstream', async () => {
+    const server = fakeServer();
+    const r = setup([]);
+    r.send(initialize);
+    r.send(call(1));
+    await flush();
+    expect(server.received).toEqual([]);
+    r.opens[0]!.resolve(server.upstream);
+    await flush();
+    expect(server.received.map((l) => JSON.parse(l).id)).toEqual([0, 1]);
+  });
+
+  it('close() stops reading the client and half-closes; replies still come; the release settles the rest', async () => {
+    const server = fakeServer();
+    const r = setup([server]);
+    r.send(call(1));
+    r.send(call(2));
+    await flush();
+    await r.relay.close();
+    await flush();
+    expect(server.ended()).toBe(true);
+    r.send(call(3));
+    await flush();
+    expect(server.received.map((l) => JSON.parse(l).id)).toEqual([1, 2]);
+    server.answer({ jsonrpc: '2.0', id: 1, result: {} });
+    await flush();
+    expect(r.parsed().map((m) => m.id)).toEqual([1]);
+    expect(r.gate.size).toBe(1);
+    await r.relay.release();
+    expect(server.released()).toBe(1);
+    expect(r.gate.size).toBe(0);
+  });
+
+  it('a server that goes away: in-flight requests get an error, a new server gets the opening, its reply is swallowed', async () => {
+    const first = fakeServer();
+    const second = fakeServer();
+    const r = setup([first, second]);
+    r.send(initialize);
+    r.send(initialized);
+    await flush();
+    first.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    r.send(call(1));
+    await flush();
+    first.die();
+    await flush();
+    // The request the dead server owed: an error, not silence.
+    expect(r.parsed().at(-1)).toMatchObject({
+      id: 1,
+      error: { code: -32000, message: expect.stringContaining('restarted') },
+    });
+    expect(r.gate.size).toBe(0);
+    expect(r.warnings).toEqual(['the shared server went away; connecting to a new one']);
+    // The new server was opened as the client opened the first, under an id of the relay's.
+    const replayed = second.received.map((l) => JSON.parse(l));
+    expect(replayed).toEqual([{ ...initialize, id: 'qmd-relay-replay-1' }, initialized]);
+    second.answer({ jsonrpc: '2.0', id: 'qmd-relay-replay-1', result: { protocolVersion: '2025-06-18' } });
+    r.send(call(2));
+    await flush();
+    second.answer({ jsonrpc: '2.0', id: 2, result: { ok: true } });
+    await flush();
+    // The client saw one initialize reply (from the first server), then its own replies only.
+    expect(r.parsed().map((m) => m.id)).toEqual([0, 1, 2]);
+    expect(r.relay.connections).toBe(2);
+  });
+
+  it('a line over the limit is refused with a JSON-RPC error and never forwarded', async () => {
+    const server = fakeServer();
+    const r = setup([server]);
+    r.send(`{"pad":"${'x'.repeat(2000)}"}`);
+    r.send(call(1));
+    await flush();
+    expect(r.parsed()[0]).toMatchObject({ id: null, error: { code: -32600 } });
+    expect(server.received.map((l) => JSON.parse(l).id)).toEqual([1]);
+    expect(r.warnings[0]).toMatch(/refused a request of \d+ bytes/);
+  });
+
+  it('escalation (the gate aborted) stops waiting for replies', async () => {
+    const server = fakeServer();
+    const r = setup([server]);
+    r.send(call(1));
+    await flush();
+    expect(r.gate.size).toBe(1);
+    r.gate.abortAll();
+    await flush();
+    expect(r.gate.size).toBe(0);
+  });
+});
