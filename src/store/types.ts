@@ -1,4 +1,5 @@
 import type { Failpoints } from '../failpoints.js';
+import type { Embedder, EmbedderOptions } from '../llm/index.js';
 import type { Log } from '../log.js';
 
 /**
@@ -235,11 +236,13 @@ export interface StoreOptions {
   /** Diagnostic lines about native embedding calls (`QMD_DEBUG_EMBED`). Default: none. */
   trace?: (line: string) => void;
   /**
-   * EXPERIMENT ONLY (`QMD_UNSAFE_DISPOSE`, see `naive-dispose.ts`): `close()` frees the
-   * llama.cpp objects without waiting for a running embedding call, one after the other
-   * (`ordered`) or all at once (`all`). Never set it otherwise.
+   * How the store makes its one embedder. Default: `createEmbedder` of `src/llm/`, whose
+   * `dispose()` waits for the native call that is running. Only code can pass another: no
+   * environment variable or flag reaches this option, so the shipped binary always disposes
+   * llama.cpp safely. It exists for `bench/contenders/naive-server.ts`, which wraps the real
+   * embedder in the naive dispose order the disposal benchmarks count crashes of.
    */
-  unsafeDispose?: 'ordered' | 'all';
+  createEmbedder?: (options: EmbedderOptions) => Embedder;
   /**
    * `store.update.write` is hit inside every indexing transaction (`addCollection`,
    * `update`), after all rows are written and before COMMIT; `llm.embed` at the start of
