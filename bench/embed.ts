@@ -11,8 +11,8 @@
  *    first hybrid query of a fresh server (the model loads then).
  * 3. The crash experiment: N spawned `qmd mcp`, each closing stdin the moment an embedding
  *    enters llama.cpp (`QMD_DEBUG_EMBED`), with our dispose (waits for the running call)
- *    against two naive orders (`QMD_UNSAFE_DISPOSE=1` context → model → llama, and `=all`
- *    all at once, neither waiting: the experiment hook of `src/store/naive-dispose.ts`).
+ *    against two naive orders (context → model → llama, and all at once, neither waiting:
+ *    the contender `bench/contenders/naive-server.ts`, the same server with another embedder).
  *    Counts exit codes and signals.
  *
  * Run: `npm run build && npx tsx bench/embed.ts [--files 100] [--startup 10] [--crash 30] [--only SECTION]`
@@ -28,7 +28,8 @@ import { ChildTransport } from '../test/support/child-transport.js';
 import { generateCorpus } from '../test/support/corpus.js';
 import { tinyModelPath } from '../test/support/gguf.js';
 import { QMD_BIN, qmdEnv, runQmd, spawnMcp } from '../test/support/qmd.js';
-import { waitForExit } from '../test/support/spawn.js';
+import { spawnProcess, waitForExit } from '../test/support/spawn.js';
+import { NAIVE_SERVER, TSX_LOADER } from './lib/paths.js';
 
 const { values } = parseArgs({
   options: {
@@ -192,8 +193,10 @@ type Variant = 'ours' | 'ordered' | 'all';
 
 async function crashRun(index: string, variant: Variant): Promise<CrashOutcome> {
   const extra: Record<string, string> = { QMD_EMBED_MODEL: model, QMD_EMBED_THREADS: '1', QMD_DEBUG_EMBED: '1' };
-  if (variant !== 'ours') extra.QMD_UNSAFE_DISPOSE = variant === 'all' ? 'all' : '1';
-  const server = spawnMcp(qmdEnv(index, extra));
+  const server =
+    variant === 'ours'
+      ? spawnMcp(qmdEnv(index, extra))
+      : spawnProcess(process.execPath, ['--import', TSX_LOADER, NAIVE_SERVER, variant], { env: qmdEnv(index, extra) });
   const transport = new ChildTransport(server.child);
   try {
     const client = new Client({ name: 'crash', version: '1.0.0' });
@@ -225,8 +228,8 @@ async function crashes(): Promise<void> {
   say('|---|---|---|---|---|---|');
   for (const [name, list] of [
     ['ours: Embedder.dispose() waits for the running call', outcomes.ours],
-    ['naive: context → model → llama, not waiting (QMD_UNSAFE_DISPOSE=1)', outcomes.ordered],
-    ['naive: all three at once, not waiting (QMD_UNSAFE_DISPOSE=all)', outcomes.all],
+    ['naive: context → model → llama, not waiting (naive-server.ts ordered)', outcomes.ordered],
+    ['naive: all three at once, not waiting (naive-server.ts all)', outcomes.all],
   ] as const) {
     const signals = new Map<string, number>();
     for (const o of list) if (o.signal) signals.set(o.signal, (signals.get(o.signal) ?? 0) + 1);

@@ -17,6 +17,7 @@ import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_PARENT_POLL_MS } from '../src/lifecycle/parent.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../test/support/qmd.js';
 
 const runsArg = process.argv.indexOf('--runs');
@@ -213,7 +214,7 @@ const TRIGGERS: Array<{ name: string; start: (index: string) => Promise<Run> }> 
   { name: 'SIGTERM', start: (index) => stdioRun(index, (c) => c.kill('SIGTERM')) },
   { name: 'SIGINT', start: (index) => stdioRun(index, (c) => c.kill('SIGINT')) },
   { name: 'SIGHUP', start: (index) => stdioRun(index, (c) => c.kill('SIGHUP')) },
-  { name: 'parent death (poll 500 ms)', start: parentDeathRun },
+  { name: `parent death (poll ${DEFAULT_PARENT_POLL_MS} ms)`, start: parentDeathRun },
   {
     name: 'stdout EPIPE',
     // The client stops reading, then asks for something: the reply's write fails with EPIPE.
@@ -287,7 +288,7 @@ async function main(): Promise<void> {
         '',
         `Measured by \`bench/triggers.ts\` on ${new Date().toISOString()}: node ${process.version}, ${cpus().length} cores, load average ${load} at the end (a shared machine).`,
         'From firing the trigger to seeing the process gone; "teardown" is the server’s own `Shutdown complete in X ms`.',
-        'An idle server with a small index (no handler in flight, no model loaded). Parent death includes the 500 ms PPID poll.',
+        `An idle server with a small index (no handler in flight, no model loaded). Parent death includes the ${DEFAULT_PARENT_POLL_MS} ms PPID poll, and its parent is killed a few ms after the server starts serving, so every run meets the poll at about the same phase (with 500 ms, nearly a whole interval before the next look); bench/experiments/parent-watch.ts kills at random phases.`,
         'The baseline row is the floor: a node process with the same modules loaded that leaves as soon as SIGTERM empties its loop. Most of the gap between "teardown" and the total is that floor (signal delivery and Node’s own exit), not the lifecycle.',
         '',
         header,

@@ -1,4 +1,5 @@
-import { qmdFixture, qmdServer } from '../lib/fixture.js';
+import { NAIVE_BANNER } from '../contenders/naive-dispose.js';
+import { naiveServer, qmdFixture, qmdServer } from '../lib/fixture.js';
 import { pool } from '../lib/interleave.js';
 import { RpcChild } from '../lib/rpc-child.js';
 import { describeExit, tally } from '../lib/sessions.js';
@@ -12,13 +13,12 @@ interface Outcome {
   crashed: boolean;
   /** The server said a call was running natively when the store closed (`QMD_DEBUG_EMBED`). */
   runningAtDispose: boolean;
-  /** The naive switch was honoured (its warning was on stderr). */
+  /** The naive contender ran (its banner was on stderr). */
   hookSeen: boolean;
   error?: string;
 }
 
 const ENTERING = 'QMD debug: embedding call entering llama.cpp';
-const HOOK_WARNING = 'QMD_UNSAFE_DISPOSE=1';
 /**
  * Hundreds of tokens (the tool takes up to 2,000 characters), so the native call lasts long
  * enough for the close to land while it runs.
@@ -43,8 +43,9 @@ async function untilStderr(peer: RpcChild, needle: string, already: number, ms: 
 /**
  * One sample: a `qmd mcp` with the tiny model warm (one query answered), then a long query;
  * the moment the server says the embedding enters llama.cpp, stdin is closed. Safe: teardown
- * as shipped (the embedder's `dispose()` waits for the running call). Naive: the experiment
- * switch `QMD_UNSAFE_DISPOSE=1` frees context → model → llama without waiting.
+ * as shipped (the embedder's `dispose()` waits for the running call). Naive: the contender
+ * `bench/contenders/naive-server.ts`, the same server whose embedder frees context → model →
+ * llama without waiting.
  */
 async function sample(mode: Mode, server: ReturnType<typeof qmdServer>): Promise<Outcome> {
   const peer = new RpcChild(server);
@@ -66,16 +67,15 @@ async function sample(mode: Mode, server: ReturnType<typeof qmdServer>): Promise
   }
   const stderr = peer.stderr();
   outcome.runningAtDispose = /closing: [1-9]\d* embedding call\(s\) running natively/.test(stderr);
-  outcome.hookSeen = stderr.includes(HOOK_WARNING);
+  outcome.hookSeen = stderr.includes(NAIVE_BANNER);
   return outcome;
 }
 
 /**
  * Benchmark 7: stdin closes while an embedding runs natively, with the shipped dispose order
  * against a naive one (lifecycle.md §3: disposing under a running call segfaults about half
- * the time). Needs `qmd embed` and the experiment hook of issue 4 (`QMD_DEBUG_EMBED=1` to
- * time the close, `QMD_UNSAFE_DISPOSE=1` for the naive order); reports "not available yet"
- * without them.
+ * the time). Needs `qmd embed` and `QMD_DEBUG_EMBED=1` (to time the close); the naive order
+ * is the contender `bench/contenders/naive-server.ts`. Reports "not available yet" without them.
  */
 export const disposalBenchmark: Benchmark = {
   name: 'disposal',
@@ -111,7 +111,7 @@ export const disposalBenchmark: Benchmark = {
     const base = { QMD_EMBED_MODEL: fixture.embedded.model, QMD_DEBUG_EMBED: '1' };
     const servers: Record<Mode, ReturnType<typeof qmdServer>> = {
       safe: qmdServer(fixture.embedded.index, base),
-      naive: qmdServer(fixture.embedded.index, { ...base, QMD_UNSAFE_DISPOSE: '1' }),
+      naive: naiveServer(fixture.embedded.index, base),
     };
     // One of each first: a build without the hooks would otherwise spend a minute per run
     // waiting for a line that never comes.
@@ -132,7 +132,7 @@ export const disposalBenchmark: Benchmark = {
       })),
     ];
     const rows = (['safe', 'naive'] as const).map((mode): Cell[] => {
-      const label = mode === 'safe' ? 'safe (as shipped)' : 'naive (QMD_UNSAFE_DISPOSE=1)';
+      const label = mode === 'safe' ? 'safe (as shipped)' : 'naive (bench/contenders/naive-server.ts)';
       if (!modes.includes(mode)) return [label, 'not available yet', '—', '—', '—', '—'];
       const mine = outcomes.filter((o) => o.mode === mode && o.error === undefined);
       return [
@@ -162,7 +162,7 @@ export const disposalBenchmark: Benchmark = {
         '"call running at dispose" counts runs where the server reported a native call still running when the store closed.',
         ...(debugMissing ? [`Not available yet: this build prints no \`${ENTERING}\` (QMD_DEBUG_EMBED=1).`] : []),
         ...(hookMissing && !debugMissing
-          ? ['Naive order: not available yet (the server printed no `QMD_UNSAFE_DISPOSE` warning).']
+          ? [`Naive order: not available yet (the contender printed no \`${NAIVE_BANNER}\` banner).`]
           : []),
       ],
     };

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeTinyModel } from '../../test/support/gguf.js';
 import { type CachedCorpus, cachedCorpus } from './corpus.js';
-import { CONTENDERS, QMD_BIN, TMP } from './paths.js';
+import { CONTENDERS, NAIVE_SERVER, QMD_BIN, TMP, TSX_LOADER } from './paths.js';
 import { isAlive } from './proc.js';
 import { lastLine, qmdEnv, runQmd, runQmdOk } from './qmd.js';
 import type { ServerCommand } from './rpc-child.js';
@@ -118,4 +118,16 @@ export function sdkServer(): ServerCommand {
 /** `qmd mcp` (the built binary) on `index`, with `env` on top of a clean QMD_* environment. */
 export function qmdServer(index: string, env: Record<string, string> = {}): ServerCommand {
   return { command: process.execPath, args: [QMD_BIN, 'mcp'], env: qmdEnv({ QMD_INDEX: index, ...env }) };
+}
+
+/**
+ * `qmd mcp` with the naive dispose order (`bench/contenders/naive-server.ts`, from source): the
+ * same environment as `qmdServer`, and `order` as the contender takes it.
+ */
+export function naiveServer(index: string, env: Record<string, string> = {}, order: 'ordered' | 'all' = 'ordered') {
+  return {
+    command: process.execPath,
+    args: ['--import', TSX_LOADER, NAIVE_SERVER, order],
+    env: qmdEnv({ QMD_INDEX: index, ...env }),
+  } satisfies ServerCommand;
 }

@@ -8,6 +8,12 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const QMD_BIN = join(ROOT, 'dist/src/cli/main.js');
 /** Standalone contender scripts, plain `.mjs` run by node itself (no loader cost). */
 export const CONTENDERS = join(ROOT, 'bench/contenders');
+/**
+ * The naive-dispose contender (`qmd mcp` with llama.cpp freed under a running call): run from
+ * source through tsx's loader, since the product's build does not contain it.
+ */
+export const NAIVE_SERVER = join(ROOT, 'bench/contenders/naive-server.ts');
+export const TSX_LOADER = import.meta.resolve('tsx');
 /** Generated corpora, indexes and models (gitignored). */
 export const TMP = join(ROOT, 'bench/.tmp');
 

@@ -1,7 +1,7 @@
 import { QmdError } from '../errors.js';
 import { DEFAULT_EMBED_MODEL } from '../llm/index.js';
-import type { Log } from '../log.js';
 import type { StoreOptions } from '../store/types.js';
+import type { CliContext } from './context.js';
 
 /** Where `--embed-model` travels: `program.ts` folds the flag into the command's env under this name. */
 export const EMBED_MODEL_ENV = 'QMD_EMBED_MODEL';
@@ -15,7 +15,7 @@ export function resolveEmbedModel(env: NodeJS.ProcessEnv): string {
   return env[EMBED_MODEL_ENV]?.trim() || DEFAULT_EMBED_MODEL;
 }
 
-type EmbedStoreOptions = Pick<StoreOptions, 'embedModel' | 'embedThreads' | 'trace' | 'unsafeDispose'>;
+type EmbedStoreOptions = Pick<StoreOptions, 'embedModel' | 'embedThreads' | 'trace' | 'createEmbedder'>;
 
 /**
  * What a command passes to `openStore` for embeddings; stdio and HTTP `qmd mcp` call this
@@ -25,13 +25,14 @@ type EmbedStoreOptions = Pick<StoreOptions, 'embedModel' | 'embedThreads' | 'tra
  * - `QMD_DEBUG_EMBED=1`: a `QMD debug:` line on stderr just before each embedding call
  *   enters llama.cpp, and when the store closes (how many calls were running). Tests use it
  *   to send a shutdown trigger while a call runs natively.
- * - `QMD_UNSAFE_DISPOSE=1|all`: EXPERIMENT HOOK for `bench/embed.ts` only (the naive
- *   dispose orders of `src/store/naive-dispose.ts`); it can crash the process at exit.
- *   Inert unless set, and warned about when set.
+ *
+ * `ctx.createEmbedder` is passed on as it is: code sets it (a benchmark's contender), never
+ * the environment. There is no variable that changes how llama.cpp is disposed.
  */
-export function embedStoreOptions(ctx: { env: NodeJS.ProcessEnv; log: Log }): EmbedStoreOptions {
+export function embedStoreOptions(ctx: Pick<CliContext, 'env' | 'log' | 'createEmbedder'>): EmbedStoreOptions {
   const { env, log } = ctx;
   const options: EmbedStoreOptions = { embedModel: resolveEmbedModel(env) };
+  if (ctx.createEmbedder !== undefined) options.createEmbedder = ctx.createEmbedder;
   const threads = env.QMD_EMBED_THREADS?.trim();
   if (threads) {
     if (!/^\d+$/.test(threads) || Number(threads) < 1) {
@@ -40,10 +41,5 @@ export function embedStoreOptions(ctx: { env: NodeJS.ProcessEnv; log: Log }): Em
     options.embedThreads = Number(threads);
   }
   if (env.QMD_DEBUG_EMBED === '1') options.trace = (line) => log.line(`QMD debug: ${line}`);
-  const unsafe = env.QMD_UNSAFE_DISPOSE?.trim();
-  if (unsafe) {
-    options.unsafeDispose = unsafe === 'all' ? 'all' : 'ordered';
-    log.warn(`QMD_UNSAFE_DISPOSE=${unsafe}: experiment mode, llama.cpp is disposed without waiting for running calls`);
-  }
   return options;
 }

@@ -117,7 +117,11 @@ export function buildProgram(): Command {
       .argument('<query>', 'what to look for')
       .option('-n <n>', 'number of results', positiveInt('-n'), 10)
       .option('-c, --collection <name>', 'only this collection (repeat or comma-separate)', collect)
-      .option('--min-score <score>', 'drop results scoring below this (0 to 1)', score)
+      .option(
+        '--min-score <score>',
+        'drop results weaker than this fraction of the best one (0 to 1; the best scores 1)',
+        score,
+      )
       .option('--json', 'results as JSON');
   searchCommand('search', 'full-text search (BM25)').action(
     run(async (ctx, query: string, opts: SearchFlags) => {

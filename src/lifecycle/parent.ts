@@ -4,7 +4,7 @@ export interface ParentWatchOptions {
   /** Reads the parent's PID now (`process.ppid` is a live getter). */
   ppid: () => number;
   clock: Clock;
-  /** How often to look (default 500 ms). */
+  /** How often to look (default `DEFAULT_PARENT_POLL_MS`). */
   intervalMs?: number;
   /**
    * The parent's PID when the process started. Read as early as possible (the top of the
@@ -14,13 +14,28 @@ export interface ParentWatchOptions {
   original?: number;
 }
 
-export const DEFAULT_PARENT_POLL_MS = 500;
+/**
+ * 100 ms (issue 14, item 4; it was 500, which made parent death the slowest way out: kill →
+ * exit p50 488.6 ms in `npx tsx bench/triggers.ts --runs 20`, now 83.9 ms). Measured with
+ * `npx tsx bench/experiments/parent-watch.ts --runs 20 --seconds 300` (Linux, Node 20, 2 cores
+ * at load 5-7; bench/results-parent-watch.md):
+ * - No cheaper signal exists here. Node has no prctl(PR_SET_PDEATHSIG) and no pidfd, and
+ *   `fs.watch` on `/proc/<ppid>` and `/proc/<ppid>/status` reported nothing within 2 s of the
+ *   parent's SIGKILL: procfs does not feed inotify. stdin EOF is watched already, but a
+ *   grandchild that inherited stdin keeps it open; a changed PPID is the one fact left.
+ * - Kill → `parent.gone` at a random phase of the poll: p50 260 ms at 500 ms, 54 ms at 100.
+ * - The price, idle: ~130 µs of CPU per poll (a timer wake-up and one getppid()), 4.6 s of
+ *   CPU per hour at 100 ms against 1.1 s at 500 — 0.13% of one core, for an idle server.
+ *   50 ms would halve detection again for 7.5 s per hour; 100 already meets the ≤ 150 ms goal.
+ */
+export const DEFAULT_PARENT_POLL_MS = 100;
 
 /**
  * When the client dies but a grandchild inherited our stdin, no EOF ever comes; the only fact
  * left is that we were reparented (the PPID changed). Polling `process.ppid` is one getppid()
- * syscall per interval, and the timer is unref'd, so it never keeps the loop alive.
- * A process whose parent is already PID 1 has nothing to watch.
+ * syscall per interval (see `DEFAULT_PARENT_POLL_MS` for why polling, and why 100 ms), and
+ * the timer is unref'd, so it never keeps the loop alive. A process whose parent is already
+ * PID 1 has nothing to watch.
  */
 export function watchParent(options: ParentWatchOptions, send: (event: { type: 'parent.gone' }) => void): () => void {
   const { clock } = options;

@@ -1,8 +1,7 @@
 import { QmdError } from '../errors.js';
 import type { Failpoints } from '../failpoints.js';
-import { createEmbedder, type Embedder, isLlmError } from '../llm/index.js';
+import { createEmbedder, type Embedder, type EmbedderOptions, isLlmError } from '../llm/index.js';
 import type { Log } from '../log.js';
-import { type NaiveOrder, naiveDisposal } from './naive-dispose.js';
 import { normalize } from './vectors.js';
 
 export const EMBED_FAILPOINT = 'llm.embed';
@@ -13,7 +12,8 @@ export interface EmbeddingModelOptions {
   log: Log;
   failpoints: Failpoints;
   trace: ((line: string) => void) | undefined;
-  unsafeDispose: NaiveOrder | undefined;
+  /** Default `createEmbedder`; see `StoreOptions.createEmbedder` (code only, for a benchmark). */
+  createEmbedder: ((options: EmbedderOptions) => Embedder) | undefined;
   threads: number | undefined;
   /**
    * Download an `hf:` model that is not cached. Only `qmd embed` (a writable store) does: a
@@ -32,11 +32,8 @@ export interface EmbeddingModelOptions {
 export class EmbeddingModel {
   private embedder: Embedder | undefined;
   private disposal: Promise<void> | undefined;
-  private readonly naive;
 
-  constructor(private readonly options: EmbeddingModelOptions) {
-    this.naive = options.unsafeDispose === undefined ? undefined : naiveDisposal(options.unsafeDispose);
-  }
+  constructor(private readonly options: EmbeddingModelOptions) {}
 
   get spec(): string | undefined {
     return this.options.spec;
@@ -87,7 +84,6 @@ export class EmbeddingModel {
       this.options.trace?.(
         `closing: ${embedder.running} embedding call(s) running natively, ${embedder.queued} queued`,
       );
-      if (this.naive !== undefined) await this.naive.disposeNow(this.options.log);
       await embedder.dispose();
       this.options.trace?.('embedding model disposed');
     })();
@@ -106,7 +102,8 @@ export class EmbeddingModel {
     if (this.disposal !== undefined) throw new QmdError('CLOSED', 'The index is closed');
     const { spec, log, failpoints, trace, threads, download } = this.options;
     if (spec === undefined) throw new QmdError('MODEL_UNAVAILABLE', 'no embedding model is configured');
-    this.embedder ??= createEmbedder({
+    const create = this.options.createEmbedder ?? createEmbedder;
+    this.embedder ??= create({
       model: spec,
       log,
       download,
@@ -118,7 +115,6 @@ export class EmbeddingModel {
         // its trigger while the call runs natively (a failpoint delay runs before this point).
         trace?.('embedding call entering llama.cpp');
       },
-      ...(this.naive !== undefined && { importLlama: this.naive.importLlama }),
     });
     return this.embedder;
   }

@@ -1,3 +1,4 @@
+import { fractionOfBest } from './scores.js';
 import type { SearchHit } from './types.js';
 
 /**
@@ -5,13 +6,16 @@ import type { SearchHit } from './types.js';
  * rankings, per document:
  *
  *   rrf(d) = Σ over the lists L that contain d of 1 / (K + rank_L(d)),  rank from 1
- *   score(d) = rrf(d) / (2 / (K + 1))
+ *   score(d) = rrf(d) / rrf(best)
  *
  * K = 60, the paper's constant: it damps the head of each list so one list's first place
  * cannot outvote a document both lists rank well, and needs no tuning per corpus. Ranks,
  * not scores, are fused, because BM25 scores and cosine similarities are on scales that
- * do not compare. The division puts the score in (0, 1]: 1 is first in both lists, 0.5
- * first in one and absent from the other, so `minScore` has a fixed meaning.
+ * do not compare. The score is relative to the fused best, as in every mode (`scores.ts`):
+ * the best is 1 even when the two rankings disagree (it used to be rrf / (2 / (K + 1)),
+ * which put the best at 0.50 whenever no document led both lists: every query on 10,000
+ * notes in bench/results-scores.md). Relative to a best that leads both lists, a document
+ * in only one of them scores at most 0.5: half the evidence.
  *
  * A document's snippet and line come from its BM25 hit when it has one (matched terms
  * highlighted), else from its best chunk.
@@ -35,10 +39,11 @@ export function fuseRankings(lexical: readonly SearchHit[], semantic: readonly S
   };
   add(semantic, false);
   add(lexical, true);
-  const max = 2 / (k + 1);
-  return [...fused.values()]
-    .sort((a, b) => b.rrf - a.rrf || a.best - b.best || (a.hit.file < b.hit.file ? -1 : 1))
-    .map(({ hit, rrf }) => ({ ...hit, score: Math.min(1, rrf / max) }));
+  const ranked = [...fused.values()].sort(
+    (a, b) => b.rrf - a.rrf || a.best - b.best || (a.hit.file < b.hit.file ? -1 : 1),
+  );
+  const best = ranked[0]?.rrf ?? 0;
+  return ranked.map(({ hit, rrf }) => ({ ...hit, score: fractionOfBest(rrf, best) }));
 }
 
 /** How many candidates each list contributes to the fusion for `limit` results. */

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { QmdError } from '../errors.js';
 import { toFtsQuery } from './fts-query.js';
 import { lineAt } from './markdown.js';
+import { fractionOfBest } from './scores.js';
 import type { SearchHit, SearchOptions } from './types.js';
 
 /** BM25 column weights: a term in the title counts this many times a term in the body. */
@@ -28,12 +29,11 @@ interface RankedRow {
 /**
  * Full-text search over `documents_fts`.
  *
- * Score: FTS5's `bm25()` is negative, more negative is better. With `s = -bm25` (never
- * negative: FTS5 floors each term's IDF at a tiny positive value), `score = s / (1 + s)`:
- * in [0, 1), higher is better, and absolute — a document's score does not depend on what
- * else matched, so `minScore` means the same thing for every query. (It is what the peer qmd
- * does too.) Scores are not comparable between the all-terms and any-term passes, which is
- * why only one of them ever answers a query.
+ * Score: FTS5's `bm25()` is negative, more negative is better. With `s = -bm25` (positive:
+ * FTS5 floors each term's IDF at 1e-6), `score = s / s_best`, the best hit's `s` being the
+ * first row's (`scores.ts` says why relative): 1 for the best hit, in (0, 1] for the rest, in
+ * the order FTS5 ranked them. `minScore` drops hits below that fraction of the best. Only one
+ * of the all-terms and any-term passes ever answers a query, so the best is from that pass.
  *
  * Ranking runs first, on ids only; snippets are made afterwards for the few hits kept, since
  * SQLite would otherwise build a snippet for every match before sorting.
@@ -87,9 +87,9 @@ export class Searcher {
     }
     const marks = options.highlight ?? { open: '**', close: '**' };
     const hits: SearchHit[] = [];
+    const best = -(rows[0]?.bm25 ?? 0);
     for (const row of rows) {
-      const s = -row.bm25;
-      const score = s / (1 + s);
+      const score = fractionOfBest(-row.bm25, best);
       if (score < minScore) break;
       const raw = this.snippet.get(match, row.id) ?? '';
       const hit: SearchHit = {

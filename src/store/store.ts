@@ -74,7 +74,7 @@ export class SqliteStore implements Store {
       log: this.log,
       failpoints: this.failpoints,
       trace: options.trace,
-      unsafeDispose: options.unsafeDispose,
+      createEmbedder: options.createEmbedder,
       threads: options.embedThreads,
       download: !this.readonly,
     });

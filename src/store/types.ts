@@ -1,4 +1,5 @@
 import type { Failpoints } from '../failpoints.js';
+import type { Embedder, EmbedderOptions } from '../llm/index.js';
 import type { Log } from '../log.js';
 
 /**
@@ -47,7 +48,10 @@ export interface SearchOptions {
   limit?: number;
   /** Only these collections. An unknown name is an error. */
   collections?: string[];
-  /** Drop results scoring below this (scores are in [0, 1], higher is better). */
+  /**
+   * Drop results whose `score` is below this, i.e. weaker than this fraction of the query's
+   * best result (in [0, 1]; 0 keeps everything, 1 keeps the best and its ties).
+   */
   minScore?: number;
   /** Stops the work early when it fires (the request was cancelled). */
   signal?: AbortSignal;
@@ -64,7 +68,11 @@ export interface SearchHit {
   /** Relative to the collection root. */
   path: string;
   title: string;
-  /** In [0, 1], higher is better. */
+  /**
+   * In [0, 1]: this result's strength as a fraction of the best result of the same query, by
+   * the mode's own measure (BM25, cosine similarity, fused rank). The best scores 1. Not
+   * comparable across queries (`scores.ts` says why).
+   */
   score: number;
   /** A short excerpt with the matched terms. */
   snippet: string;
@@ -157,18 +165,20 @@ export interface Store {
   removeCollection(name: string): void;
   /** Re-scans every collection incrementally (mtime + hash); all or nothing. */
   update(options?: { onProgress?: ProgressFn; signal?: AbortSignal }): Promise<IndexReport>;
-  /** BM25 full-text search. */
+  /** BM25 full-text search; scores relative to the best hit (1). */
   search(query: string, options?: SearchOptions): SearchHit[];
   /**
    * What the MCP `query` tool and `qmd query` run: BM25 and vector rankings fused by
    * reciprocal rank fusion (`mode: 'hybrid'`), or BM25 alone (`mode: 'bm25'`, with a `note`
    * saying why) when nothing is embedded with the configured model or the model is
-   * unavailable. Scores are in [0, 1]. Rejects with ABORTED as soon as `signal` fires.
+   * unavailable. Scores are relative to the best result (1). Rejects with ABORTED as soon as
+   * `signal` fires.
    */
   query(query: string, options?: SearchOptions): Promise<QueryResult>;
   /**
    * Vector search only (`mode: 'vector'`): documents ranked by their best chunk's cosine
-   * similarity, clamped to [0, 1]. No hits and a `note` when nothing is embedded with the
+   * similarity, scored relative to the nearest (1). No hits and a `note` when nothing is
+   * embedded with the
    * model; MODEL_UNAVAILABLE when the model cannot be loaded.
    */
   vsearch(query: string, options?: SearchOptions): Promise<QueryResult>;
@@ -235,11 +245,13 @@ export interface StoreOptions {
   /** Diagnostic lines about native embedding calls (`QMD_DEBUG_EMBED`). Default: none. */
   trace?: (line: string) => void;
   /**
-   * EXPERIMENT ONLY (`QMD_UNSAFE_DISPOSE`, see `naive-dispose.ts`): `close()` frees the
-   * llama.cpp objects without waiting for a running embedding call, one after the other
-   * (`ordered`) or all at once (`all`). Never set it otherwise.
+   * How the store makes its one embedder. Default: `createEmbedder` of `src/llm/`, whose
+   * `dispose()` waits for the native call that is running. Only code can pass another: no
+   * environment variable or flag reaches this option, so the shipped binary always disposes
+   * llama.cpp safely. It exists for `bench/contenders/naive-server.ts`, which wraps the real
+   * embedder in the naive dispose order the disposal benchmarks count crashes of.
    */
-  unsafeDispose?: 'ordered' | 'all';
+  createEmbedder?: (options: EmbedderOptions) => Embedder;
   /**
    * `store.update.write` is hit inside every indexing transaction (`addCollection`,
    * `update`), after all rows are written and before COMMIT; `llm.embed` at the start of

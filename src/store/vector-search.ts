@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { fractionOfBest } from './scores.js';
 import type { SearchHit } from './types.js';
 import { MAX_KNN, type Neighbour, type Vectors } from './vectors.js';
 
@@ -20,9 +21,12 @@ interface ChunkRow {
 }
 
 /**
- * Vector search at document level: the nearest chunks, each document scored by its best
- * chunk (cosine similarity clamped to [0, 1]: 1 is the same direction, 0 orthogonal or worse),
- * with that chunk's start as `line` and its text as the snippet.
+ * Vector search at document level: the nearest chunks, each document ranked by its best
+ * chunk's cosine similarity, with that chunk's start as `line` and its text as the snippet.
+ * The score is that similarity as a fraction of the best document's (`scores.ts`): 1 for the
+ * nearest, 0 for orthogonal or opposite. A raw cosine reads differently for every model (the
+ * tiny test model puts unrelated notes at 0.85–0.93, bench/results-scores.md), so it is not
+ * what `minScore` compares against in any mode.
  */
 export class VectorSearcher {
   private readonly body;
@@ -78,19 +82,20 @@ export class VectorSearcher {
         best.set(file, { row, score });
       }
     }
-    return [...best.entries()]
+    const ranked = [...best.entries()]
       .sort(([fa, a], [fb, b]) => b.score - a.score || (fa < fb ? -1 : 1))
-      .slice(0, depth)
-      .map(([file, { row, score }]) => ({
-        file,
-        docid: `#${row.docid}`,
-        collection: row.collection,
-        path: row.path,
-        title: row.title,
-        score: Math.min(1, Math.max(0, score)),
-        snippet: this.snippet(row),
-        line: row.line,
-      }));
+      .slice(0, depth);
+    const top = ranked[0]?.[1].score ?? 0;
+    return ranked.map(([file, { row, score }]) => ({
+      file,
+      docid: `#${row.docid}`,
+      collection: row.collection,
+      path: row.path,
+      title: row.title,
+      score: fractionOfBest(score, top),
+      snippet: this.snippet(row),
+      line: row.line,
+    }));
   }
 
   private snippet(row: ChunkRow): string {

@@ -38,12 +38,12 @@ describe('the parent watch', () => {
     expect(clock.pending()).toBe(0);
   });
 
-  it('every poll is unref, one at a time, at the given interval (500 ms by default)', async () => {
+  it('every poll is unref, one at a time, at the given interval (100 ms by default)', async () => {
     const clock = new FakeClock();
     const sent: string[] = [];
     watchParent({ ppid: () => 900, clock }, (e) => sent.push(e.type));
     for (let i = 0; i < 3; i++) {
-      await clock.advance(500);
+      await clock.advance(100);
       expect([clock.pending('unref'), clock.pending('ref')]).toEqual([1, 0]);
     }
     const fast = new FakeClock();
@@ -54,6 +54,53 @@ describe('the parent watch', () => {
     expect(sent).toEqual([]);
     await fast.advance(1);
     expect(sent).toEqual(['parent.gone']);
+  });
+
+  it('by default reads the PPID 10 times a second and notices a death within 100 ms, whatever its phase', async () => {
+    // Issue 14 item 4: 500 ms made parent death the slowest trigger (p50 493 ms to exit in
+    // bench/triggers.ts). The cost of 100 ms is in src/lifecycle/parent.ts.
+    for (const diesAt of [0, 1, 37, 99, 100, 101, 250, 999]) {
+      const clock = new FakeClock();
+      let ppid = 700;
+      let reads = 0;
+      let goneAt: number | undefined;
+      watchParent(
+        {
+          ppid: () => {
+            reads++;
+            return ppid;
+          },
+          original: 700,
+          clock,
+        },
+        () => {
+          goneAt = clock.now();
+        },
+      );
+      await clock.advance(diesAt);
+      ppid = 1;
+      while (goneAt === undefined && clock.now() < diesAt + 1000) await clock.advance(1);
+      expect(goneAt, `died at ${diesAt} ms`).toBeDefined();
+      const delay = (goneAt as number) - diesAt;
+      expect(delay, `died at ${diesAt} ms`).toBeGreaterThan(0);
+      expect(delay, `died at ${diesAt} ms`).toBeLessThanOrEqual(100);
+      expect(reads).toBe(Math.floor((goneAt as number) / 100));
+    }
+    const idle = new FakeClock();
+    let reads = 0;
+    watchParent(
+      {
+        ppid: () => {
+          reads++;
+          return 700;
+        },
+        original: 700,
+        clock: idle,
+      },
+      () => {},
+    );
+    await idle.advance(60_000);
+    expect(reads).toBe(600);
   });
 
   it('a parent with PID 2 is still watched (only PID 1 means already orphaned)', () => {

@@ -35,10 +35,11 @@ describe('search', () => {
     expect(hits.map((hit) => hit.file)).toEqual(['garden/roses.md', 'garden/tools.md', 'garden/diary.md']);
   });
 
-  it('returns scores in [0, 1], best first, and a filled-in hit', () => {
+  it('returns scores in [0, 1] relative to the best hit (1), best first, and a filled-in hit', () => {
     const hits = store.search('pruning');
     expect(hits.length).toBe(4);
-    for (const hit of hits) {
+    expect(hits[0]?.score).toBe(1);
+    for (const hit of hits.slice(1)) {
       expect(hit.score).toBeGreaterThan(0);
       expect(hit.score).toBeLessThan(1);
     }
@@ -80,7 +81,8 @@ describe('search', () => {
     expect(store.search('pruning', { minScore: threshold }).map((hit) => hit.file)).toEqual(
       all.filter((hit) => hit.score >= threshold).map((hit) => hit.file),
     );
-    expect(store.search('pruning', { minScore: 1 })).toEqual([]);
+    // 1 keeps the best hit (and only hits as strong as it).
+    expect(store.search('pruning', { minScore: 1 }).map((hit) => hit.file)).toEqual([all[0]?.file]);
     await expectQmdError(() => store.search('pruning', { collections: ['nope'] }), 'UNKNOWN_COLLECTION');
     await expectQmdError(() => store.search('pruning', { limit: 0 }), 'BAD_ARGUMENT');
   });

@@ -194,9 +194,9 @@ describe('fuseRankings (reciprocal rank fusion)', () => {
     expect(fused.map((h) => h.file)).toEqual(['x', 'a', 'c', 'b']);
   });
 
-  it('scores are rrf / (2 / (K + 1)): 0.5 for first place in one list only, always in [0, 1]', () => {
+  it('scores are rrf / rrf(best): 1 for the best even when the lists disagree, always in [0, 1]', () => {
     const fused = fuseRankings([hit('lexical')], [hit('semantic')]);
-    expect(fused.map((h) => h.score)).toEqual([0.5, 0.5]);
+    expect(fused.map((h) => h.score)).toEqual([1, 1]);
     const many = fuseRankings(
       Array.from({ length: 50 }, (_, i) => hit(`l${i}`)),
       Array.from({ length: 50 }, (_, i) => hit(`l${49 - i}`)),
@@ -205,7 +205,14 @@ describe('fuseRankings (reciprocal rank fusion)', () => {
       expect(h.score).toBeGreaterThan(0);
       expect(h.score).toBeLessThanOrEqual(1);
     }
-    expect(fuseRankings([hit('a'), hit('b')], [])[1]?.score).toBeCloseTo((1 / (RRF_K + 2)) * ((RRF_K + 1) / 2));
+    expect(fuseRankings([hit('a'), hit('b')], [])[1]?.score).toBeCloseTo((RRF_K + 1) / (RRF_K + 2));
+    // Against a best that leads both lists, a document found by one list only is under half.
+    const half = fuseRankings([hit('x'), hit('l')], [hit('x'), hit('s')]);
+    expect(half.map((h) => [h.file, h.score])).toEqual([
+      ['x', 1],
+      ['l', 1 / (RRF_K + 2) / (2 / (RRF_K + 1))],
+      ['s', 1 / (RRF_K + 2) / (2 / (RRF_K + 1))],
+    ]);
   });
 
   it('keeps the BM25 snippet (with highlights) when a document is in both lists', () => {
