@@ -20,6 +20,7 @@ import { exitBenchmark } from './benchmarks/exit.js';
 import { orphansBenchmark } from './benchmarks/orphans.js';
 import { rssBenchmark } from './benchmarks/rss.js';
 import { searchBenchmark } from './benchmarks/search.js';
+import { sharedBenchmark } from './benchmarks/shared.js';
 import { startupBenchmark } from './benchmarks/startup.js';
 import { toolCallBenchmark } from './benchmarks/tool-call.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
@@ -36,6 +37,7 @@ export const benchmarks: readonly Benchmark[] = [
   searchBenchmark,
   orphansBenchmark,
   disposalBenchmark,
+  sharedBenchmark,
 ];
 
 const stderrLog = (line: string): void => {

@@ -83,9 +83,9 @@ function describe(trigger: ServerTrigger): string {
 }
 
 /**
- * An action that sends `type` to every live session. Written outside `setup()`'s action map
- * and cast at the one place it meets the config's types: an `enqueueActions` inside the map,
- * or typed against it, makes TypeScript lose the whole setup's inference (XState 5.33).
+ * An action that sends `type` to every live session (`endSessions`, `hurrySessions`). Built
+ * outside `setup()` and cast where it enters the action map: an `enqueueActions` written in
+ * the map makes TypeScript lose the whole setup's inference (XState 5.33).
  */
 function tellSessions(type: 'server.closing' | 'server.escalated'): never {
   return enqueueActions(
@@ -165,6 +165,8 @@ export const sharedServerMachine = setup({
       reason: `idle for ${context.idleTimeoutMs} ms`,
       triggerType: 'shutdown.requested' as const,
     })),
+    endSessions: tellSessions('server.closing'),
+    hurrySessions: tellSessions('server.escalated'),
     recordEscalation: assign({
       escalatedBy: ({ context, event }) => context.escalatedBy ?? describe(event as ServerTrigger),
     }),
@@ -235,7 +237,7 @@ export const sharedServerMachine = setup({
     },
     closingTransport: {
       description: 'Stop accepting relays, and tell every session to end (each runs its own teardown).',
-      entry: tellSessions('server.closing'),
+      entry: 'endSessions',
       invoke: {
         id: 'closeListener',
         src: 'closeListener',
@@ -254,7 +256,7 @@ export const sharedServerMachine = setup({
       on: {
         // Once teardown has begun, every signal is "hurry up" (a programmatic shutdown is not).
         'signal.received': {
-          actions: ['recordEscalation', 'announceEscalation', tellSessions('server.escalated')],
+          actions: ['recordEscalation', 'announceEscalation', 'hurrySessions'],
         },
       },
     },
@@ -262,11 +264,11 @@ export const sharedServerMachine = setup({
       description: 'Wait until every session is done; the deadline or a second signal hurries them.',
       always: [{ guard: 'hasNoSessions', target: 'disposingStore', actions: 'recordDrained' }],
       after: {
-        drainTimeout: { actions: ['recordDrainDeadline', 'warnDrainDeadline', tellSessions('server.escalated')] },
+        drainTimeout: { actions: ['recordDrainDeadline', 'warnDrainDeadline', 'hurrySessions'] },
       },
       on: {
         'signal.received': {
-          actions: ['recordEscalation', 'announceEscalation', tellSessions('server.escalated'), 'recordDrainCutShort'],
+          actions: ['recordEscalation', 'announceEscalation', 'hurrySessions', 'recordDrainCutShort'],
         },
       },
     },

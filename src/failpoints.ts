@@ -29,7 +29,11 @@ export class FailpointError extends Error {
 /** Timers created by `hang`: kept here so nothing can collect or clear them. */
 const hung: unknown[] = [];
 
-export function parseFailpoints(spec: string | undefined): Failpoints {
+/**
+ * `onHit` hears every failpoint that fires, before it acts: a test waits for that line to know
+ * a request is in flight (a hung handler says nothing else).
+ */
+export function parseFailpoints(spec: string | undefined, onHit?: (name: string, action: string) => void): Failpoints {
   const actions = new Map<string, FailpointAction>();
   for (const part of (spec ?? '').split(';')) {
     const trimmed = part.trim();
@@ -44,7 +48,9 @@ export function parseFailpoints(spec: string | undefined): Failpoints {
     has: (name) => actions.has(name),
     hit(name, signal) {
       const action = actions.get(name);
-      return action === undefined ? undefined : run(name, action, signal);
+      if (action === undefined) return undefined;
+      onHit?.(name, action.kind);
+      return run(name, action, signal);
     },
   };
 }

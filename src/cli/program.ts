@@ -227,10 +227,15 @@ export function buildProgram(): Command {
         .choices(['mermaid', 'dot', 'stately', 'json'])
         .default('mermaid'),
     )
+    .addOption(
+      new Option('--machine <machine>', 'which machine: the server lifecycle, or --shared’s server and session')
+        .choices(['lifecycle', 'shared-server', 'session'])
+        .default('lifecycle'),
+    )
     .action(
-      run(async (ctx, opts: { format: string }) => {
+      run(async (ctx, opts: { format: string; machine: string }) => {
         const { lifecycleExport } = await import('./commands/lifecycle.js');
-        await lifecycleExport(ctx, opts.format);
+        await lifecycleExport(ctx, opts.format, opts.machine);
       }),
     );
   lifecycle

@@ -117,7 +117,10 @@ describe('one shared server for every stdio client', () => {
       const [first] = sharedServerPids(ws.index);
       expect(first).toBeDefined();
       a.order({ op: 'call', name: 'status', tag: 'inflight' });
-      await eventually(() => serverLog(ws.index, env).includes('session-2 opened'), 'both sessions open');
+      await eventually(
+        () => serverLog(ws.index, env).includes('QMD Debug: failpoint tool.status hit (hang)'),
+        'the status call in flight',
+      );
       process.kill(first!, 'SIGKILL');
       const owed = await a.next((e) => e.tag === 'inflight');
       expect(owed.event).toBe('error');

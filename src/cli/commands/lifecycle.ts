@@ -1,15 +1,33 @@
 import { readFileSync } from 'node:fs';
-import { lifecycleMachine } from '../../../machines/lifecycle.js';
+import type { AnyStateMachine } from 'xstate';
 import { QmdError } from '../../errors.js';
 import type { CliContext } from '../context.js';
 
-/** `qmd lifecycle export --format mermaid|dot|stately|json`: generated from the machine definition. */
-export async function lifecycleExport(ctx: CliContext, format: string) {
+/** The machines `qmd lifecycle export --machine` knows: the server's lifecycle, and `--shared`'s two. */
+export const MACHINES = ['lifecycle', 'shared-server', 'session'] as const;
+
+async function loadMachine(name: string): Promise<AnyStateMachine> {
+  switch (name) {
+    case 'lifecycle':
+      return (await import('../../../machines/lifecycle.js')).lifecycleMachine;
+    case 'shared-server':
+      return (await import('../../../machines/shared-server.js')).sharedServerMachine;
+    case 'session':
+      return (await import('../../../machines/session.js')).sessionMachine;
+  }
+  throw new QmdError('BAD_ARGUMENT', `Unknown machine "${name}": use one of ${MACHINES.join(', ')}`);
+}
+
+/**
+ * `qmd lifecycle export [--machine lifecycle|shared-server|session] --format mermaid|dot|stately|json`:
+ * generated from the machine definition.
+ */
+export async function lifecycleExport(ctx: CliContext, format: string, machine = 'lifecycle') {
   const { exportMachine, isExportFormat, EXPORT_FORMATS } = await import('../../viz/export.js');
   if (!isExportFormat(format)) {
     throw new QmdError('BAD_ARGUMENT', `Unknown format "${format}": use one of ${EXPORT_FORMATS.join(', ')}`);
   }
-  ctx.out(exportMachine(lifecycleMachine, format).replace(/\n$/, ''));
+  ctx.out(exportMachine(await loadMachine(machine), format).replace(/\n$/, ''));
 }
 
 /** `qmd lifecycle trace FILE [--all]`: a QMD_LIFECYCLE_TRACE file as a readable timeline. */

@@ -21,8 +21,8 @@ function milliseconds(env: NodeJS.ProcessEnv, name: string): number | undefined 
   return Number(raw);
 }
 
-export function readMcpEnv(env: NodeJS.ProcessEnv): McpEnvConfig {
-  const config: McpEnvConfig = { failpoints: parseEnvFailpoints(env) };
+export function readMcpEnv(env: NodeJS.ProcessEnv, log?: Log): McpEnvConfig {
+  const config: McpEnvConfig = { failpoints: parseEnvFailpoints(env, log) };
   const drain = milliseconds(env, 'QMD_DRAIN_TIMEOUT_MS');
   const step = milliseconds(env, 'QMD_STEP_TIMEOUT_MS');
   const watchdog = milliseconds(env, 'QMD_EXIT_WATCHDOG_MS');
@@ -34,9 +34,13 @@ export function readMcpEnv(env: NodeJS.ProcessEnv): McpEnvConfig {
   return config;
 }
 
-export function parseEnvFailpoints(env: NodeJS.ProcessEnv): Failpoints {
+/** With `log`, each failpoint that fires says so on stderr: `QMD Debug: failpoint tool.query hit (hang)`. */
+export function parseEnvFailpoints(env: NodeJS.ProcessEnv, log?: Log): Failpoints {
   try {
-    return parseFailpoints(env.QMD_FAILPOINTS);
+    return parseFailpoints(
+      env.QMD_FAILPOINTS,
+      log && ((name, action) => log.line(`QMD Debug: failpoint ${name} hit (${action})`)),
+    );
   } catch (error) {
     throw new QmdError('BAD_ARGUMENT', (error as Error).message);
   }

@@ -27,7 +27,7 @@ import { readSharedEnv } from './shared-config.js';
 export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
   const { log } = ctx;
   const protocolOut = claimStdout(log);
-  const config = readMcpEnv(ctx.env);
+  const config = readMcpEnv(ctx.env, log);
   const shared = readSharedEnv(ctx.env);
   const paths = sharedPaths(ctx.indexPath, ctx.env);
   const lifecycle = createLifecycle({

@@ -50,7 +50,7 @@ export interface McpTransport {
 export async function serveMcp(ctx: CliContext, transport: McpTransport): Promise<Lifecycle> {
   const { log } = ctx;
   const protocolOut = claimStdout(log);
-  const config = readMcpEnv(ctx.env);
+  const config = readMcpEnv(ctx.env, log);
   const { failpoints } = config;
   const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
   const lifecycle = createLifecycle({ ...transport.sources, log, ...(await envLifecycleOptions(config, log)) });

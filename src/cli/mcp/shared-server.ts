@@ -69,7 +69,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     }
   };
 
-  const config = readMcpEnv(ctx.env);
+  const config = readMcpEnv(ctx.env, log);
   const shared = readSharedEnv(ctx.env);
   const { failpoints } = config;
   const storeLog = watchModelLoads(log, () => update({ modelLoaded: true }));
