@@ -198,7 +198,7 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
   const finish = (output: ServerOutput): void => {
     finished = output;
     clock.clearTimeout(keepAlive);
-    stopSignals();
+    // Signal listeners stay: after done a signal means "now", with the computed code.
     exitSlot.set(output.exitCode);
     const ms = Math.round((clock.now() - teardownStartedAt) * 10) / 10;
     log.line(`Shutdown complete in ${ms} ms: ${output.summary}`);
@@ -234,7 +234,6 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
   ) => {
     if (actor.getSnapshot().status === 'active') actor.send({ ...event, exitCode: normalizeExitCode(exitSlot.get()) });
   };
-  let stopSignals: () => void = () => {};
   let shutdownPromise: Promise<ServerOutput> | undefined;
 
   return {
@@ -245,7 +244,7 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
       actor.start();
       const signals = options.signals === undefined ? process : options.signals;
       if (signals) {
-        stopSignals = watchSignals(signals, (signal) => {
+        watchSignals(signals, (signal) => {
           if (finished) exit(finished.exitCode);
           else trigger({ type: 'signal.received', signal });
         });

@@ -150,7 +150,7 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
     inflight(id: string): number {
       return sessions.get(id)!.opened.gate.size;
     },
-    steps: () => calls.filter((c) => !c.startsWith('log:') && !c.startsWith('warn:') && !c.startsWith('exit')),
+    steps: () => calls.filter((c) => !c.startsWith('log:') && !c.startsWith('warn:') && !c.startsWith('exit(')),
   };
 }
 
