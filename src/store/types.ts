@@ -116,7 +116,7 @@ export interface EmbedReport {
   model: string;
   /** Notes (distinct texts) chunked in this run: new or changed since the last one. */
   documents: number;
-  /** Distinct chunks in the index. */
+  /** Chunks in the index: distinct texts to embed, counted as `status()` counts them. */
   chunks: number;
   /** Chunks embedded in this run. */
   embedded: number;
@@ -136,9 +136,12 @@ export interface StatusReport {
   embeddings: {
     /** The model the index is embedded with (as given to `qmd embed`), or null. */
     model: string | null;
-    /** Chunks in the index (notes are chunked by `qmd embed`). */
+    /**
+     * Chunks in the index (notes are chunked by `qmd embed`): distinct texts, so a section that
+     * several notes share counts once, as it is embedded once. The same count as `qmd embed`'s.
+     */
     chunks: number;
-    /** Chunks with a vector from that model. */
+    /** Of those, the chunks with a vector from that model. */
     embeddedChunks: number;
     /** What answers vector queries: `none` when nothing is embedded. */
     vectorBackend: 'sqlite-vec' | 'fallback' | 'none';
