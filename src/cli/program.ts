@@ -36,7 +36,7 @@ export function buildProgram(): Command {
   const program = new Command('qmd')
     .description('Local search for markdown notes, and an MCP server that never outlives its client.')
     .version(packageVersion(), '-V, --version')
-    .option('--index <path>', 'index file (default: $QMD_INDEX, else $XDG_CACHE_HOME/qmd/index.sqlite)')
+    .option('--index <path>', 'index file (default: $QMD_INDEX, $INDEX_PATH, else $XDG_CACHE_HOME/qmd/index.sqlite)')
     .option('--debug', 'print stack traces with errors')
     .option(
       '--embed-model <model>',

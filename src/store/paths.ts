@@ -4,12 +4,14 @@ import { QmdError } from '../errors.js';
 
 /**
  * Where the index lives (lifecycle.md §4): `--index PATH`, else `QMD_INDEX`, else
- * `$XDG_CACHE_HOME/qmd/index.sqlite`, else `~/.cache/qmd/index.sqlite`. Empty strings count
- * as unset, so `QMD_INDEX=` does not point the index at the current directory.
+ * `INDEX_PATH` (the variable qmd 2.8 reads, so a client configured for it finds its index:
+ * issue 16.3), else `$XDG_CACHE_HOME/qmd/index.sqlite`, else `~/.cache/qmd/index.sqlite`.
+ * Empty strings count as unset, so `QMD_INDEX=` does not point the index at the current
+ * directory.
  */
 export function resolveIndexPath(options: { flag?: string; env?: NodeJS.ProcessEnv } = {}): string {
   const env = options.env ?? process.env;
-  const chosen = nonEmpty(options.flag) ?? nonEmpty(env.QMD_INDEX);
+  const chosen = nonEmpty(options.flag) ?? nonEmpty(env.QMD_INDEX) ?? nonEmpty(env.INDEX_PATH);
   if (chosen !== undefined) return path.resolve(chosen);
   const cache = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), '.cache');
   return path.resolve(cache, 'qmd', 'index.sqlite');
