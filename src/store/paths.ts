@@ -1,6 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { QmdError } from '../errors.js';
+import { climbs } from './refs.js';
 
 /**
  * Where the index lives (lifecycle.md §4): `--index PATH`, else `QMD_INDEX`, else
@@ -50,15 +51,14 @@ export function nameFromDirectory(dir: string): string {
   return cleaned === '' ? 'notes' : cleaned;
 }
 
-/** The mask is a glob relative to the root: it may not climb out of it or be absolute. */
+/**
+ * The mask is a glob relative to the root: it may not climb out of it or be absolute. A `..`
+ * segment is what `refs.ts` (the authority on references) calls climbing.
+ */
 export function checkMask(mask: string): string {
   const trimmed = mask.trim();
-  if (trimmed === '' || path.isAbsolute(trimmed) || /^[A-Za-z]:/.test(trimmed) || hasDotDot(trimmed)) {
+  if (trimmed === '' || path.isAbsolute(trimmed) || /^[A-Za-z]:/.test(trimmed) || climbs(trimmed)) {
     throw new QmdError('BAD_ARGUMENT', `Invalid mask "${mask}": use a glob relative to the directory, like **/*.md`);
   }
   return trimmed;
-}
-
-export function hasDotDot(text: string): boolean {
-  return text.split(/[\\/]/).some((segment) => segment === '..');
 }
