@@ -13,6 +13,7 @@ export interface DocumentRow {
 }
 
 const columns = 'd.collection, d.path, d.docid, d.title, c.body FROM documents d JOIN content c ON c.hash = d.hash';
+const bareDocid = /^[0-9a-f]{6,64}$/i;
 /** Candidates named in an ambiguity error: enough to choose from, short enough for one line. */
 const MAX_LISTED_CANDIDATES = 5;
 
@@ -24,7 +25,8 @@ const MAX_LISTED_CANDIDATES = 5;
  * collection, in any collection (`readme.md`, `notes/a.md`); as a path suffix that starts at
  * a `/` (`meeting-2024-01.md` → `2024/meeting-2024-01.md`, never `a.md` → `data.md`). The
  * first form that matches decides; two matches of one form are an AMBIGUOUS error that
- * lists them, never a silent pick. A miss is NOT_FOUND with the closest indexed paths.
+ * lists them, never a silent pick. Last, hex digits alone are tried as a docid. A miss is
+ * NOT_FOUND with the closest indexed paths.
  */
 export class DocumentLookup {
   private readonly byPath;
@@ -74,7 +76,11 @@ export class DocumentLookup {
       if (row !== undefined) return [row];
     }
     const exact = this.byRelativePath.all(ref.path);
-    return exact.length > 0 ? exact : this.bySuffix.all({ suffix: `/${ref.path}` });
+    if (exact.length > 0) return exact;
+    const suffixed = this.bySuffix.all({ suffix: `/${ref.path}` });
+    if (suffixed.length > 0 || !bareDocid.test(ref.path)) return suffixed;
+    // Last: a docid without its `#`, as qmd 2.8 takes it (prompts often drop the `#`).
+    return present(this.byDocid.get(ref.path.toLowerCase()));
   }
 
   /** The single row of `rows`, or the error that says why there is not one. */

@@ -125,6 +125,12 @@ describe('references as qmd 2.8 resolves them (issue 16.2)', () => {
     expect(store.get('b.md').file).toBe('notes/sub/b.md');
   });
 
+  it('a docid without its #, when no file has that name', () => {
+    const { docid } = store.get('notes/sub/c.md');
+    expect(store.get(docid.slice(1)).file).toBe('notes/sub/c.md');
+    expect(store.get(`${docid.slice(1).toUpperCase()}:3`).text).toBe('charlie\n');
+  });
+
   it('never a fragment of a file name', async () => {
     // `a.md` is notes/a.md (exact); `ta.md` is no segment of journal/data.md.
     expect(store.get('a.md').file).toBe('notes/a.md');
