@@ -6,6 +6,7 @@
 export type QmdErrorCode =
   | 'BAD_ARGUMENT'
   | 'NOT_FOUND'
+  | 'AMBIGUOUS'
   | 'NO_SUCH_DIRECTORY'
   | 'UNKNOWN_COLLECTION'
   | 'COLLECTION_EXISTS'

@@ -1,6 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { McpFlags } from './commands/mcp.js';
-import type { SearchFlags } from './commands/read-commands.js';
+import type { GetFlags, MultiGetFlags, SearchFlags } from './commands/read-commands.js';
 import { type CliContext, createContext } from './context.js';
 import { EXIT_USAGE, reportError } from './errors.js';
 import { packageVersion } from './version.js';
@@ -37,7 +37,7 @@ export function buildProgram(): Command {
   const program = new Command('qmd')
     .description('Local search for markdown notes, and an MCP server that never outlives its client.')
     .version(packageVersion(), '-V, --version')
-    .option('--index <path>', 'index file (default: $QMD_INDEX, else $XDG_CACHE_HOME/qmd/index.sqlite)')
+    .option('--index <path>', 'index file (default: $QMD_INDEX, $INDEX_PATH, else $XDG_CACHE_HOME/qmd/index.sqlite)')
     .option('--debug', 'print stack traces with errors')
     .option(
       '--embed-model <model>',
@@ -156,13 +156,14 @@ export function buildProgram(): Command {
 
   program
     .command('get')
-    .description('print an indexed document (collection/path.md or #docid)')
-    .argument('<path>', 'collection/relative/path.md or #docid')
+    .description('print an indexed document (collection/path.md, #docid, a unique path or its end, path:LINE)')
+    .argument('<path>', 'collection/relative/path.md, #docid, or anything the MCP get tool takes')
     .option('--from <line>', 'first line (1-based)', positiveInt('--from'))
-    .option('--lines <n>', 'number of lines', positiveInt('--lines'))
+    .option('-l, --lines <n>', 'number of lines', positiveInt('--lines'))
+    .option('--line-numbers', 'prefix each line with its number (12: text)')
     .option('--json', 'as JSON with line numbers')
     .action(
-      run(async (ctx, ref: string, opts: { from?: number; lines?: number; json?: boolean }) => {
+      run(async (ctx, ref: string, opts: GetFlags) => {
         const { get } = await import('./commands/read-commands.js');
         await get(ctx, ref, opts);
       }),
@@ -171,11 +172,13 @@ export function buildProgram(): Command {
   program
     .command('multi-get')
     .description('print several indexed documents by glob or comma list')
-    .argument('<pattern>', 'a glob over collection/path, or a comma list of paths and #docids')
-    .option('--max-bytes <n>', 'stop after this many bytes of text', positiveInt('--max-bytes'))
+    .argument('<pattern>', 'a glob (notes/*.md; **/*.md in every collection), or a comma list of paths and #docids')
+    .option('--max-bytes <n>', 'skip a document larger than this (default 65536)', positiveInt('--max-bytes'))
+    .option('-l, --lines <n>', 'at most this many lines of each document', positiveInt('--lines'))
+    .option('--line-numbers', 'prefix each line with its number (12: text)')
     .option('--json', 'as JSON')
     .action(
-      run(async (ctx, pattern: string, opts: { maxBytes?: number; json?: boolean }) => {
+      run(async (ctx, pattern: string, opts: MultiGetFlags) => {
         const { multiGet } = await import('./commands/read-commands.js');
         await multiGet(ctx, pattern, opts);
       }),

@@ -25,10 +25,10 @@ export function buildInstructions(collections: CollectionInfo[]): string {
     '',
     'How to use it:',
     '  1. `query` finds documents: ranked results, each with its file (`collection/path.md`), `#docid`, title, score and snippet. Narrow with `collections` and `minScore`.',
-    '  2. `get` reads one of them by that file or `#docid`; `fromLine`/`maxLines` (or `file.md:LINE`) read a slice of a long one.',
-    '  3. `multi_get` reads several by glob (`notes/2025-*.md`) or comma list, up to `maxBytes` of text.',
+    '  2. `get` reads one of them by that file or `#docid`, with numbered lines (`lineNumbers: false` for the raw text); `fromLine`/`maxLines` (or `file.md:LINE`, `file.md:FROM:COUNT`) read a slice of a long one.',
+    '  3. `multi_get` reads several by glob (`notes/2025-*.md`, `**/2025-*.md` in every collection) or comma list; a document over `maxBytes` is skipped and listed.',
     '  `status` shows the index, its collections and embeddings. Documents are also resources: `qmd://collection/path.md`.',
-    'Only indexed documents can be read: paths are relative to a collection, never filesystem paths.',
+    'Only indexed documents can be read. A path without its collection, or its unique end (`meeting.md`), also names one; a miss suggests the closest.',
   );
   return lines.join('\n');
 }

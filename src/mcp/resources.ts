@@ -10,7 +10,7 @@ import {
 import { isQmdError, QmdError } from '../errors.js';
 import type { McpDeps } from './deps.js';
 import { MAX_LISTED_RESOURCES, MAX_REF_CHARS } from './limits.js';
-import { assertInsideCollections, decodePath, documentUri } from './refs.js';
+import { documentUri } from './refs.js';
 import { describeFailure, throwIfAborted } from './run.js';
 
 /**
@@ -51,12 +51,12 @@ async function readDocument(
   if (pending !== undefined) await pending;
   throwIfAborted(signal);
   const raw = variables.path;
-  const path = decodePath(Array.isArray(raw) ? raw.join('/') : (raw ?? ''));
+  const path = Array.isArray(raw) ? raw.join('/') : (raw ?? '');
   if (path.length === 0 || path.length > MAX_REF_CHARS) {
     throw new QmdError('BAD_ARGUMENT', `a document URI is qmd://collection/path.md (1-${MAX_REF_CHARS} chars)`);
   }
-  assertInsideCollections(path);
-  const doc = deps.store.get(path);
+  // As sent, still percent-encoded: the store decodes a qmd:// URI and decides what it may name.
+  const doc = deps.store.get(`qmd://${path}`);
   return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: doc.text }] };
 }
 
@@ -98,7 +98,7 @@ function rpcError(error: unknown, message: string, uri: URL | undefined): Error 
     return new ResourceNotFoundError(uri.href, message);
   }
   const code =
-    isQmdError(error) && error.code === 'BAD_ARGUMENT'
+    isQmdError(error) && (error.code === 'BAD_ARGUMENT' || error.code === 'AMBIGUOUS')
       ? ProtocolErrorCode.InvalidParams
       : ProtocolErrorCode.InternalError;
   return Object.assign(new Error(message), { code });

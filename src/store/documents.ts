@@ -1,148 +1,144 @@
 import type Database from 'better-sqlite3';
-import picomatch from 'picomatch';
-import { QmdError } from '../errors.js';
+import { isQmdError, QmdError } from '../errors.js';
+import { DocumentLookup, type DocumentRow } from './lookup.js';
 import { lineStarts } from './markdown.js';
-import { hasDotDot } from './paths.js';
-import { type DocumentRef, parseRef } from './refs.js';
-import type { DocumentSlice, MultiGetResult } from './types.js';
-
-interface DocumentRow {
-  collection: string;
-  path: string;
-  docid: string;
-  title: string;
-  body: string;
-}
-
-const columns = 'd.collection, d.path, d.docid, d.title, c.body FROM documents d JOIN content c ON c.hash = d.hash';
-
-export const defaultMaxBytes = 100_000;
+import { type DocumentRef, splitLineRange } from './refs.js';
+import {
+  DEFAULT_MULTI_GET_MAX_BYTES,
+  type DocumentSlice,
+  type MultiGetOptions,
+  type MultiGetResult,
+  type ReadOptions,
+} from './types.js';
 
 /** `get` and `multi_get`: text always comes from the index, never from the filesystem. */
 export class DocumentReader {
-  private readonly byPath;
-  private readonly byDocid;
-  private readonly collectionExists;
-  private readonly names;
-  private readonly namesIn;
+  private readonly lookup;
 
   constructor(db: Database.Database) {
-    this.byPath = db.prepare<[string, string], DocumentRow>(`SELECT ${columns} WHERE d.collection = ? AND d.path = ?`);
-    this.byDocid = db.prepare<[string], DocumentRow>(`SELECT ${columns} WHERE d.docid = ?`);
-    this.collectionExists = db.prepare<[string], unknown>('SELECT 1 FROM collections WHERE name = ?').pluck();
-    this.names = db.prepare<[], { collection: string; path: string }>(
-      'SELECT collection, path FROM documents ORDER BY collection, path',
-    );
-    this.namesIn = db.prepare<[string], { collection: string; path: string }>(
-      'SELECT collection, path FROM documents WHERE collection = ? ORDER BY path',
-    );
+    this.lookup = new DocumentLookup(db);
   }
 
-  get(ref: string, options: { fromLine?: number; maxLines?: number } = {}): DocumentSlice {
-    return slice(this.find(parseRef(ref), ref), options);
+  get(ref: string, options: ReadOptions = {}): DocumentSlice {
+    const { row, range } = this.locate(ref);
+    return slice(row, {
+      fromLine: options.fromLine ?? range?.fromLine,
+      maxLines: options.maxLines ?? range?.maxLines,
+      lineNumbers: options.lineNumbers,
+    });
   }
 
   /**
-   * A glob over `collection/path` or a comma list (each item a path, a `#docid` or a glob).
-   * Documents are taken in order, whole, while they fit in `maxBytes` (UTF-8 bytes of text);
-   * one that does not fit is skipped with the reason and later smaller ones may still fit.
-   * If the very first match alone is larger than `maxBytes`, its head (whole lines) is
-   * returned with `truncated: true` so a single large note still gives something.
+   * A glob or a comma list (each item a reference or a glob). Each document is whole, or its
+   * first `maxLines`; one whose text is over `maxBytes` is skipped with the reason (qmd 2.8's
+   * per-file cap), and so is every one past `totalBytes` in all.
    */
-  multiGet(pattern: string, options: { maxBytes?: number } = {}): MultiGetResult {
-    const maxBytes = options.maxBytes ?? defaultMaxBytes;
-    if (!Number.isInteger(maxBytes) || maxBytes < 1) {
-      throw new QmdError('BAD_ARGUMENT', 'maxBytes must be a positive integer');
-    }
-    const items = splitList(pattern);
-    if (items.length === 0) throw new QmdError('BAD_ARGUMENT', 'Empty pattern: use a glob or a comma list of paths');
+  multiGet(pattern: string, options: MultiGetOptions = {}): MultiGetResult {
+    const maxBytes = positive(options.maxBytes ?? DEFAULT_MULTI_GET_MAX_BYTES, 'maxBytes');
+    const totalBytes = options.totalBytes === undefined ? Infinity : positive(options.totalBytes, 'totalBytes');
+    if (options.maxLines !== undefined) positive(options.maxLines, 'maxLines');
     const result: MultiGetResult = { documents: [], skipped: [] };
-    const seen = new Set<string>();
-    const matches: DocumentRow[] = [];
-    for (const item of items) {
-      try {
-        const rows = picomatch.scan(item).isGlob ? this.glob(item) : [this.find(parseRef(item), item)];
-        if (rows.length === 0) result.skipped.push({ file: item, reason: 'no indexed document matches' });
-        for (const row of rows) {
-          const file = `${row.collection}/${row.path}`;
-          if (seen.has(file)) continue;
-          seen.add(file);
-          matches.push(row);
-        }
-      } catch (error) {
-        if (items.length === 1 || !(error instanceof QmdError)) throw error;
-        result.skipped.push({ file: item, reason: error.message });
-      }
-    }
-    let left = maxBytes;
-    for (const row of matches) {
+    let left = totalBytes;
+    for (const row of this.matchAll(pattern, result.skipped)) {
       const file = `${row.collection}/${row.path}`;
-      const bytes = Buffer.byteLength(row.body, 'utf8');
-      if (bytes <= left) {
-        result.documents.push({ ...slice(row, {}), truncated: false });
-        left -= bytes;
+      const raw = slice(row, { maxLines: options.maxLines });
+      const bytes = Buffer.byteLength(raw.text, 'utf8');
+      if (bytes > maxBytes) {
+        result.skipped.push({
+          file,
+          reason: `too large: ${bytes} bytes > maxBytes ${maxBytes}; use get with maxLines`,
+        });
         continue;
       }
-      const head = result.documents.length === 0 && left === maxBytes ? headWithin(row.body, maxBytes) : undefined;
-      if (head !== undefined && head.lines > 0) {
-        result.documents.push({ ...slice(row, { maxLines: head.lines }), truncated: true });
-        left -= head.bytes;
-      } else {
-        result.skipped.push({ file, reason: `maxBytes reached: ${bytes} bytes, ${left} of ${maxBytes} left` });
+      const doc = options.lineNumbers ? { ...raw, text: numberLines(raw.text, 1) } : raw;
+      const size = Buffer.byteLength(doc.text, 'utf8');
+      if (size > left) {
+        result.skipped.push({ file, reason: `the reply is full (${totalBytes} bytes in all)` });
+        continue;
       }
+      left -= size;
+      result.documents.push({ ...doc, truncated: doc.lines < doc.totalLines });
     }
     return result;
   }
 
-  private find(ref: DocumentRef, input: string): DocumentRow {
-    if (ref.kind === 'docid') {
-      const row = this.byDocid.get(ref.docid);
-      if (row === undefined) throw new QmdError('NOT_FOUND', `No indexed document has the id #${ref.docid}`);
-      return row;
-    }
-    this.requireCollection(ref.collection, input);
-    const row = this.byPath.get(ref.collection, ref.path);
-    if (row === undefined) throw new QmdError('NOT_FOUND', `No indexed document ${ref.collection}/${ref.path}`);
-    return row;
+  /**
+   * The document and the range a `:LINE` / `:FROM:COUNT` suffix asks for. The reference as
+   * written is tried first, so a file whose name really ends in `:digits` stays readable.
+   */
+  private locate(input: string): { row: DocumentRow; range?: { fromLine: number; maxLines?: number } } {
+    const range = splitLineRange(input);
+    if (range === undefined) return { row: this.lookup.find(input) };
+    const ref = this.parsedOrUndefined(input);
+    const literal = ref === undefined ? [] : this.lookup.matches(ref);
+    if (ref !== undefined && literal.length > 0) return { row: this.lookup.only(literal, ref, input) };
+    return { row: this.lookup.find(range.ref), range };
   }
 
-  private requireCollection(collection: string, input: string): void {
-    if (this.collectionExists.get(collection) === undefined) {
-      throw new QmdError(
-        'OUTSIDE_COLLECTIONS',
-        `"${input}" is outside the indexed collections (there is no collection "${collection}")`,
-      );
+  /** `#docid:12` is no valid reference as it is (BAD_ARGUMENT); a traversal attempt still throws. */
+  private parsedOrUndefined(input: string): DocumentRef | undefined {
+    try {
+      return this.lookup.parse(input);
+    } catch (error) {
+      if (isQmdError(error) && error.code === 'BAD_ARGUMENT') return undefined;
+      throw error;
     }
   }
 
-  private glob(pattern: string): DocumentRow[] {
-    const trimmed = pattern.trim();
-    if (trimmed.startsWith('/') || hasDotDot(trimmed)) {
-      throw new QmdError('OUTSIDE_COLLECTIONS', `"${pattern}" reaches outside the indexed collections`);
-    }
-    const isMatch = picomatch(trimmed, { dot: true });
-    // A literal first segment names the collection: only its rows are listed.
-    const first = trimmed.split('/')[0] ?? '';
-    const literal = !picomatch.scan(first).isGlob;
-    if (literal) this.requireCollection(first, pattern);
-    const names = literal ? this.namesIn.all(first) : this.names.all();
+  /**
+   * Every document the items of `pattern` name, each once, in the order named. Every item goes
+   * through the authority before anything is looked up: a traversal attempt anywhere refuses
+   * the whole call. An item that names nothing (or several, or is malformed) is listed in
+   * `skipped` with why — unless it is the only item, when its error is the answer.
+   */
+  private matchAll(pattern: string, skipped: MultiGetResult['skipped']): DocumentRow[] {
+    const items = splitList(pattern);
+    if (items.length === 0) throw new QmdError('BAD_ARGUMENT', 'Empty pattern: use a glob or a comma list of paths');
+    const parsed = items.map((item): { item: string; ref: DocumentRef } | { item: string; error: QmdError } => {
+      try {
+        return { item, ref: this.lookup.parse(item) };
+      } catch (error) {
+        if (items.length === 1 || !isQmdError(error) || error.code === 'OUTSIDE_COLLECTIONS') throw error;
+        return { item, error };
+      }
+    });
+    const seen = new Set<string>();
     const rows: DocumentRow[] = [];
-    for (const name of names) {
-      if (!isMatch(`${name.collection}/${name.path}`)) continue;
-      const row = this.byPath.get(name.collection, name.path);
-      if (row !== undefined) rows.push(row);
+    for (const entry of parsed) {
+      if ('error' in entry) {
+        skipped.push({ file: entry.item, reason: entry.error.message });
+        continue;
+      }
+      let found: DocumentRow[];
+      try {
+        found = this.lookup.isGlob(entry.ref)
+          ? this.lookup.glob(entry.ref)
+          : [this.lookup.only(this.lookup.matches(entry.ref), entry.ref, entry.item)];
+      } catch (error) {
+        if (items.length === 1 || !isQmdError(error)) throw error;
+        skipped.push({ file: entry.item, reason: error.message });
+        continue;
+      }
+      if (found.length === 0) skipped.push({ file: entry.item, reason: 'no indexed document matches' });
+      for (const row of found) {
+        const file = `${row.collection}/${row.path}`;
+        if (seen.has(file)) continue;
+        seen.add(file);
+        rows.push(row);
+      }
     }
     return rows;
   }
 }
 
-function slice(row: DocumentRow, options: { fromLine?: number; maxLines?: number }): DocumentSlice {
+function slice(
+  row: DocumentRow,
+  options: { fromLine?: number | undefined; maxLines?: number | undefined; lineNumbers?: boolean | undefined },
+): DocumentSlice {
   const fromLine = options.fromLine ?? 1;
   if (!Number.isInteger(fromLine) || fromLine < 1) throw new QmdError('BAD_ARGUMENT', 'fromLine must be 1 or more');
   const maxLines = options.maxLines;
-  if (maxLines !== undefined && (!Number.isInteger(maxLines) || maxLines < 1)) {
-    throw new QmdError('BAD_ARGUMENT', 'maxLines must be 1 or more');
-  }
+  if (maxLines !== undefined) positive(maxLines, 'maxLines');
   const starts = row.body === '' ? [] : lineStarts(row.body);
   const totalLines = starts.length;
   const file = `${row.collection}/${row.path}`;
@@ -159,23 +155,27 @@ function slice(row: DocumentRow, options: { fromLine?: number; maxLines?: number
     fromLine,
     lines: Math.max(0, end - first),
     totalLines,
-    text,
+    text: options.lineNumbers ? numberLines(text, fromLine) : text,
   };
 }
 
-/** The most whole lines of `text` that fit in `maxBytes` (none if the first line alone is larger). */
-function headWithin(text: string, maxBytes: number): { lines: number; bytes: number } {
+/**
+ * `12: text` for each line, numbered from `fromLine` (qmd 2.8's `N: ` format). Line ends are
+ * kept as they are (`\r\n` too), and a final newline does not make a numbered empty line.
+ */
+export function numberLines(text: string, fromLine: number): string {
+  if (text === '') return '';
   const starts = lineStarts(text);
-  let bytes = 0;
-  let lines = 0;
+  let numbered = '';
   for (let i = 0; i < starts.length; i++) {
-    const line = text.slice(starts[i], starts[i + 1] ?? text.length);
-    const size = Buffer.byteLength(line, 'utf8');
-    if (bytes + size > maxBytes) break;
-    bytes += size;
-    lines++;
+    numbered += `${fromLine + i}: ${text.slice(starts[i], starts[i + 1] ?? text.length)}`;
   }
-  return { lines, bytes };
+  return numbered;
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) throw new QmdError('BAD_ARGUMENT', `${name} must be a whole number ≥ 1`);
+  return value;
 }
 
 /** Splits on commas outside `{}` and `[]`, so `notes/{a,b}.md` stays one glob. */

@@ -64,7 +64,9 @@ export async function embedIndex(
     })
     .immediate();
 
-  const { todo, total } = plan(db, fingerprint);
+  const todo = plan(db, fingerprint);
+  // Counted as `status()` counts (issue 16.5): the two must never disagree on one index.
+  const { chunks } = vectors.chunkCounts(fingerprint);
   let embedded = 0;
   let done = 0;
   const bodies = new BodyCache(db);
@@ -95,9 +97,9 @@ export async function embedIndex(
   return {
     model: spec,
     documents,
-    chunks: total,
+    chunks,
     embedded,
-    skipped: total - todo.length,
+    skipped: chunks - todo.length,
     removed,
     ms: Math.round(performance.now() - started),
     vectorBackend: vectors.backend(),
@@ -141,8 +143,8 @@ function chunkPending(
   }
 }
 
-/** The distinct chunks without a vector for `fingerprint`, in note order, and how many distinct chunks there are. */
-function plan(db: Database.Database, fingerprint: string): { todo: Pending[]; total: number } {
+/** The distinct chunks without a vector for `fingerprint`, in note order. */
+function plan(db: Database.Database, fingerprint: string): Pending[] {
   const rows = db
     .prepare<[string], { hash: string; content_hash: string; start_offset: number; end_offset: number }>(
       `SELECT c.hash, c.content_hash, c.start_offset, c.end_offset FROM chunks c
@@ -157,8 +159,7 @@ function plan(db: Database.Database, fingerprint: string): { todo: Pending[]; to
     seen.add(row.hash);
     todo.push({ hash: row.hash, contentHash: row.content_hash, start: row.start_offset, end: row.end_offset });
   }
-  const total = db.prepare('SELECT count(DISTINCT hash) FROM chunks').pluck().get() as number;
-  return { todo, total };
+  return todo;
 }
 
 /** The body of the last text asked for (chunks come in note order, so one is enough). */

@@ -1,15 +1,18 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { QmdError } from '../errors.js';
+import { climbs } from './refs.js';
 
 /**
  * Where the index lives (lifecycle.md §4): `--index PATH`, else `QMD_INDEX`, else
- * `$XDG_CACHE_HOME/qmd/index.sqlite`, else `~/.cache/qmd/index.sqlite`. Empty strings count
- * as unset, so `QMD_INDEX=` does not point the index at the current directory.
+ * `INDEX_PATH` (the variable qmd 2.8 reads, so a client configured for it finds its index:
+ * issue 16.3), else `$XDG_CACHE_HOME/qmd/index.sqlite`, else `~/.cache/qmd/index.sqlite`.
+ * Empty strings count as unset, so `QMD_INDEX=` does not point the index at the current
+ * directory.
  */
 export function resolveIndexPath(options: { flag?: string; env?: NodeJS.ProcessEnv } = {}): string {
   const env = options.env ?? process.env;
-  const chosen = nonEmpty(options.flag) ?? nonEmpty(env.QMD_INDEX);
+  const chosen = nonEmpty(options.flag) ?? nonEmpty(env.QMD_INDEX) ?? nonEmpty(env.INDEX_PATH);
   if (chosen !== undefined) return path.resolve(chosen);
   const cache = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), '.cache');
   return path.resolve(cache, 'qmd', 'index.sqlite');
@@ -48,15 +51,14 @@ export function nameFromDirectory(dir: string): string {
   return cleaned === '' ? 'notes' : cleaned;
 }
 
-/** The mask is a glob relative to the root: it may not climb out of it or be absolute. */
+/**
+ * The mask is a glob relative to the root: it may not climb out of it or be absolute. A `..`
+ * segment is what `refs.ts` (the authority on references) calls climbing.
+ */
 export function checkMask(mask: string): string {
   const trimmed = mask.trim();
-  if (trimmed === '' || path.isAbsolute(trimmed) || /^[A-Za-z]:/.test(trimmed) || hasDotDot(trimmed)) {
+  if (trimmed === '' || path.isAbsolute(trimmed) || /^[A-Za-z]:/.test(trimmed) || climbs(trimmed)) {
     throw new QmdError('BAD_ARGUMENT', `Invalid mask "${mask}": use a glob relative to the directory, like **/*.md`);
   }
   return trimmed;
-}
-
-export function hasDotDot(text: string): boolean {
-  return text.split(/[\\/]/).some((segment) => segment === '..');
 }

@@ -20,9 +20,11 @@ import type {
   EmbedOptions,
   EmbedReport,
   IndexReport,
+  MultiGetOptions,
   MultiGetResult,
   ProgressFn,
   QueryResult,
+  ReadOptions,
   SearchHit,
   SearchOptions,
   StatusReport,
@@ -231,11 +233,11 @@ export class SqliteStore implements Store {
     return checkCollections(options.collections, { knownCollections: () => this.collections.names() });
   }
 
-  get(ref: string, options: { fromLine?: number; maxLines?: number } = {}): DocumentSlice {
+  get(ref: string, options: ReadOptions = {}): DocumentSlice {
     return this.guard(() => this.reader.get(ref, options));
   }
 
-  multiGet(pattern: string, options: { maxBytes?: number } = {}): MultiGetResult {
+  multiGet(pattern: string, options: MultiGetOptions = {}): MultiGetResult {
     return this.guard(() => this.reader.multiGet(pattern, options));
   }
 

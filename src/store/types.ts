@@ -98,12 +98,41 @@ export interface DocumentSlice {
   /** Number of lines returned. */
   lines: number;
   totalLines: number;
+  /** The lines asked for, exactly as indexed, or numbered (`12: text`) with `lineNumbers`. */
   text: string;
 }
 
+/** How much of a document `get` returns, and how. */
+export interface ReadOptions {
+  /** First line (1-based). Wins over a `:LINE` suffix on the reference. */
+  fromLine?: number;
+  /** At most this many lines. Wins over a `:FROM:COUNT` suffix on the reference. */
+  maxLines?: number;
+  /** Prefix each line with its number and `: ` (`12: text`), as qmd 2.8 does. Default false. */
+  lineNumbers?: boolean;
+}
+
+/** `multi_get`'s per-file cap when none is given: qmd 2.8's default (64 KiB). */
+export const DEFAULT_MULTI_GET_MAX_BYTES = 65_536;
+
+export interface MultiGetOptions {
+  /**
+   * Per file: a document whose text (after `maxLines`, before line numbers) is larger is
+   * skipped with the reason, as qmd 2.8 does. Default `DEFAULT_MULTI_GET_MAX_BYTES`.
+   */
+  maxBytes?: number;
+  /** At most this many lines of each document (from its first line). */
+  maxLines?: number;
+  /** Number each line (`12: text`). Default false. */
+  lineNumbers?: boolean;
+  /** A ceiling on the text of all documents together; those past it are skipped. Default none. */
+  totalBytes?: number;
+}
+
 export interface MultiGetResult {
+  /** `truncated`: `maxLines` cut the document (`lines < totalLines`). */
   documents: Array<DocumentSlice & { truncated: boolean }>;
-  /** Matches left out, with why (e.g. `maxBytes reached`). */
+  /** Matches left out, and list items that named nothing, with why (e.g. too large). */
   skipped: Array<{ file: string; reason: string }>;
 }
 
@@ -124,7 +153,7 @@ export interface EmbedReport {
   model: string;
   /** Notes (distinct texts) chunked in this run: new or changed since the last one. */
   documents: number;
-  /** Distinct chunks in the index. */
+  /** Chunks in the index: distinct texts to embed, counted as `status()` counts them. */
   chunks: number;
   /** Chunks embedded in this run. */
   embedded: number;
@@ -144,9 +173,12 @@ export interface StatusReport {
   embeddings: {
     /** The model the index is embedded with (as given to `qmd embed`), or null. */
     model: string | null;
-    /** Chunks in the index (notes are chunked by `qmd embed`). */
+    /**
+     * Chunks in the index (notes are chunked by `qmd embed`): distinct texts, so a section that
+     * several notes share counts once, as it is embedded once. The same count as `qmd embed`'s.
+     */
     chunks: number;
-    /** Chunks with a vector from that model. */
+    /** Of those, the chunks with a vector from that model. */
     embeddedChunks: number;
     /** What answers vector queries: `none` when nothing is embedded. */
     vectorBackend: 'sqlite-vec' | 'fallback' | 'none';
@@ -188,10 +220,20 @@ export interface Store {
    * Errors: INDEX_READ_ONLY, MODEL_UNAVAILABLE, ABORTED, CLOSED.
    */
   embed(options?: EmbedOptions): Promise<EmbedReport>;
-  /** A document by `collection/path` or `#docid`, optionally a line range. */
-  get(ref: string, options?: { fromLine?: number; maxLines?: number }): DocumentSlice;
-  /** Documents by glob (`notes/**\/*.md`) or comma list, up to `maxBytes` of text in all. */
-  multiGet(pattern: string, options?: { maxBytes?: number }): MultiGetResult;
+  /**
+   * One indexed document, whole or a range of lines. The reference is `collection/path.md`,
+   * `#docid`, `qmd://collection/path.md`, a path without its collection or a suffix of one
+   * when unique, or an absolute path inside a collection's folder; `ref:LINE` and
+   * `ref:FROM:COUNT` give a range. Errors: OUTSIDE_COLLECTIONS (never read), BAD_ARGUMENT,
+   * NOT_FOUND (with the closest indexed paths), AMBIGUOUS (with the candidates).
+   */
+  get(ref: string, options?: ReadOptions): DocumentSlice;
+  /**
+   * Documents by glob (`notes/**\/*.md`, `*.md` across collections) or comma list of
+   * references and globs. An item that names nothing is listed in `skipped`; one that reaches
+   * outside the collections refuses the whole call.
+   */
+  multiGet(pattern: string, options?: MultiGetOptions): MultiGetResult;
   status(): StatusReport;
   /**
    * Disposes the LLM first (it waits for native calls that are running), then checkpoints

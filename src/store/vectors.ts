@@ -95,16 +95,27 @@ export class Vectors {
     return this.anyEmbedded.get(fingerprint) === 1;
   }
 
+  /**
+   * How many chunks the index has and how many of them have a vector from `fingerprint`: the
+   * one count both `status()` and `qmd embed`'s report give (issue 16.5). A chunk is a distinct
+   * text to embed (its hash): notes that share a section — templates, a common footer — share
+   * its chunk, which is embedded and stored once. Counting `chunks` rows instead counted it
+   * once per note, so `status` said 60/60 where `embed` said 22 of the same index.
+   */
+  chunkCounts(fingerprint: string | null): { chunks: number; embedded: number } {
+    return this.db
+      .prepare<[string | null], { chunks: number; embedded: number }>(
+        `SELECT (SELECT count(DISTINCT hash) FROM chunks) AS chunks,
+                (SELECT count(*) FROM embeddings e WHERE e.model = ?
+                   AND EXISTS (SELECT 1 FROM chunks c WHERE c.hash = e.chunk_hash)) AS embedded`,
+      )
+      .get(fingerprint) as { chunks: number; embedded: number };
+  }
+
   /** The `embeddings` part of `status()`: counts for the model the index is embedded with. */
   status(): StatusReport['embeddings'] {
     const state = this.state();
-    const counts = this.db
-      .prepare<[string | null], { chunks: number; embedded: number }>(
-        `SELECT (SELECT count(*) FROM chunks) AS chunks,
-                (SELECT count(*) FROM chunks c WHERE EXISTS
-                   (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.chunk_hash = c.hash)) AS embedded`,
-      )
-      .get(state.fingerprint) as { chunks: number; embedded: number };
+    const counts = this.chunkCounts(state.fingerprint);
     const embedded = state.fingerprint !== null && this.hasEmbeddings(state.fingerprint);
     return {
       model: state.model,

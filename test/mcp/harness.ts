@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type CallToolResult, Client, InMemoryTransport } from '@modelcontextprotocol/client';
@@ -19,7 +19,10 @@ const sqliteNote = [
   'WAL checkpoints keep the -wal file small; a busy timeout avoids SQLITE_BUSY under WAL.',
 ].join('\n');
 
-/** Relative to the temp dir; `notes/` and `journal/` become collections, `secret.md` does not. */
+/**
+ * Relative to the temp dir; `notes/` and `journal/` become collections, `secret.md` does not,
+ * and `notes/link.md` is a symlink to it (never indexed: it leaves the collection).
+ */
 export const corpus: Record<string, string> = {
   'notes/sqlite.md': sqliteNote,
   'notes/pools.md': [
@@ -72,6 +75,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     await mkdir(dirname(join(dir, file)), { recursive: true });
     await writeFile(join(dir, file), text);
   }
+  await symlink(join(dir, 'secret.md'), join(dir, 'notes', 'link.md'));
   const store = await openStore(join(dir, 'index.sqlite'));
   await store.addCollection(join(dir, 'notes'), { name: 'notes' });
   await store.addCollection(join(dir, 'journal'), { name: 'journal' });

@@ -41,14 +41,42 @@ describe('tools/list', () => {
       required: ['mode', 'results'],
       properties: { mode: { enum: ['bm25', 'vector', 'hybrid'] }, results: { type: 'array' } },
     });
+    // qmd 2.8's arguments (issue 14.1), and nothing else: unknown keys are refused.
     expect(byName.get?.inputSchema).toMatchObject({
       required: ['file'],
-      properties: { fromLine: { type: 'integer', minimum: 1 }, maxLines: { type: 'integer', minimum: 1 } },
+      additionalProperties: false,
+      properties: {
+        file: { type: 'string' },
+        fromLine: { type: 'integer', minimum: 1 },
+        maxLines: { type: 'integer', minimum: 1 },
+        lineNumbers: { type: 'boolean', default: true },
+      },
     });
+    expect(Object.keys(byName.get?.inputSchema.properties ?? {}).sort()).toEqual([
+      'file',
+      'fromLine',
+      'lineNumbers',
+      'maxLines',
+    ]);
     expect(byName.get?.outputSchema?.required).toEqual(
       expect.arrayContaining(['file', 'docid', 'title', 'fromLine', 'lines', 'totalLines']),
     );
-    expect(byName.multi_get?.inputSchema).toMatchObject({ required: ['pattern'], properties: { maxBytes: {} } });
+    expect(byName.multi_get?.inputSchema).toMatchObject({
+      required: ['pattern'],
+      additionalProperties: false,
+      properties: {
+        pattern: { type: 'string' },
+        maxLines: { type: 'integer', minimum: 1 },
+        maxBytes: { type: 'integer', minimum: 1, default: 65536 },
+        lineNumbers: { type: 'boolean', default: true },
+      },
+    });
+    expect(Object.keys(byName.multi_get?.inputSchema.properties ?? {}).sort()).toEqual([
+      'lineNumbers',
+      'maxBytes',
+      'maxLines',
+      'pattern',
+    ]);
     expect(byName.multi_get?.outputSchema?.required).toEqual(['documents', 'skipped']);
     expect(byName.status?.inputSchema).toMatchObject({ type: 'object', properties: {} });
     expect(byName.status?.outputSchema?.required).toEqual(
@@ -89,7 +117,7 @@ describe('query', () => {
         results: Array<{ file: string; snippet: string; line?: number }>;
       };
       for (const hit of hits.results) {
-        const doc = textOf(await h.call('get', { file: hit.file }));
+        const doc = textOf(await h.call('get', { file: hit.file, lineNumbers: false }));
         // The snippet is an excerpt: without its ** marks and … cuts, each piece is in the text.
         for (const piece of hit.snippet.replaceAll('**', '').split('…')) expect(doc).toContain(piece.trim());
         if (hit.line !== undefined) expect(doc.split('\n').length).toBeGreaterThanOrEqual(hit.line);
@@ -145,11 +173,11 @@ describe('query', () => {
 });
 
 describe('get', () => {
-  it('reads a whole document by path', async () => {
+  it('reads a whole document by path, its lines numbered as qmd 2.8 does', async () => {
     const result = await h.call('get', { file: 'notes/pools.md' });
     expect(result.isError).toBeFalsy();
     expect(result.content).toHaveLength(1);
-    expect(textOf(result)).toContain('A pool hands out connections');
+    expect(textOf(result)).toMatch(/^1: # Connection pools\n2: \n3: A pool hands out connections/);
     expect(result.structuredContent).toMatchObject({
       file: 'notes/pools.md',
       title: 'Connection pools',
@@ -159,6 +187,11 @@ describe('get', () => {
     const meta = result.structuredContent as { lines: number; totalLines: number; docid: string };
     expect(meta.lines).toBe(meta.totalLines);
     expect(meta.docid).toMatch(/^#\w+$/);
+  });
+
+  it('gives the raw text with lineNumbers: false', async () => {
+    const raw = await h.call('get', { file: 'notes/deep/nested.md', lineNumbers: false });
+    expect(textOf(raw)).toBe('# Nested note\n\nAardvark migration patterns live here.\n');
   });
 
   it('reads by #docid the same document query returned', async () => {
@@ -171,38 +204,56 @@ describe('get', () => {
     expect(textOf(result)).toContain('Aardvark migration');
   });
 
-  it('slices with fromLine and maxLines, and says where the rest is', async () => {
+  it('slices with fromLine and maxLines, numbered from fromLine, and says where the rest is', async () => {
     const result = await h.call('get', { file: 'notes/sqlite.md', fromLine: 3, maxLines: 2 });
     expect(result.structuredContent).toMatchObject({ fromLine: 3, lines: 2, totalLines: 40 });
     const [body, note] = result.content;
     expect(body).toEqual({
       type: 'text',
-      text: 'Use WAL mode so readers never block the writer.\nLine 4: filler about pages and checkpoints.\n',
+      text: '3: Use WAL mode so readers never block the writer.\n4: Line 4: filler about pages and checkpoints.\n',
     });
     expect(note).toEqual({ type: 'text', text: '[lines 3-4 of 40; more with fromLine=5]' });
   });
 
-  it('accepts file.md:LINE as the peer does, and the qmd:// URI of a document', async () => {
+  it('accepts file.md:LINE and file.md:FROM:COUNT as the peer does, and the qmd:// URI of a document', async () => {
     const suffixed = await h.call('get', { file: 'notes/sqlite.md:40', maxLines: 5 });
     expect(suffixed.structuredContent).toMatchObject({ fromLine: 40, lines: 1, totalLines: 40 });
     const { docid } = suffixed.structuredContent as { docid: string };
     const byDocid = await h.call('get', { file: `${docid}:39` });
     expect(byDocid.structuredContent).toMatchObject({ file: 'notes/sqlite.md', fromLine: 39, lines: 2 });
+    const range = await h.call('get', { file: 'notes/sqlite.md:3:1' });
+    expect(textOf(range)).toMatch(/^3: Use WAL mode/);
+    expect(range.structuredContent).toMatchObject({ fromLine: 3, lines: 1 });
     const byUri = await h.call('get', { file: 'qmd://notes/with%20space.md' });
     expect(byUri.structuredContent).toMatchObject({ file: 'notes/with space.md', uri: 'qmd://notes/with%20space.md' });
   });
 
-  it('turns a missing document into a one-line error result', async () => {
-    const result = await h.call('get', { file: 'notes/missing.md' });
+  it('resolves references as qmd 2.8 does: no collection, a unique end, an absolute path', async () => {
+    const cases: Array<[string, string]> = [
+      ['deep/nested.md', 'notes/deep/nested.md'],
+      ['nested.md', 'notes/deep/nested.md'],
+      ['2025-06-01.md', 'journal/2025-06-01.md'],
+      ['qmd://nested.md', 'notes/deep/nested.md'],
+      [`${h.dir}/notes/pools.md`, 'notes/pools.md'],
+      [`${h.dir}/journal/2025-05-02.md:3`, 'journal/2025-05-02.md'],
+    ];
+    for (const [file, expected] of cases) {
+      const result = await h.call('get', { file });
+      expect(result.isError, `${file}: ${textOf(result)}`).toBeFalsy();
+      expect((result.structuredContent as { file: string }).file).toBe(expected);
+    }
+  });
+
+  it('turns a missing document into a one-line error result with "Did you mean"', async () => {
+    const result = await h.call('get', { file: 'notes/pool.md' });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toContain('notes/missing.md');
-    expect(textOf(result)).not.toContain('\n');
+    expect(textOf(result)).toBe('No indexed document "notes/pool.md". Did you mean: notes/pools.md?');
     expect(h.log.warnings).toEqual([]);
   });
 });
 
 describe('multi_get', () => {
-  it('reads documents by glob, each as an embedded resource', async () => {
+  it('reads documents by glob, each as an embedded resource with numbered lines', async () => {
     const result = await h.call('multi_get', { pattern: 'journal/2025-05-*.md' });
     expect(result.isError).toBeFalsy();
     const structured = result.structuredContent as {
@@ -216,7 +267,20 @@ describe('multi_get', () => {
       'qmd://journal/2025-05-01.md',
       'qmd://journal/2025-05-02.md',
     ]);
+    expect(resources.map((block) => ('text' in block.resource ? block.resource.text : ''))).toContain(
+      '1: # May first\n2: \n3: Planted tomatoes and basil.\n',
+    );
     expect(textOf(result)).toMatch(/^2 documents, 0 skipped\./);
+  });
+
+  it('matches globs inside every collection, and takes the raw text on request', async () => {
+    const result = await h.call('multi_get', { pattern: '**/2025-*.md', lineNumbers: false });
+    const files = (result.structuredContent as { documents: Array<{ file: string }> }).documents.map((d) => d.file);
+    expect(files).toEqual(['journal/2025-05-01.md', 'journal/2025-05-02.md', 'journal/2025-06-01.md']);
+    const texts = result.content.flatMap((block) =>
+      block.type === 'resource' && 'text' in block.resource ? [block.resource.text] : [],
+    );
+    expect(texts[0]).toBe('# May first\n\nPlanted tomatoes and basil.\n');
   });
 
   it('reads a comma list of paths and docids', async () => {
@@ -226,15 +290,32 @@ describe('multi_get', () => {
     expect(files.sort()).toEqual(['journal/2025-06-01.md', 'notes/pools.md']);
   });
 
-  it('stops at maxBytes and lists what it skipped', async () => {
-    const result = await h.call('multi_get', { pattern: 'journal/*.md', maxBytes: 40 });
+  it('skips a file larger than maxBytes, per file, and lists why', async () => {
+    const result = await h.call('multi_get', { pattern: 'journal/*.md, notes/sqlite.md', maxBytes: 60 });
     const structured = result.structuredContent as {
       documents: Array<{ file: string }>;
       skipped: Array<{ file: string; reason: string }>;
     };
-    expect(structured.skipped.length).toBeGreaterThanOrEqual(1);
-    expect(structured.documents.length + structured.skipped.length).toBe(3);
-    for (const skip of structured.skipped) expect(textOf(result)).toContain(`skipped ${skip.file}`);
+    expect(structured.documents.map((d) => d.file)).toEqual([
+      'journal/2025-05-01.md',
+      'journal/2025-05-02.md',
+      'journal/2025-06-01.md',
+    ]);
+    expect(structured.skipped).toEqual([
+      { file: 'notes/sqlite.md', reason: expect.stringMatching(/^too large: \d+ bytes > maxBytes 60; use get/) },
+    ]);
+    expect(textOf(result)).toContain('skipped notes/sqlite.md: too large');
+  });
+
+  it('caps the lines of each file with maxLines, and says it did', async () => {
+    const result = await h.call('multi_get', { pattern: 'notes/sqlite.md, notes/pools.md', maxLines: 2 });
+    const structured = result.structuredContent as { documents: Array<{ lines: number; truncated: boolean }> };
+    expect(structured.documents.map((d) => [d.lines, d.truncated])).toEqual([
+      [2, true],
+      [2, true],
+    ]);
+    expect(textOf(result)).toContain('notes/sqlite.md');
+    expect(textOf(result)).toContain('(2 of 40 lines, truncated)');
   });
 });
 

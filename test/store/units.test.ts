@@ -8,7 +8,7 @@ import { extractTitle, lineAt, lineStarts } from '../../src/store/markdown.js';
 import { generateCorpus } from '../support/corpus.js';
 
 describe('resolveIndexPath', () => {
-  it('prefers --index, then QMD_INDEX, then XDG_CACHE_HOME, then ~/.cache', () => {
+  it('prefers --index, then QMD_INDEX, then INDEX_PATH, then XDG_CACHE_HOME, then ~/.cache', () => {
     const env = { QMD_INDEX: '/env/index.sqlite', XDG_CACHE_HOME: '/xdg', HOME: '/home/u' };
     expect(resolveIndexPath({ flag: '/flag/i.sqlite', env })).toBe('/flag/i.sqlite');
     expect(resolveIndexPath({ env })).toBe('/env/index.sqlite');
@@ -18,6 +18,11 @@ describe('resolveIndexPath', () => {
       '/h/.cache/qmd/index.sqlite',
     );
     expect(resolveIndexPath({ flag: 'rel.sqlite', env: {} })).toBe(path.resolve('rel.sqlite'));
+    const peer = { INDEX_PATH: '/peer/index.sqlite', XDG_CACHE_HOME: '/xdg' };
+    expect(resolveIndexPath({ env: peer })).toBe('/peer/index.sqlite');
+    expect(resolveIndexPath({ env: { ...peer, QMD_INDEX: '/env/index.sqlite' } })).toBe('/env/index.sqlite');
+    expect(resolveIndexPath({ flag: '/flag/i.sqlite', env: peer })).toBe('/flag/i.sqlite');
+    expect(resolveIndexPath({ env: { INDEX_PATH: ' ', XDG_CACHE_HOME: '/xdg' } })).toBe('/xdg/qmd/index.sqlite');
   });
 });
 

@@ -30,10 +30,10 @@ export const DEFAULT_NOTES: Record<string, string> = {
   'deep/cooking.md': '# Bread\n\nFlour, water, salt and time. Sourdough needs a starter.\n',
 };
 
-/** Env for a spawned qmd: the workspace's index, no inherited QMD_* settings. */
+/** Env for a spawned qmd: the workspace's index, no inherited QMD_* settings nor INDEX_PATH. */
 export function qmdEnv(index: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('QMD_')) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('QMD_') && k !== 'INDEX_PATH') env[k] = v;
   return { ...env, QMD_INDEX: index, ...extra };
 }
 

@@ -44,13 +44,25 @@ export async function query(ctx: CliContext, text: string, flags: SearchFlags) {
   }
 }
 
-/** `qmd get PATH [--from LINE] [--lines N]`: the indexed text, as is. */
-export async function get(ctx: CliContext, ref: string, flags: { from?: number; lines?: number; json?: boolean }) {
+export interface GetFlags {
+  from?: number;
+  lines?: number;
+  lineNumbers?: boolean;
+  json?: boolean;
+}
+
+/**
+ * `qmd get REF [--from LINE] [--lines N] [--line-numbers]`: the indexed text, as is unless
+ * asked for numbers (scripts read this output: lifecycle.md §4). REF is anything the MCP
+ * `get` takes, `REF:LINE` and `REF:FROM:COUNT` included; the store resolves it.
+ */
+export async function get(ctx: CliContext, ref: string, flags: GetFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
   try {
     const slice = store.get(ref, {
       ...(flags.from !== undefined && { fromLine: flags.from }),
       ...(flags.lines !== undefined && { maxLines: flags.lines }),
+      lineNumbers: flags.lineNumbers ?? false,
     });
     ctx.out(flags.json ? JSON.stringify(slice, null, 2) : slice.text);
   } finally {
@@ -58,11 +70,22 @@ export async function get(ctx: CliContext, ref: string, flags: { from?: number; 
   }
 }
 
-/** `qmd multi-get PATTERN [--max-bytes N]`: several documents by glob or comma list. */
-export async function multiGet(ctx: CliContext, pattern: string, flags: { maxBytes?: number; json?: boolean }) {
+export interface MultiGetFlags {
+  maxBytes?: number;
+  lines?: number;
+  lineNumbers?: boolean;
+  json?: boolean;
+}
+
+/** `qmd multi-get PATTERN [--max-bytes N] [--lines N] [--line-numbers]`: several documents. */
+export async function multiGet(ctx: CliContext, pattern: string, flags: MultiGetFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
   try {
-    const result = store.multiGet(pattern, flags.maxBytes !== undefined ? { maxBytes: flags.maxBytes } : {});
+    const result = store.multiGet(pattern, {
+      ...(flags.maxBytes !== undefined && { maxBytes: flags.maxBytes }),
+      ...(flags.lines !== undefined && { maxLines: flags.lines }),
+      lineNumbers: flags.lineNumbers ?? false,
+    });
     if (flags.json) {
       ctx.out(JSON.stringify(result, null, 2));
       return;

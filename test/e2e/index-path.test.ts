@@ -1,0 +1,35 @@
+/**
+ * Where the spawned CLI finds its index (issue 16.3): `--index`, else `QMD_INDEX`, else
+ * `INDEX_PATH` (qmd 2.8's variable), else the cache default. `qmd status --json` names the
+ * index it opened.
+ */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+
+const ws = tempWorkspace();
+afterAll(() => ws.cleanup());
+
+/** qmdEnv without QMD_INDEX, the cache pointed into the workspace, plus `extra`. */
+function envWith(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const { QMD_INDEX: _unused, ...env } = qmdEnv(ws.index);
+  return { ...env, XDG_CACHE_HOME: join(ws.dir, 'cache'), ...extra };
+}
+
+async function indexOpened(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const run = await runQmd([...args, 'status', '--json'], env);
+  expect(run.code, run.stderr).toBe(0);
+  return (JSON.parse(run.stdout) as { index: string }).index;
+}
+
+describe('the index location', () => {
+  it('is --index, else QMD_INDEX, else INDEX_PATH, else the cache default', async () => {
+    const peer = join(ws.dir, 'peer.sqlite');
+    const ours = join(ws.dir, 'ours.sqlite');
+    const flag = join(ws.dir, 'flag.sqlite');
+    expect(await indexOpened([], envWith({ INDEX_PATH: peer }))).toBe(peer);
+    expect(await indexOpened([], envWith({ INDEX_PATH: peer, QMD_INDEX: ours }))).toBe(ours);
+    expect(await indexOpened(['--index', flag], envWith({ INDEX_PATH: peer, QMD_INDEX: ours }))).toBe(flag);
+    expect(await indexOpened([], envWith({}))).toBe(join(ws.dir, 'cache', 'qmd', 'index.sqlite'));
+  });
+});
