@@ -3,8 +3,8 @@ import { QmdError } from '../../errors.js';
 
 /** What `qmd mcp --shared` (relay and server) reads from the environment. */
 export interface SharedEnvConfig {
-  /** `QMD_SHARED_IDLE_MS`: the shared server leaves after this long with no session. */
-  idleMs: number;
+  /** `QMD_SHARED_IDLE_MS`: the shared server leaves after this long with no session (default: the machine's). */
+  idleMs?: number;
   /** `QMD_SHARED_CONNECT_MS`: how long a relay tries to reach or start a server before serving alone. */
   connectBoundMs?: number;
   /** `QMD_SHARED_TRACE`: the shared server's trace (its machine and every session), JSONL. */
@@ -26,9 +26,11 @@ export function sharedRequested(flag: boolean | undefined, env: NodeJS.ProcessEn
 
 export function readSharedEnv(env: NodeJS.ProcessEnv): SharedEnvConfig {
   const connect = wholeMs(env, 'QMD_SHARED_CONNECT_MS');
+  const idle = wholeMs(env, 'QMD_SHARED_IDLE_MS');
   const trace = env.QMD_SHARED_TRACE?.trim();
+  // No machine import here: the relay reads this too, and must not load the server's machines.
   return {
-    idleMs: wholeMs(env, 'QMD_SHARED_IDLE_MS') ?? DEFAULT_IDLE_TIMEOUT_MS,
+    ...(idle !== undefined && { idleMs: idle }),
     ...(connect !== undefined && { connectBoundMs: connect }),
     ...(trace ? { traceFile: trace } : {}),
   };

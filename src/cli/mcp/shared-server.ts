@@ -77,7 +77,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   const fromEnv = await envLifecycleOptions(config, log);
   const lifecycle = createSharedLifecycle({
     log,
-    idleTimeoutMs: shared.idleMs,
+    ...(shared.idleMs !== undefined && { idleTimeoutMs: shared.idleMs }),
     ...(fromEnv.drainTimeoutMs !== undefined && { sessionDrainTimeoutMs: fromEnv.drainTimeoutMs }),
     ...(fromEnv.stepTimeoutMs !== undefined && {
       stepTimeoutMs: fromEnv.stepTimeoutMs,
