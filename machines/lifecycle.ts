@@ -24,6 +24,7 @@
  * the config is written out literally (no spreads, no computed keys).
  */
 import { assign, fromPromise, setup } from 'xstate';
+import { errorMessage } from './errors.js';
 import { describeTrigger, isEscalation, normalizeExitCode, type TriggerEvent } from './triggers.js';
 
 export type TeardownStep = 'closeTransport' | 'disposeStore';
@@ -86,11 +87,6 @@ export const DEFAULT_STEP_TIMEOUT_MS = 2000;
 export function computeExitCode(context: Pick<LifecycleContext, 'priorExitCode' | 'failedSteps'>): number {
   if (context.priorExitCode !== 0) return context.priorExitCode;
   return context.failedSteps.length > 0 ? 1 : 0;
-}
-
-function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
 }
 
 /** The output at `done`, which is reached only after a trigger (reason set) and the drain (drain set). */

@@ -19,6 +19,7 @@
  * Imports only `xstate`; written out literally so it opens in Stately as it is.
  */
 import { assign, fromPromise, setup } from 'xstate';
+import { errorMessage } from './errors.js';
 
 export type SessionTrigger =
   | { type: 'connection.ended' }
@@ -63,10 +64,6 @@ export interface SessionOutput {
 
 export const SESSION_DRAIN_TIMEOUT_MS = 5000;
 export const SESSION_STEP_TIMEOUT_MS = 2000;
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 export const sessionMachine = setup({
   // Stryker disable next-line ObjectLiteral: type-only; XState reads nothing from `types` at runtime

@@ -20,6 +20,7 @@
  * Imports only `xstate` and the session machine; effects are named stubs the host provides.
  */
 import { assign, enqueueActions, fromPromise, setup, spawnChild } from 'xstate';
+import { errorMessage } from './errors.js';
 import { type SessionOutput, sessionMachine } from './session.js';
 import type { ShutdownSignal } from './triggers.js';
 
@@ -176,7 +177,7 @@ export const sharedServerMachine = setup({
     recordStepFailure: assign({
       failedSteps: ({ context, event }, params: { step: ServerStep }) => [
         ...context.failedSteps,
-        { step: params.step, error: String((event as { error?: { message?: string } }).error?.message ?? 'failed') },
+        { step: params.step, error: errorMessage((event as { error?: unknown }).error) },
       ],
     }),
     recordStepTimeout: assign({

@@ -32,3 +32,8 @@ export class QmdError extends Error {
 export function isQmdError(error: unknown): error is QmdError {
   return error instanceof QmdError;
 }
+
+/** The one way to print an error we caught: its message, or what it is when it is not an Error. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

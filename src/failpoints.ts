@@ -26,6 +26,8 @@ export class FailpointError extends Error {
   }
 }
 
+import { abortableDelay } from './settle.js';
+
 /** Timers created by `hang`: kept here so nothing can collect or clear them. */
 const hung: unknown[] = [];
 
@@ -71,21 +73,7 @@ function run(name: string, action: FailpointAction, signal: AbortSignal | undefi
       hung.push(setInterval(() => {}, 2 ** 30));
       return new Promise<void>(() => {});
     case 'delay':
-      return new Promise<void>((resolve, reject) => {
-        if (signal?.aborted) {
-          reject(signal.reason);
-          return;
-        }
-        const onAbort = (): void => {
-          clearTimeout(timer);
-          reject(signal?.reason);
-        };
-        const timer = setTimeout(() => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        }, action.ms);
-        signal?.addEventListener('abort', onAbort, { once: true });
-      });
+      return abortableDelay(action.ms, signal);
   }
 }
 

@@ -1,4 +1,4 @@
-import { isQmdError } from '../errors.js';
+import { errorMessage, isQmdError } from '../errors.js';
 import type { Log } from '../log.js';
 
 /** Exit codes of one-shot commands: a user error (1) differs from a usage error (2) and a bug (70). */
@@ -16,7 +16,7 @@ export function reportError(error: unknown, log: Log, debug: boolean): number {
     if (debug && error.stack) log.line(error.stack);
     return EXIT_USER_ERROR;
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   log.line(`qmd: internal error: ${message}${debug ? '' : ' (run with --debug for details)'}`);
   if (debug && error instanceof Error && error.stack) log.line(error.stack);
   return EXIT_INTERNAL;

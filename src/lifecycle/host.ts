@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
 import { type LifecycleMachine, type LifecycleOutput, lifecycleMachine } from '../../machines/lifecycle.js';
 import { describeTrigger, normalizeExitCode, type TriggerEvent } from '../../machines/triggers.js';
+import { errorMessage } from '../errors.js';
 import { createLog, type Log } from '../log.js';
 import { type Clock, realClock, type TimerHandle } from './clock.js';
 import { createInflightGate, type InflightGate } from './gate.js';
@@ -232,7 +233,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     complete: () => finish(actor.getSnapshot().output!),
     // Only a throwing effect gets here (a custom log or clock): teardown cannot continue.
     error: (error) => {
-      log.warn(`the lifecycle machine failed: ${error instanceof Error ? error.message : String(error)}`);
+      log.warn(`the lifecycle machine failed: ${errorMessage(error)}`);
       finish({
         exitCode: 1,
         reason: actor.getSnapshot().context.reason ?? 'unknown',

@@ -4,6 +4,7 @@ import { sessionMachine } from '../../machines/session.js';
 import { type ServerOutput, type SharedServerMachine, sharedServerMachine } from '../../machines/shared-server.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { normalizeExitCode } from '../../machines/triggers.js';
+import { errorMessage } from '../errors.js';
 import { createLog, type Log } from '../log.js';
 import { type Clock, realClock, type TimerHandle } from './clock.js';
 import { createInflightGate, type InflightGate } from './gate.js';
@@ -216,7 +217,7 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
   actor.subscribe({
     complete: () => finish(actor.getSnapshot().output!),
     error: (error) => {
-      log.warn(`the shared server's machine failed: ${error instanceof Error ? error.message : String(error)}`);
+      log.warn(`the shared server's machine failed: ${errorMessage(error)}`);
       finish({
         exitCode: 1,
         reason: actor.getSnapshot().context.reason ?? 'unknown',

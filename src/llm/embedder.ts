@@ -8,6 +8,7 @@
 import { availableParallelism } from 'node:os';
 import type { LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
 import { createLog, type Log } from '../log.js';
+import { runEvery, untilAborted } from '../settle.js';
 import { abortedError, disposedError, LlmError } from './errors.js';
 import { acquireLlama, type LlamaLease } from './llama.js';
 import { defaultModelsDir, modelFingerprint, resolveModelPath } from './model-file.js';
@@ -205,16 +206,11 @@ class LlamaEmbedder implements Embedder {
     // Queued calls are rejected now; the running one (and a load) are waited for, never
     // abandoned: freeing the context under them is the segfault this file exists to avoid.
     await Promise.allSettled([this.#queue.close(disposedError), this.#loading]);
-    const failures: unknown[] = [];
-    const steps = [() => this.#context?.dispose(), () => this.#model?.dispose(), () => this.#lease?.release()];
-    for (const step of steps) {
-      try {
-        await step();
-      } catch (error) {
-        failures.push(error);
-      }
-    }
-    if (failures.length > 0) throw new AggregateError(failures, 'disposing llama.cpp failed');
+    await runEvery('disposing llama.cpp failed', [
+      () => this.#context?.dispose(),
+      () => this.#model?.dispose(),
+      () => this.#lease?.release(),
+    ]);
   }
 
   /** The loaded model; the first caller starts the load, everyone shares it. */
@@ -290,14 +286,4 @@ class LlamaEmbedder implements Embedder {
     await model?.dispose().catch(() => {});
     await lease?.release().catch(() => {});
   }
-}
-
-/** `promise`, or a rejection with `error()` as soon as `signal` fires (the promise runs on). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, error: () => Error): Promise<T> {
-  if (signal.aborted) return Promise.reject(error());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(error());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { isQmdError, QmdError } from '../errors.js';
+import { errorMessage, isQmdError, QmdError } from '../errors.js';
 import type { Log } from '../log.js';
 import type { McpDeps } from './deps.js';
 import { MAX_MESSAGE_CHARS } from './limits.js';
@@ -51,7 +51,7 @@ export function throwIfAborted(signal: AbortSignal): void {
 export function describeFailure(error: unknown, signal: AbortSignal, log: Log, where: string): string {
   if (signal.aborted && !isQmdError(error)) return oneLine(abortedError(signal.reason).message);
   if (isQmdError(error)) return oneLine(error.message);
-  const message = oneLine(error instanceof Error ? error.message : String(error)) || 'unknown error';
+  const message = oneLine(errorMessage(error)) || 'unknown error';
   log.warn(`${where} failed: ${message}`);
   return message;
 }

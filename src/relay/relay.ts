@@ -1,4 +1,5 @@
 import type { Duplex, Readable, Writable } from 'node:stream';
+import { errorMessage } from '../errors.js';
 import type { InflightGate } from '../lifecycle/gate.js';
 import type { Log } from '../log.js';
 import { createLineSplitter } from './lines.js';
@@ -224,7 +225,7 @@ export function createRelay(options: RelayOptions): Relay {
         }
         attach(next);
       })
-      .catch((error: unknown) => log.warn(`relay: ${error instanceof Error ? error.message : String(error)}`));
+      .catch((error: unknown) => log.warn(`relay: ${errorMessage(error)}`));
   };
 
   return {

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import { QmdError } from '../errors.js';
+import { errorMessage, QmdError } from '../errors.js';
 import type { Log } from '../log.js';
 import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema.js';
-import { toQmdError } from './sqlite-errors.js';
+import { fromSqliteError } from './sqlite-errors.js';
 
 export interface OpenDatabaseOptions {
   readonly: boolean;
@@ -39,7 +39,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
   try {
     db = new Database(file, { readonly: fileReadOnly, timeout: options.busyTimeoutMs });
   } catch (error) {
-    throw toQmdError(error, file, options.busyTimeoutMs);
+    throw fromSqliteError(error, file, options.busyTimeoutMs);
   }
   try {
     if (!fileReadOnly) {
@@ -71,7 +71,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
         { cause: error },
       );
     }
-    throw toQmdError(error, file, options.busyTimeoutMs);
+    throw fromSqliteError(error, file, options.busyTimeoutMs);
   }
 }
 
@@ -145,7 +145,7 @@ export function closeDatabase(opened: OpenedDatabase, log: Log): void {
       db.pragma('busy_timeout = 0');
       db.pragma('wal_checkpoint(TRUNCATE)');
     } catch (error) {
-      log.warn(`could not checkpoint the index: ${error instanceof Error ? error.message : String(error)}`);
+      log.warn(`could not checkpoint the index: ${errorMessage(error)}`);
     }
   }
   db.close();

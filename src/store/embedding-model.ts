@@ -2,6 +2,7 @@ import { QmdError } from '../errors.js';
 import type { Failpoints } from '../failpoints.js';
 import { createEmbedder, type Embedder, type EmbedderOptions, isLlmError } from '../llm/index.js';
 import type { Log } from '../log.js';
+import { untilAborted } from '../settle.js';
 import { normalize } from './vectors.js';
 
 export const EMBED_FAILPOINT = 'llm.embed';
@@ -49,7 +50,7 @@ export class EmbeddingModel {
     const fingerprint = this.call((embedder) => embedder.fingerprint());
     if (signal === undefined) return fingerprint;
     fingerprint.catch(() => {});
-    return untilAborted(fingerprint, signal);
+    return untilAborted(fingerprint, signal, cancelled);
   }
 
   dimensions(): Promise<number> {
@@ -70,7 +71,7 @@ export class EmbeddingModel {
     const vector = this.call((embedder) => embedder.embed(text, signal ? { signal } : {}));
     if (signal === undefined) return normalize(await vector);
     vector.catch(() => {}); // if we stop waiting, its outcome is nobody's business
-    return normalize(await untilAborted(vector, signal));
+    return normalize(await untilAborted(vector, signal, cancelled));
   }
 
   /**
@@ -94,7 +95,7 @@ export class EmbeddingModel {
     try {
       return await work(this.get());
     } catch (error) {
-      throw toQmdError(error);
+      throw fromLlmError(error);
     }
   }
 
@@ -120,7 +121,7 @@ export class EmbeddingModel {
   }
 }
 
-function toQmdError(error: unknown): unknown {
+function fromLlmError(error: unknown): unknown {
   if (!isLlmError(error)) return error;
   const message = error.message.replace(/\s+/g, ' ').trim();
   switch (error.code) {
@@ -135,12 +136,4 @@ function toQmdError(error: unknown): unknown {
   }
 }
 
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  const aborted = (): QmdError => new QmdError('ABORTED', 'The embedding was cancelled');
-  if (signal.aborted) return Promise.reject(aborted());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(aborted());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
+const cancelled = (): QmdError => new QmdError('ABORTED', 'The embedding was cancelled');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { glob } from 'tinyglobby';
-import { QmdError } from '../errors.js';
+import { errorMessage, QmdError } from '../errors.js';
 import { extractTitle } from './markdown.js';
 import { isInside } from './paths.js';
 import type { IndexProgress } from './types.js';
@@ -150,5 +150,5 @@ function errno(error: unknown): string | undefined {
 }
 
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }

@@ -13,7 +13,7 @@ import { QmdError } from '../errors.js';
  *   `SQLITE_CANTOPEN` "unable to open database file"; a missing directory is a plain
  *   TypeError "Cannot open database because the directory does not exist".
  */
-export function toQmdError(error: unknown, indexPath: string, busyTimeoutMs: number): unknown {
+export function fromSqliteError(error: unknown, indexPath: string, busyTimeoutMs: number): unknown {
   if (!(error instanceof Database.SqliteError)) return error;
   const code = error.code;
   const why = `${code}: ${error.message}`;

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { QmdError } from '../errors.js';
 import { type Failpoints, noFailpoints } from '../failpoints.js';
 import { type Log, silentLog } from '../log.js';
+import { runEvery } from '../settle.js';
 import { promptFormat } from './chunks.js';
 import { Collections, realDirectory } from './collections.js';
 import { closeDatabase, type OpenedDatabase } from './database.js';
@@ -13,7 +14,7 @@ import { IndexWriter, type WriteCounts } from './indexing.js';
 import { checkCollectionName, checkMask, nameFromDirectory } from './paths.js';
 import { type CollectionScan, scanCollection } from './scan.js';
 import { checkCollections, checkLimit, Searcher } from './search.js';
-import { toQmdError } from './sqlite-errors.js';
+import { fromSqliteError } from './sqlite-errors.js';
 import type {
   CollectionInfo,
   DocumentSlice,
@@ -192,7 +193,7 @@ export class SqliteStore implements Store {
     return embedIndex(this.db, this.vectors, this.model, options).catch((error: unknown) => {
       throw this.closed && !(error instanceof QmdError)
         ? new QmdError('CLOSED', 'The index is closed')
-        : toQmdError(error, this.path, this.busyTimeoutMs);
+        : fromSqliteError(error, this.path, this.busyTimeoutMs);
     });
   }
 
@@ -261,29 +262,15 @@ export class SqliteStore implements Store {
 
   /**
    * The LLM first (its dispose waits for native calls still running), then the database.
-   * Each step runs even if the one before failed; the first failure is rethrown after both.
+   * Each step runs even if the one before failed, then the failures are reported (`runEvery`).
    */
   private async shutdown(): Promise<void> {
     this.closed = true;
-    const failures: unknown[] = [];
-    try {
-      await this.model.dispose();
-    } catch (error) {
-      failures.push(error);
-    }
-    if (this.llm !== undefined) {
-      try {
-        await this.llm.dispose();
-      } catch (error) {
-        failures.push(error);
-      }
-    }
-    try {
-      closeDatabase(this.opened, this.log);
-    } catch (error) {
-      failures.push(error);
-    }
-    if (failures.length > 0) throw failures[0];
+    await runEvery('closing the index failed', [
+      () => this.model.dispose(),
+      () => this.llm?.dispose(),
+      () => closeDatabase(this.opened, this.log),
+    ]);
   }
 
   /**
@@ -342,7 +329,7 @@ export class SqliteStore implements Store {
     try {
       return work();
     } catch (error) {
-      throw toQmdError(error, this.path, this.busyTimeoutMs);
+      throw fromSqliteError(error, this.path, this.busyTimeoutMs);
     }
   }
 }

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
+import { errorMessage } from '../errors.js';
 import type { Log } from '../log.js';
 import type { StatusReport } from './types.js';
 
@@ -307,5 +308,5 @@ function dot(query: Float32Array, blob: Buffer): number {
 }
 
 function oneLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
+  return errorMessage(error).replace(/\s+/g, ' ').trim();
 }

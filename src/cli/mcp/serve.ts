@@ -86,7 +86,7 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
  * A failure nobody caught is a bug: say so on stderr and leave through the machine (exit 1),
  * rather than dying with the index open.
  */
-function leaveOnFatalErrors(lifecycle: Lifecycle, log: Log): void {
+export function leaveOnFatalErrors(lifecycle: { shutdown(reason?: string): unknown }, log: Log): void {
   const fatal = (kind: string) => (error: unknown) => {
     log.warn(`${kind}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exitCode = 1;

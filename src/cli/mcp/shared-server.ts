@@ -12,6 +12,7 @@ import { readIdentity } from '../daemon/proc.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { packageVersion } from '../version.js';
 import { envLifecycleOptions, readMcpEnv } from './config.js';
+import { leaveOnFatalErrors } from './serve.js';
 import { readSharedEnv } from './shared-config.js';
 
 /** The shared server's record beside its socket: who it is, and what `qmd status` shows. */
@@ -152,13 +153,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     }
     releasePidfile(paths.record, self.pid, self.startTicks);
   });
-  const fatal = (kind: string) => (error: unknown) => {
-    log.warn(`${kind}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    process.exitCode = 1;
-    void lifecycle.shutdown(kind);
-  };
-  process.on('uncaughtException', fatal('uncaught exception'));
-  process.on('unhandledRejection', fatal('unhandled rejection'));
+  leaveOnFatalErrors(lifecycle, log);
   return lifecycle;
 }
 
