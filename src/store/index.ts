@@ -4,7 +4,6 @@ import { SqliteStore } from './store.js';
 import type { Store, StoreOptions } from './types.js';
 
 export { resolveIndexPath } from './paths.js';
-export { updateFailpoint } from './store.js';
 export type * from './types.js';
 
 export const defaultBusyTimeoutMs = 5000;

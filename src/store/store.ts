@@ -36,7 +36,7 @@ import { VectorSearcher } from './vector-search.js';
 import { Vectors } from './vectors.js';
 
 export const defaultMask = '**/*.md';
-export const updateFailpoint = 'store.update.write';
+const updateFailpoint = 'store.update.write';
 
 export class SqliteStore implements Store {
   private readonly db;
