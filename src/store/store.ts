@@ -44,7 +44,6 @@ export class SqliteStore implements Store {
   private readonly busyTimeoutMs: number;
   private readonly log: Log;
   private readonly failpoints: Failpoints;
-  private readonly llm: StoreOptions['llm'];
   private readonly collections: Collections;
   private readonly searcher: Searcher;
   private readonly reader: DocumentReader;
@@ -66,7 +65,6 @@ export class SqliteStore implements Store {
     this.busyTimeoutMs = options.busyTimeoutMs;
     this.log = options.log ?? silentLog;
     this.failpoints = options.failpoints ?? noFailpoints;
-    this.llm = options.llm;
     this.collections = new Collections(this.db);
     this.searcher = new Searcher(this.db);
     this.reader = new DocumentReader(this.db);
@@ -268,7 +266,6 @@ export class SqliteStore implements Store {
     this.closed = true;
     await runEvery('closing the index failed', [
       () => this.model.dispose(),
-      () => this.llm?.dispose(),
       () => closeDatabase(this.opened, this.log),
     ]);
   }

@@ -264,8 +264,6 @@ export interface StoreOptions {
   quickCheck?: boolean;
   /** Warnings go here (stderr); the store never writes to stdout. Default: silent. */
   log?: Log;
-  /** Disposed first by `close()`, before the database (besides the store's own embedder). */
-  llm?: { dispose(): Promise<void> };
   /**
    * The embedding model: a `.gguf` path or an `hf:` URI. The store creates its embedder on
    * the first call that needs a vector (node-llama-cpp is not imported before), and

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Embedder } from '../../src/llm/index.js';
 import { openStore } from '../../src/store/index.js';
+import type { StoreOptions } from '../../src/store/types.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
 let box: Sandbox;
@@ -18,20 +20,38 @@ afterEach(() => {
 
 const wal = (): string => `${box.index}-wal`;
 
-/** A hand-written LLM: records when it is disposed and whether the index was still open. */
-function fakeLlm(events: string[]) {
+/**
+ * A hand-written embedder, made by the store through its `createEmbedder` seam: records when it
+ * is disposed and whether the index was still open then. `dispose` is what the test says.
+ */
+function fakeLlm(events: string[], dispose?: () => Promise<void>) {
   let release: () => void = () => {};
   const released = new Promise<void>((resolve) => {
     release = resolve;
   });
-  return {
-    release: () => release(),
-    dispose: async () => {
-      events.push(`llm.dispose started (wal present: ${fs.existsSync(wal())})`);
-      await released;
-      events.push('llm.dispose finished');
-    },
-  };
+  const embedder: Embedder = {
+    embed: async () => new Float32Array([1, 0, 0, 0]),
+    embedBatch: async (texts) => texts.map(() => new Float32Array([1, 0, 0, 0])),
+    dimensions: async () => 4,
+    maxTokens: async () => 512,
+    fingerprint: async () => 'fake-model',
+    running: 0,
+    queued: 0,
+    dispose:
+      dispose ??
+      (async () => {
+        events.push(`llm.dispose started (wal present: ${fs.existsSync(wal())})`);
+        await released;
+        events.push('llm.dispose finished');
+      }),
+  } as Embedder;
+  const options: StoreOptions = { embedModel: 'fake.gguf', createEmbedder: () => embedder };
+  return { release: () => release(), options };
+}
+
+/** The store makes its embedder on the first call that needs the model: `embed` does. */
+async function wake(store: ReturnType<typeof openStore>): Promise<void> {
+  await store.embed();
 }
 
 describe('close', () => {
@@ -50,8 +70,9 @@ describe('close', () => {
   it('disposes the LLM first and closes the database only after it is done', async () => {
     const events: string[] = [];
     const llm = fakeLlm(events);
-    const store = openStore(box.index, { llm });
+    const store = openStore(box.index, llm.options);
     await store.addCollection(root);
+    await wake(store);
     const closing = store.close().then(() => events.push(`closed (wal present: ${fs.existsSync(wal())})`));
     // The dispose is still pending: the database must still be open.
     await Promise.resolve();
@@ -68,13 +89,13 @@ describe('close', () => {
 
   it('is idempotent: one teardown, however many calls', async () => {
     let disposals = 0;
-    const store = openStore(box.index, {
-      llm: {
-        dispose: async () => {
-          disposals++;
-        },
-      },
-    });
+    const store = openStore(
+      box.index,
+      fakeLlm([], async () => {
+        disposals++;
+      }).options,
+    );
+    await wake(store);
     const first = store.close();
     const second = store.close();
     expect(second).toBe(first);
@@ -83,14 +104,14 @@ describe('close', () => {
   });
 
   it('still closes the database when the LLM fails to dispose, then reports the failure', async () => {
-    const store = openStore(box.index, {
-      llm: {
-        dispose: async () => {
-          throw new Error('native dispose failed');
-        },
-      },
-    });
+    const store = openStore(
+      box.index,
+      fakeLlm([], async () => {
+        throw new Error('native dispose failed');
+      }).options,
+    );
     await store.addCollection(root);
+    await wake(store);
     await expect(store.close()).rejects.toThrow('native dispose failed');
     expect(fs.existsSync(wal())).toBe(false);
   });
