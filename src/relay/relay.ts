@@ -91,13 +91,19 @@ export function createRelay(options: RelayOptions): Relay {
     done();
   };
 
+  // Backpressure both ways, one waiter at a time: the slower side pauses the other.
+  let waitingForClient = false;
+  let waitingForServer = false;
   const toClient = (line: string): void => {
-    if (!stdout.write(`${line}\n`) && upstream) {
-      // The client reads slower than the server answers: stop reading the server meanwhile.
-      const paused = upstream.stream;
-      paused.pause();
-      stdout.once('drain', () => paused.resume());
-    }
+    if (stdout.write(`${line}\n`) || !upstream || waitingForClient) return;
+    // The client reads slower than the server answers: stop reading the server meanwhile.
+    const paused = upstream.stream;
+    waitingForClient = true;
+    paused.pause();
+    stdout.once('drain', () => {
+      waitingForClient = false;
+      paused.resume();
+    });
   };
 
   const toServer = (line: string): void => {
@@ -105,12 +111,13 @@ export function createRelay(options: RelayOptions): Relay {
       queue.push(line);
       return;
     }
-    if (!upstream.stream.write(`${line}\n`)) {
-      stdin.pause();
-      upstream.stream.once('drain', () => {
-        if (!closing) stdin.resume();
-      });
-    }
+    if (upstream.stream.write(`${line}\n`) || waitingForServer) return;
+    waitingForServer = true;
+    stdin.pause();
+    upstream.stream.once('drain', () => {
+      waitingForServer = false;
+      if (!closing) stdin.resume();
+    });
   };
 
   const track = (message: Message): void => {

@@ -105,7 +105,8 @@ function startSharedServer(ctx: CliContext, logPath: string): void {
 
 /**
  * The fallback: this process serves its client itself, as plain `qmd mcp` does, through an
- * in-memory pipe the relay keeps talking to. Its handlers count in the relay's own gate.
+ * in-memory pipe the relay keeps talking to. The relay already counts each request it
+ * forwards, so the handlers run through the gate's uncounted view: one request, one unit.
  */
 async function serveAlone(ctx: CliContext, lifecycle: Lifecycle): Promise<Upstream> {
   const [{ openStore }, { createMcpServer }, { serveStdioConnection }, { embedStoreOptions }, { packageVersion }] =
@@ -123,7 +124,8 @@ async function serveAlone(ctx: CliContext, lifecycle: Lifecycle): Promise<Upstre
   const requests = new PassThrough();
   const replies = new PassThrough();
   const connection = serveStdioConnection({
-    createServer: () => createMcpServer({ store, gate: lifecycle.gate, failpoints, log, version: packageVersion() }),
+    createServer: () =>
+      createMcpServer({ store, gate: lifecycle.gate.uncounted(), failpoints, log, version: packageVersion() }),
     stdin: requests,
     stdout: replies,
     log,
