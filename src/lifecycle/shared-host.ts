@@ -165,7 +165,9 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
     },
   });
 
-  const tracer = options.traceFile ? createMachineTraceWriter(options.traceFile, clock, log, startedAt) : undefined;
+  const tracer = options.traceFile
+    ? createMachineTraceWriter(options.traceFile, clock, log, 'sharedServer', startedAt)
+    : undefined;
   const observers = [...(tracer ? [tracer.observe] : []), ...(options.inspect ?? [])];
   const actor: Actor<SharedServerMachine> = createActor(machine, {
     input: {

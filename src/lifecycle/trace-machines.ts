@@ -33,7 +33,13 @@ export interface MachineTraceLine {
  * XState inspects them. Same file rules as the lifecycle's trace (`trace.ts`): appends,
  * synchronous, a failed write warned about once and never breaking teardown.
  */
-export function createMachineTraceWriter(file: string, clock: Clock, log: Log, startedAt = clock.now()) {
+export function createMachineTraceWriter(
+  file: string,
+  clock: Clock,
+  log: Log,
+  rootName: string,
+  startedAt = clock.now(),
+) {
   let fd: number | undefined;
   let failed = false;
   const last = new Map<string, string>();
@@ -52,7 +58,8 @@ export function createMachineTraceWriter(file: string, clock: Clock, log: Log, s
       if (event.type !== '@xstate.microstep' && event.type !== '@xstate.snapshot') return;
       const snapshot = event.snapshot as { value?: StateValue; output?: { exitCode?: number; reason?: string } };
       if (snapshot.value === undefined) return;
-      const actorId = (event.actorRef as AnyActorRef).id;
+      const isRoot = event.actorRef.sessionId === event.rootId;
+      const actorId = isRoot ? rootName : (event.actorRef as AnyActorRef).id;
       const state = stateName(snapshot.value);
       // A final state's output is on the snapshot after its macrostep, not on the microstep.
       if (state === 'done' && snapshot.output === undefined) return;
@@ -65,8 +72,7 @@ export function createMachineTraceWriter(file: string, clock: Clock, log: Log, s
         actor: actorId,
         pid: process.pid,
       };
-      if (event.event.type === 'xstate.init' && event.actorRef.sessionId === event.rootId)
-        line.startedAt = new Date().toISOString();
+      if (event.event.type === 'xstate.init' && isRoot) line.startedAt = new Date().toISOString();
       if (state === 'done' && snapshot.output) {
         line.exitCode = snapshot.output.exitCode;
         line.reason = snapshot.output.reason ?? null;

@@ -39,11 +39,14 @@ const DRAIN_WORDS: Record<string, string> = {
 function renderRun(run: TraceRun, number: number, total: number): string[] {
   const head = [`Run ${number} of ${total}`];
   if (run.pid !== null) head.push(`pid ${run.pid}`);
+  if (run.actor !== null) head.push(run.actor);
   if (run.startedAt) head.push(`started ${run.startedAt}`);
   const lines = [head.join(', ')];
   const entries = run.entries;
   const last = entries.at(-1);
-  const triggerEntry = entries.find((_entry, i) => i > 0 && entries[i - 1]?.state === 'connected');
+  // The state that leaves for teardown: `connected` (a shared server's `connected.idle` too), a session's `serving`.
+  const serving = (state: string | undefined) => state === 'serving' || state?.split('.')[0] === 'connected';
+  const triggerEntry = entries.find((entry, i) => i > 0 && serving(entries[i - 1]?.state) && !serving(entry.state));
   if (triggerEntry) {
     const words = last?.reason ? `${last.reason} (${triggerEntry.event})` : triggerEntry.event;
     lines.push(`Trigger: ${words} at ${ms(triggerEntry.ms)}`);

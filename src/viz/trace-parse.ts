@@ -1,8 +1,9 @@
 /**
- * Reads a `QMD_LIFECYCLE_TRACE` file: JSON Lines, one object per state entered (written by
- * `src/lifecycle/trace.ts`). Runs are appended to one file; a run starts with the line whose
- * event is `xstate.init` (it also carries `startedAt`). Several processes may share the file
- * and interleave, so lines are grouped by `pid`.
+ * Reads a `QMD_LIFECYCLE_TRACE` (or `QMD_SHARED_TRACE`) file: JSON Lines, one object per state
+ * entered (written by `src/lifecycle/trace.ts`, `trace-machines.ts`). Runs are appended to one
+ * file; a run starts with the line whose event is `xstate.init`. Several processes may share
+ * the file and interleave, and a shared server writes its own lines and each session's (the
+ * `actor` field), so lines are grouped by `pid` and actor.
  */
 
 export interface TraceEntry {
@@ -12,6 +13,8 @@ export interface TraceEntry {
   event: string;
   state: string;
   pid?: number;
+  /** In a shared server's trace: `sharedServer`, or the session's id. */
+  actor?: string;
   inflight?: number;
   startedAt?: string;
   exitCode?: number;
@@ -22,6 +25,7 @@ export interface TraceEntry {
 
 export interface TraceRun {
   pid: number | null;
+  actor: string | null;
   startedAt: string | null;
   entries: TraceEntry[];
   /** Reached `done`; otherwise the process was killed, crashed, or is still running. */
@@ -38,7 +42,7 @@ export interface ParsedTrace {
 
 export function parseTrace(jsonl: string): ParsedTrace {
   const runs: TraceRun[] = [];
-  const open = new Map<number | null, TraceRun>();
+  const open = new Map<string, TraceRun>();
   const skipped: number[] = [];
   const lines = jsonl.split('\n');
   let lastContent = -1;
@@ -51,11 +55,13 @@ export function parseTrace(jsonl: string): ParsedTrace {
       return;
     }
     const pid = entry.pid ?? null;
-    let run = open.get(pid);
+    const actor = entry.actor ?? null;
+    const key = `${pid}|${actor ?? ''}`;
+    let run = open.get(key);
     if (!run || entry.event === 'xstate.init' || entry.startedAt !== undefined) {
-      run = { pid, startedAt: entry.startedAt ?? null, entries: [], complete: false };
+      run = { pid, actor, startedAt: entry.startedAt ?? null, entries: [], complete: false };
       runs.push(run);
-      open.set(pid, run);
+      open.set(key, run);
     }
     run.entries.push(entry);
     if (entry.state === 'done' || entry.exitCode !== undefined) run.complete = true;
