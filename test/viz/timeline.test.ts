@@ -136,4 +136,30 @@ describe('parseTrace', () => {
     expect(trace.skipped).toEqual([6, 7]);
     expect(trace.truncatedTail).toBe(true);
   });
+
+  it('a shared server’s trace: one run per actor, each with its own trigger', () => {
+    const at = (actor: string, ms: number, state: string, event: string, extra: object = {}) =>
+      JSON.stringify({ ms, event, state, pid: 7, actor, ...extra });
+    const jsonl = [
+      at('sharedServer', 0, 'connected.idle', 'xstate.init', { startedAt: 's' }),
+      at('sharedServer', 5, 'connected.serving', 'session.opened'),
+      at('session-1', 5, 'serving', 'xstate.init'),
+      at('session-1', 40, 'closingServer', 'connection.ended'),
+      at('session-1', 42, 'done', 'xstate.done.actor.releaseSession'),
+      at('sharedServer', 43, 'connected.idle', 'xstate.done.actor.session-1'),
+      at('sharedServer', 343, 'closingTransport', 'xstate.after.idleTimeout.sharedServer.connected.idle'),
+      at('sharedServer', 345, 'done', 'xstate.done.actor.disposeStore', { exitCode: 0, reason: 'idle for 300 ms' }),
+    ].join('\n');
+    expect(parseTrace(jsonl).runs.map((r) => [r.actor, r.entries.length])).toEqual([
+      ['sharedServer', 5],
+      ['session-1', 3],
+    ]);
+    const text = renderTimeline(jsonl, { all: true });
+    expect(text).toContain('Run 1 of 2, pid 7, sharedServer, started s');
+    expect(text).toContain(
+      'Trigger: idle for 300 ms (xstate.after.idleTimeout.sharedServer.connected.idle) at 343.0 ms',
+    );
+    expect(text).toContain('Run 2 of 2, pid 7, session-1');
+    expect(text).toContain('Trigger: connection.ended at 40.0 ms');
+  });
 });
