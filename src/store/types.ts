@@ -82,11 +82,64 @@ export interface SearchHit {
 
 export type SearchMode = 'bm25' | 'vector' | 'hybrid';
 
+/**
+ * One typed sub-search of `query` (qmd 2.8's `searches`): `lex` is BM25 over the text, `vec`
+ * the vectors nearest the text as a question, `hyde` the vectors nearest the text as a
+ * passage (a hypothetical answer, embedded as the notes' own chunks are).
+ */
+export interface SubSearch {
+  type: 'lex' | 'vec' | 'hyde';
+  query: string;
+}
+
+/** What became of one sub-search: what it ran as and how many candidates it gave. */
+export interface SubSearchRun extends SubSearch {
+  /**
+   * `bm25` or `vector` as asked; `skipped` for a vector sub-search when vectors cannot answer
+   * (the result's `note` says why); `bm25` for a vec/hyde one run as BM25 over its text
+   * instead, which happens only when every sub-search is a vector one.
+   */
+  ran: 'bm25' | 'vector' | 'skipped';
+  /** Documents it ranked (at most its candidate depth). */
+  candidates: number;
+}
+
+/** qmd 2.8 takes at most 10 sub-searches; each is a ranking computed and fused. */
+export const MAX_SUB_SEARCHES = 10;
+/** The deepest `candidateLimit`: deeper rankings only cost snippets nobody reads. */
+export const MAX_CANDIDATE_LIMIT = 1_000;
+
+export interface QueryOptions extends SearchOptions {
+  /**
+   * Background that disambiguates the query ("web page load times" for "performance"). It
+   * never searches on its own: it is folded into the text of every `vec` sub-search (and the
+   * vector half of a plain query) before that text is embedded; BM25 and `hyde` texts are
+   * used as given.
+   */
+  intent?: string;
+  /**
+   * At most this many documents from each sub-search go into the fusion (default: 3 × limit,
+   * at least 30; `limit` when one sub-search answers alone).
+   */
+  candidateLimit?: number;
+  /**
+   * Asks for reranking. There is no reranker in qmd: the result says `reranked: false` and
+   * why, and the ranking is the fusion's.
+   */
+  rerank?: boolean;
+}
+
 export interface QueryResult {
   mode: SearchMode;
   hits: SearchHit[];
   /** Why the mode is what it is, e.g. `nothing is embedded yet: BM25 only`. */
   note?: string;
+  /** Each sub-search in the order given (a plain query is `lex` and `vec` of its text). */
+  searches: SubSearchRun[];
+  /** Always false: no reranker is configured. */
+  reranked: false;
+  /** Set when `rerank: true` was asked: why the results are not reranked. */
+  rerankNote?: string;
 }
 
 export interface DocumentSlice {
@@ -168,13 +221,16 @@ export interface Store {
   /** BM25 full-text search; scores relative to the best hit (1). */
   search(query: string, options?: SearchOptions): SearchHit[];
   /**
-   * What the MCP `query` tool and `qmd query` run: BM25 and vector rankings fused by
-   * reciprocal rank fusion (`mode: 'hybrid'`), or BM25 alone (`mode: 'bm25'`, with a `note`
-   * saying why) when nothing is embedded with the configured model or the model is
-   * unavailable. Scores are relative to the best result (1). Rejects with ABORTED as soon as
-   * `signal` fires.
+   * What the MCP `query` tool and `qmd query` run. A string is a plain query: BM25 and the
+   * vectors of its text, fused by reciprocal rank fusion (`mode: 'hybrid'`), or BM25 alone
+   * (`mode: 'bm25'`, with a `note` saying why) when nothing is embedded with the configured
+   * model or the model is unavailable. A list runs each typed sub-search (`SubSearch`) and
+   * fuses them the same way; vector ones that cannot run are skipped and reported. Scores are
+   * relative to the best result (1): one ranking's own measure when one sub-search answers
+   * alone, the fused reciprocal rank otherwise. Rejects with
+   * ABORTED as soon as `signal` fires; BAD_ARGUMENT for an empty list or a blank sub-search.
    */
-  query(query: string, options?: SearchOptions): Promise<QueryResult>;
+  query(query: string | readonly SubSearch[], options?: QueryOptions): Promise<QueryResult>;
   /**
    * Vector search only (`mode: 'vector'`): documents ranked by their best chunk's cosine
    * similarity, scored relative to the nearest (1). No hits and a `note` when nothing is
