@@ -1,9 +1,9 @@
-import * as fs from 'node:fs';
 import { QmdError } from '../errors.js';
 import { type Failpoints, noFailpoints } from '../failpoints.js';
 import { type Log, silentLog } from '../log.js';
 import { chunkTitle, promptFormat } from './chunks.js';
 import { Collections, realDirectory } from './collections.js';
+import { Contexts, resolvePlace } from './contexts.js';
 import { closeDatabase, type OpenedDatabase } from './database.js';
 import { DocumentReader } from './documents.js';
 import { embedIndex } from './embed.js';
@@ -14,8 +14,10 @@ import { runQuery, type VectorText } from './query.js';
 import { type CollectionScan, scanCollection } from './scan.js';
 import { checkCollections, checkLimit, Searcher } from './search.js';
 import { toQmdError } from './sqlite-errors.js';
+import { StatusReader } from './status.js';
 import type {
   CollectionInfo,
+  ContextInfo,
   DocumentSlice,
   EmbedOptions,
   EmbedReport,
@@ -50,6 +52,8 @@ export class SqliteStore implements Store {
   private readonly vectors: Vectors;
   private readonly vectorSearcher: VectorSearcher;
   private readonly model: EmbeddingModel;
+  private readonly contexts: Contexts;
+  private readonly statusReader: StatusReader;
   private warnedUnavailable = false;
   private writerCache: IndexWriter | undefined;
   private closed = false;
@@ -71,6 +75,13 @@ export class SqliteStore implements Store {
     this.reader = new DocumentReader(this.db);
     this.vectors = new Vectors(this.db, { extension: options.vectorExtension ?? true, log: this.log });
     this.vectorSearcher = new VectorSearcher(this.db, this.vectors);
+    this.contexts = new Contexts(this.db);
+    this.statusReader = new StatusReader(this.db, {
+      path: this.path,
+      collections: this.collections,
+      vectors: this.vectors,
+      contexts: this.contexts,
+    });
     this.model = new EmbeddingModel({
       spec: options.embedModel,
       log: this.log,
@@ -152,7 +163,7 @@ export class SqliteStore implements Store {
   }
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
-    return this.bm25(query, options);
+    return this.guard(() => this.contexts.attach(this.bm25(query, options)));
   }
 
   private bm25(query: string, options: SearchOptions): SearchHit[] {
@@ -171,7 +182,7 @@ export class SqliteStore implements Store {
     const filter = this.guard(() => this.collectionFilter(options));
     const { minScore: _minScore, limit: _limit, ...lexicalOptions } = options;
     let fingerprint = '';
-    return runQuery(query, options, {
+    const result = await runQuery(query, options, {
       lexical: (text, depth) => this.bm25(text, { ...lexicalOptions, limit: depth }),
       embed: async (texts, signal) => {
         const ready = await this.embedForSearch(texts, signal);
@@ -180,6 +191,7 @@ export class SqliteStore implements Store {
       },
       nearest: (vector, depth) => this.guard(() => this.vectorSearcher.search(vector, fingerprint, depth, filter)),
     });
+    return { ...result, hits: this.guard(() => this.contexts.attach(result.hits)) };
   }
 
   async vsearch(query: string, options: SearchOptions = {}): Promise<QueryResult> {
@@ -195,7 +207,7 @@ export class SqliteStore implements Store {
     const hits = this.guard(() => this.vectorSearcher.search(vector, ready.fingerprint, limit, filter));
     return {
       mode: 'vector',
-      hits: hits.filter((hit) => hit.score >= (options.minScore ?? 0)),
+      hits: this.guard(() => this.contexts.attach(hits.filter((hit) => hit.score >= (options.minScore ?? 0)))),
       searches: [{ type: 'vec', query, ran: 'vector', candidates: hits.length }],
       reranked: false,
     };
@@ -265,15 +277,24 @@ export class SqliteStore implements Store {
   }
 
   status(): StatusReport {
+    return this.guard(() => this.statusReader.report());
+  }
+
+  listContexts(): ContextInfo[] {
+    return this.guard(() => this.contexts.list());
+  }
+
+  setContext(path: string, text: string, options: { cwd?: string } = {}): { context: ContextInfo; replaced: boolean } {
     return this.guard(() => {
-      const collections = this.collections.info();
-      return {
-        index: this.path,
-        sizeBytes: fileSize(this.path) + fileSize(`${this.path}-wal`),
-        documents: collections.reduce((sum, c) => sum + c.documents, 0),
-        collections,
-        embeddings: this.vectors.status(),
-      };
+      this.requireWritable();
+      return this.contexts.set(resolvePlace(path, this.collections.all(), options.cwd ?? process.cwd()), text);
+    });
+  }
+
+  removeContext(path: string, options: { cwd?: string } = {}): ContextInfo {
+    return this.guard(() => {
+      this.requireWritable();
+      return this.contexts.delete(resolvePlace(path, this.collections.all(), options.cwd ?? process.cwd()));
     });
   }
 
@@ -367,13 +388,5 @@ export class SqliteStore implements Store {
     } catch (error) {
       throw toQmdError(error, this.path, this.busyTimeoutMs);
     }
-  }
-}
-
-function fileSize(file: string): number {
-  try {
-    return fs.statSync(file).size;
-  } catch {
-    return 0;
   }
 }

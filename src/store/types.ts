@@ -78,6 +78,11 @@ export interface SearchHit {
   snippet: string;
   /** 1-based line where the best match is, when known. */
   line?: number;
+  /**
+   * What the contexts that cover this document say (`qmd context add`): the global one, then
+   * its collection's, then each folder's down to the document's, joined by a blank line.
+   */
+  context?: string;
 }
 
 export type SearchMode = 'bm25' | 'vector' | 'hybrid';
@@ -142,6 +147,22 @@ export interface QueryResult {
   rerankNote?: string;
 }
 
+/**
+ * A context (`qmd context add PATH TEXT`): what the notes in one place are. `path` is how the
+ * CLI shows it: `/` for the global context, `collection` for a whole collection,
+ * `collection/sub/dir` for a folder (or a single note) in it.
+ */
+export interface ContextInfo {
+  path: string;
+  /** Null for the global context. */
+  collection: string | null;
+  /** Relative to the collection's root, without leading or trailing `/`; `''` for all of it. */
+  prefix: string;
+  text: string;
+  /** ISO time it was last set. */
+  updatedAt: string;
+}
+
 export interface DocumentSlice {
   file: string;
   docid: string;
@@ -189,11 +210,39 @@ export interface EmbedReport {
   vectorBackend: 'sqlite-vec' | 'fallback';
 }
 
+/**
+ * A collection in `status()`: ours, and qmd 2.8's names for the same facts, so a client
+ * written against either reads it.
+ */
+export interface CollectionStatus extends CollectionInfo {
+  /** qmd 2.8's name for `root`. */
+  path: string;
+  /** qmd 2.8's name for `mask`. */
+  pattern: string;
+  /**
+   * ISO time of the newest modification among its documents (their files' mtime when last
+   * indexed), as qmd 2.8 reports it; for a collection with no documents, its last scan.
+   */
+  lastUpdated: string;
+}
+
 export interface StatusReport {
   index: string;
   sizeBytes: number;
   documents: number;
-  collections: CollectionInfo[];
+  /** qmd 2.8's name for `documents`. */
+  totalDocuments: number;
+  /**
+   * Documents (distinct texts, as qmd 2.8 counts them) that `qmd embed` would chunk or embed:
+   * not chunked yet, or with a chunk that has no vector from the model the index is embedded
+   * with (all of them when nothing is embedded). Empty notes are never embedded, never counted.
+   */
+  needsEmbedding: number;
+  /** Vector search can answer: some chunk has a vector from the index's model. */
+  hasVectorIndex: boolean;
+  collections: CollectionStatus[];
+  /** Every context set on the index, as `listContexts()` returns them. */
+  contexts: ContextInfo[];
   embeddings: {
     /** The model the index is embedded with (as given to `qmd embed`), or null. */
     model: string | null;
@@ -227,7 +276,7 @@ export interface Store {
    * model or the model is unavailable. A list runs each typed sub-search (`SubSearch`) and
    * fuses them the same way; vector ones that cannot run are skipped and reported. Scores are
    * relative to the best result (1): one ranking's own measure when one sub-search answers
-   * alone, the fused reciprocal rank otherwise. Rejects with
+   * alone, the fused reciprocal rank otherwise. Hits carry their `context`. Rejects with
    * ABORTED as soon as `signal` fires; BAD_ARGUMENT for an empty list or a blank sub-search.
    */
   query(query: string | readonly SubSearch[], options?: QueryOptions): Promise<QueryResult>;
@@ -249,6 +298,17 @@ export interface Store {
   /** Documents by glob (`notes/**\/*.md`) or comma list, up to `maxBytes` of text in all. */
   multiGet(pattern: string, options?: { maxBytes?: number }): MultiGetResult;
   status(): StatusReport;
+  /** Every context, the global one first, then by collection and prefix. */
+  listContexts(): ContextInfo[];
+  /**
+   * Sets the context of PATH (replacing the one there): `/` (global), `collection`,
+   * `collection/sub/dir`, `qmd://collection/sub/dir`, or a directory on disk (absolute, or
+   * `./`, `../`, `~/` relative to `cwd`) inside a collection's root. Errors: UNKNOWN_COLLECTION,
+   * OUTSIDE_COLLECTIONS, NO_SUCH_DIRECTORY, BAD_ARGUMENT (blank text, `..`), INDEX_READ_ONLY.
+   */
+  setContext(path: string, text: string, options?: { cwd?: string }): { context: ContextInfo; replaced: boolean };
+  /** Removes the context of PATH (read as `setContext` reads it); NOT_FOUND when there is none. */
+  removeContext(path: string, options?: { cwd?: string }): ContextInfo;
   /**
    * Disposes the LLM first (it waits for native calls that are running), then checkpoints
    * and closes the database, so a clean exit leaves no `-wal` file. Idempotent.
