@@ -8,6 +8,22 @@ import { documentUri } from './refs.js';
  * v2), so replies are built field by field from these, never by spreading a store object.
  */
 
+/**
+ * A tool's arguments as an object that refuses keys it does not know (issue 14.1): the SDK
+ * would otherwise strip them silently, and a client that misspells `maxLines` would never
+ * learn why nothing changed. The error names the unknown keys and the known ones; the
+ * published JSON Schema says `additionalProperties: false`.
+ */
+export function strictArguments<Shape extends z.ZodRawShape>(tool: string, shape: Shape) {
+  const known = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown argument${issue.keys.length === 1 ? '' : 's'} ${issue.keys.join(', ')}: ${tool} takes ${known}`
+        : undefined,
+  });
+}
+
 export const sliceShape = {
   file: z.string(),
   docid: z.string(),
