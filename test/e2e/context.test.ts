@@ -34,7 +34,10 @@ afterAll(() => ws.cleanup());
 describe('qmd context', () => {
   it('add, list, replace, rm: one line each on stdout', async () => {
     const empty = await runQmd(['context', 'list'], env);
-    expect(empty).toMatchObject({ code: 0, stdout: 'No contexts yet. Add one with: qmd context add PATH "what is there"\n' });
+    expect(empty).toMatchObject({
+      code: 0,
+      stdout: 'No contexts yet. Add one with: qmd context add PATH "what is there"\n',
+    });
 
     const add = await runQmd(['context', 'add', 'notes/talks', 'Talks', 'I gave.'], env);
     expect(add).toMatchObject({ code: 0, stdout: 'Added context for notes/talks: Talks I gave.\n', stderr: '' });
@@ -74,14 +77,17 @@ describe('qmd context', () => {
     [['context', 'rm', 'notes'], 1, /^qmd: No context for notes; contexts: \(none\)$/],
     [['context', 'add', 'notes'], 2, /missing required argument 'text'/],
     [['context', 'rm'], 2, /missing required argument 'path'/],
-  ])('qmd %j exits %i with one clear line on stderr, nothing on stdout, nothing changed', async (args, code, message) => {
-    const result = await runQmd(args, env);
-    expect(result.code).toBe(code);
-    expect(result.stdout).toBe('');
-    expect(result.stderr.split('\n')[0]).toMatch(message);
-    if (code === 1) expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect((await runQmd(['context', 'list', '--json'], env)).stdout.trim()).toBe('[]');
-  });
+  ])(
+    'qmd %j exits %i with one clear line on stderr, nothing on stdout, nothing changed',
+    async (args, code, message) => {
+      const result = await runQmd(args, env);
+      expect(result.code).toBe(code);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.split('\n')[0]).toMatch(message);
+      if (code === 1) expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect((await runQmd(['context', 'list', '--json'], env)).stdout.trim()).toBe('[]');
+    },
+  );
 });
 
 describe('contexts in a running qmd mcp', () => {
