@@ -20,7 +20,7 @@ import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
 import { openStore } from '../../src/store/index.js';
 import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 import { waitForExit } from '../support/spawn.js';
-import { type HttpServer, health, rawRequest, startHttpServer } from './fixtures/http-server.js';
+import { type HttpServer, health, rawRequest, requestOn, startHttpServer } from './fixtures/http-server.js';
 
 const ws = tempWorkspace();
 beforeAll(async () => {
@@ -215,16 +215,11 @@ describe('the REST leg in process (real node:http, real store, real gate)', () =
     const s = await startApp('');
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const search = () =>
-      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
-        const req = httpRequest(
-          { host: '127.0.0.1', port: s.port, path: '/search', method: 'POST', headers: JSON_HEADERS, agent },
-          (res) => {
-            res.resume();
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
-          },
-        );
-        req.on('error', reject);
-        req.end(JSON.stringify({ query: 'sourdough' }));
+      requestOn(agent, s.port, {
+        path: '/search',
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ query: 'sourdough' }),
       });
     try {
       expect(await search()).toEqual({ status: 200, connection: 'keep-alive' });
