@@ -52,5 +52,12 @@ export function formatStatus(status: StatusReport): string {
       (c) => `  ${c.name}: ${c.documents} documents, ${c.root} (${c.mask}), updated ${c.updatedAt}`,
     ),
     `Embeddings: ${e.embeddedChunks}/${e.chunks} chunks embedded${e.model ? ` with ${e.model}` : ''} (vectors: ${e.vectorBackend})`,
+    `Needs embedding: ${status.needsEmbedding} document${status.needsEmbedding === 1 ? '' : 's'}`,
+    ...(status.contexts.length === 0
+      ? []
+      : [
+          `Contexts: ${status.contexts.length}`,
+          ...status.contexts.map((c) => `  ${c.path}: ${c.text.replace(/\s+/g, ' ')}`),
+        ]),
   ].join('\n');
 }

@@ -110,6 +110,42 @@ export function buildProgram(): Command {
       }),
     );
 
+  const contexts = program
+    .command('context')
+    .description('say what the notes in a collection or folder are: returned with results, told to MCP clients');
+  contexts
+    .command('add')
+    .description('set the context of PATH (replacing the one there)')
+    .argument('<path>', '/ (everything), a collection, collection/dir, qmd://collection/dir, or a folder on disk')
+    .argument('<text...>', 'what is there')
+    .action(
+      run(async (ctx, place: string, words: string[]) => {
+        const { contextAdd } = await import('./commands/context-commands.js');
+        await contextAdd(ctx, place, words);
+      }),
+    );
+  contexts
+    .command('list')
+    .description('list the contexts')
+    .option('--json', 'as JSON')
+    .action(
+      run(async (ctx, opts: { json?: boolean }) => {
+        const { contextList } = await import('./commands/context-commands.js');
+        await contextList(ctx, opts);
+      }),
+    );
+  contexts
+    .command('rm')
+    .alias('remove')
+    .description('remove the context of PATH')
+    .argument('<path>', 'as for add')
+    .action(
+      run(async (ctx, place: string) => {
+        const { contextRemove } = await import('./commands/context-commands.js');
+        await contextRemove(ctx, place);
+      }),
+    );
+
   const searchCommand = (name: string, description: string) =>
     program
       .command(name)

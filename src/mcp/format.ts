@@ -1,4 +1,4 @@
-import type { CollectionInfo, MultiGetResult, QueryResult, StatusReport } from '../store/types.js';
+import type { CollectionInfo, MultiGetResult, QueryResult, StatusReport, SubSearchRun } from '../store/types.js';
 
 /**
  * The text content of each tool: what a model reads. The same facts, typed, are in
@@ -7,22 +7,39 @@ import type { CollectionInfo, MultiGetResult, QueryResult, StatusReport } from '
 
 /**
  * `Found 2 results for "pool timeout" (bm25: nothing is embedded yet):` then, per hit,
- * `#a1b2c3 87% notes/db.md:12 - Connection pools` and the snippet indented on one line.
- * `file:line` is what `get` accepts, so a hit can be opened where it matched.
+ * `#a1b2c3 87% notes/db.md:12 - Connection pools`, the snippet indented on one line, and the
+ * hit's context when one covers it. `file:line` is what `get` accepts, so a hit can be opened
+ * where it matched. Typed sub-searches get a line saying what each ran as; a rerank that was
+ * asked for and not done is said after the header.
  */
-export function formatQuery(query: string, result: QueryResult): string {
+export function formatQuery(query: string, result: QueryResult, options: { typed?: boolean } = {}): string {
   const mode = result.note ? `${result.mode}: ${result.note}` : result.mode;
-  const flat = query.replace(/\s+/g, ' ').trim();
-  if (result.hits.length === 0) return `No results for "${flat}" (${mode}).`;
+  const flat = oneLine(query);
   const count = `${result.hits.length} result${result.hits.length === 1 ? '' : 's'}`;
-  const lines = [`Found ${count} for "${flat}" (${mode}):`];
+  const lines = [
+    result.hits.length === 0 ? `No results for "${flat}" (${mode}).` : `Found ${count} for "${flat}" (${mode}):`,
+  ];
+  if (options.typed) lines.push(`Searches: ${result.searches.map(formatRun).join('; ')}`);
+  if (result.rerankNote !== undefined)
+    lines.push(`${result.rerankNote[0]?.toUpperCase()}${result.rerankNote.slice(1)}.`);
   for (const hit of result.hits) {
     const where = hit.line === undefined ? hit.file : `${hit.file}:${hit.line}`;
     lines.push('', `${hit.docid} ${Math.round(hit.score * 100)}% ${where} - ${hit.title}`);
-    const snippet = hit.snippet.replace(/\s+/g, ' ').trim();
+    const snippet = oneLine(hit.snippet);
     if (snippet !== '') lines.push(`  ${snippet}`);
+    if (hit.context !== undefined) lines.push(`  Context: ${oneLine(hit.context)}`);
   }
   return lines.join('\n');
+}
+
+/** `lex "pool timeout" → bm25, 12 candidates`, `vec "…" → skipped`. */
+function formatRun(run: SubSearchRun): string {
+  const what = `${run.type} "${oneLine(run.query)}"`;
+  return run.ran === 'skipped' ? `${what} → skipped` : `${what} → ${run.ran}, ${run.candidates} candidates`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }
 
 /** A slice is announced only when it is one: a whole document is returned as it is. */
@@ -53,8 +70,14 @@ export function formatStatus(status: StatusReport): string {
     `Collections: ${status.collections.length}`,
     ...status.collections.map(formatCollection),
     `Embeddings: ${embeddings.embeddedChunks}/${embeddings.chunks} chunks embedded` +
-      ` (model: ${embeddings.model ?? 'none'}, vectors: ${embeddings.vectorBackend})`,
+      ` (model: ${embeddings.model ?? 'none'}, vectors: ${embeddings.vectorBackend});` +
+      ` ${status.needsEmbedding} document${status.needsEmbedding === 1 ? '' : 's'} need embedding` +
+      `; vector index: ${status.hasVectorIndex ? 'yes' : 'no'}`,
   ];
+  if (status.contexts.length > 0) {
+    lines.push(`Contexts: ${status.contexts.length}`);
+    for (const c of status.contexts) lines.push(`  - ${c.path}: ${oneLine(c.text)}`);
+  }
   return lines.join('\n');
 }
 

@@ -20,7 +20,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
   const server = new McpServer(
     { name: 'qmd', version: deps.version },
     {
-      instructions: buildInstructions(deps.store.listCollections()),
+      instructions: buildInstructions(deps.store.listCollections(), deps.store.listContexts()),
       maxToolInputElements: MAX_INPUT_ELEMENTS,
     },
   );

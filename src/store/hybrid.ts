@@ -23,22 +23,44 @@ import type { SearchHit } from './types.js';
 export const RRF_K = 60;
 
 export function fuseRankings(lexical: readonly SearchHit[], semantic: readonly SearchHit[], k = RRF_K): SearchHit[] {
-  const fused = new Map<string, { hit: SearchHit; rrf: number; best: number }>();
-  const add = (list: readonly SearchHit[], preferThisHit: boolean): void => {
-    list.forEach((hit, index) => {
+  return fuseLists(
+    [
+      { hits: semantic, lexical: false },
+      { hits: lexical, lexical: true },
+    ],
+    k,
+  );
+}
+
+/** One ranking to fuse; a lexical one's hits carry highlighted snippets. */
+export interface Ranking {
+  hits: readonly SearchHit[];
+  lexical: boolean;
+}
+
+/**
+ * The same fusion over any number of rankings (`query`'s typed sub-searches, issue 14.1):
+ * each counts equally, ties go to the document ranked higher somewhere, then by path. A
+ * document's hit comes from the first lexical ranking that has it, else the first ranking.
+ */
+export function fuseLists(rankings: readonly Ranking[], k = RRF_K): SearchHit[] {
+  const fused = new Map<string, { hit: SearchHit; rrf: number; best: number; lexical: boolean }>();
+  for (const { hits, lexical } of rankings) {
+    hits.forEach((hit, index) => {
       const contribution = 1 / (k + index + 1);
       const seen = fused.get(hit.file);
       if (seen === undefined) {
-        fused.set(hit.file, { hit, rrf: contribution, best: index });
+        fused.set(hit.file, { hit, rrf: contribution, best: index, lexical });
         return;
       }
       seen.rrf += contribution;
       seen.best = Math.min(seen.best, index);
-      if (preferThisHit) seen.hit = hit;
+      if (lexical && !seen.lexical) {
+        seen.hit = hit;
+        seen.lexical = true;
+      }
     });
-  };
-  add(semantic, false);
-  add(lexical, true);
+  }
   const ranked = [...fused.values()].sort(
     (a, b) => b.rrf - a.rrf || a.best - b.best || (a.hit.file < b.hit.file ? -1 : 1),
   );

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { QmdError } from '../errors.js';
+import { contextsMigration } from './schema-contexts.js';
 import { embeddingsMigration } from './schema-embeddings.js';
 
 /**
@@ -7,7 +8,8 @@ import { embeddingsMigration } from './schema-embeddings.js';
  * embeddings' chunk and vector tables) adds its tables by appending a migration in its own
  * file and listing it in `migrations` below; versions only ever go up.
  *
- * Layout (version 1; version 2, the embeddings, is described in `schema-embeddings.ts`):
+ * Layout (version 1; version 2, the embeddings, is described in `schema-embeddings.ts`, and
+ * version 3, the contexts, in `schema-contexts.ts`):
  * - `content` holds each distinct text once, keyed by its sha256 (two files with the same
  *   text share a row; embeddings will hang off this hash too, so identical notes are embedded
  *   once).
@@ -80,7 +82,11 @@ CREATE TRIGGER documents_fts_update AFTER UPDATE OF title, hash ON documents BEG
 END;
 `;
 
-export const migrations: readonly Migration[] = [{ version: 1, up: (db) => db.exec(schemaV1) }, embeddingsMigration];
+export const migrations: readonly Migration[] = [
+  { version: 1, up: (db) => db.exec(schemaV1) },
+  embeddingsMigration,
+  contextsMigration,
+];
 
 export const latestVersion = Math.max(...migrations.map((m) => m.version));
 

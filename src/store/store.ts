@@ -1,22 +1,24 @@
-import * as fs from 'node:fs';
 import { QmdError } from '../errors.js';
 import { type Failpoints, noFailpoints } from '../failpoints.js';
 import { type Log, silentLog } from '../log.js';
 import { runEvery } from '../settle.js';
-import { promptFormat } from './chunks.js';
+import { chunkTitle, promptFormat } from './chunks.js';
 import { Collections, realDirectory } from './collections.js';
+import { Contexts, resolvePlace } from './contexts.js';
 import { closeDatabase, type OpenedDatabase } from './database.js';
 import { DocumentReader } from './documents.js';
 import { embedIndex } from './embed.js';
 import { EmbeddingModel } from './embedding-model.js';
-import { candidateDepth, fuseRankings } from './hybrid.js';
 import { IndexWriter, type WriteCounts } from './indexing.js';
 import { checkCollectionName, checkMask, nameFromDirectory } from './paths.js';
+import { runQuery, type VectorText } from './query.js';
 import { type CollectionScan, scanCollection } from './scan.js';
 import { checkCollections, checkLimit, Searcher } from './search.js';
 import { fromSqliteError } from './sqlite-errors.js';
+import { StatusReader } from './status.js';
 import type {
   CollectionInfo,
+  ContextInfo,
   DocumentSlice,
   EmbedOptions,
   EmbedReport,
@@ -24,6 +26,7 @@ import type {
   MultiGetOptions,
   MultiGetResult,
   ProgressFn,
+  QueryOptions,
   QueryResult,
   ReadOptions,
   SearchHit,
@@ -31,6 +34,7 @@ import type {
   StatusReport,
   Store,
   StoreOptions,
+  SubSearch,
 } from './types.js';
 import { VectorSearcher } from './vector-search.js';
 import { Vectors } from './vectors.js';
@@ -50,6 +54,8 @@ export class SqliteStore implements Store {
   private readonly vectors: Vectors;
   private readonly vectorSearcher: VectorSearcher;
   private readonly model: EmbeddingModel;
+  private readonly contexts: Contexts;
+  private readonly statusReader: StatusReader;
   private warnedUnavailable = false;
   private writerCache: IndexWriter | undefined;
   private closed = false;
@@ -70,6 +76,13 @@ export class SqliteStore implements Store {
     this.reader = new DocumentReader(this.db);
     this.vectors = new Vectors(this.db, { extension: options.vectorExtension ?? true, log: this.log });
     this.vectorSearcher = new VectorSearcher(this.db, this.vectors);
+    this.contexts = new Contexts(this.db);
+    this.statusReader = new StatusReader(this.db, {
+      path: this.path,
+      collections: this.collections,
+      vectors: this.vectors,
+      contexts: this.contexts,
+    });
     this.model = new EmbeddingModel({
       spec: options.embedModel,
       log: this.log,
@@ -151,39 +164,54 @@ export class SqliteStore implements Store {
   }
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
+    return this.guard(() => this.contexts.attach(this.bm25(query, options)));
+  }
+
+  private bm25(query: string, options: SearchOptions): SearchHit[] {
     return this.guard(() =>
       this.searcher.search(query, { ...options, knownCollections: () => this.collections.names() }),
     );
   }
 
   /**
-   * The one place that fuses: BM25 and vector rankings by reciprocal rank fusion
-   * (`hybrid.ts`), or BM25 alone with a note saying why.
+   * The one place that searches by meaning and keywords together: `runQuery` (`query.ts`)
+   * runs the sub-searches over BM25 and the vectors and fuses them (`hybrid.ts`); this
+   * gives it the index's rankings and the model.
    */
-  async query(query: string, options: SearchOptions = {}): Promise<QueryResult> {
+  async query(query: string | readonly SubSearch[], options: QueryOptions = {}): Promise<QueryResult> {
     if (options.signal?.aborted) throw new QmdError('ABORTED', 'The query was cancelled');
-    const limit = this.guard(() => checkLimit(options.limit));
     const filter = this.guard(() => this.collectionFilter(options));
-    const ready = await this.vectorQuery(query, options.signal);
-    if ('note' in ready) return { mode: 'bm25', hits: this.search(query, options), note: ready.note };
-    const depth = candidateDepth(limit);
-    const { minScore, ...rest } = options;
-    const lexical = this.search(query, { ...rest, limit: depth });
-    const semantic = this.guard(() => this.vectorSearcher.search(ready.vector, ready.fingerprint, depth, filter));
-    const hits = fuseRankings(lexical, semantic)
-      .filter((hit) => hit.score >= (minScore ?? 0))
-      .slice(0, limit);
-    return { mode: 'hybrid', hits };
+    const { minScore: _minScore, limit: _limit, ...lexicalOptions } = options;
+    let fingerprint = '';
+    const result = await runQuery(query, options, {
+      lexical: (text, depth) => this.bm25(text, { ...lexicalOptions, limit: depth }),
+      embed: async (texts, signal) => {
+        const ready = await this.embedForSearch(texts, signal);
+        if ('fingerprint' in ready) fingerprint = ready.fingerprint;
+        return ready;
+      },
+      nearest: (vector, depth) => this.guard(() => this.vectorSearcher.search(vector, fingerprint, depth, filter)),
+    });
+    return { ...result, hits: this.guard(() => this.contexts.attach(result.hits)) };
   }
 
   async vsearch(query: string, options: SearchOptions = {}): Promise<QueryResult> {
     if (options.signal?.aborted) throw new QmdError('ABORTED', 'The search was cancelled');
     const limit = this.guard(() => checkLimit(options.limit));
     const filter = this.guard(() => this.collectionFilter(options));
-    const ready = await this.vectorQuery(query, options.signal, { throwUnavailable: true });
-    if ('note' in ready) return { mode: 'vector', hits: [], note: ready.note };
-    const hits = this.guard(() => this.vectorSearcher.search(ready.vector, ready.fingerprint, limit, filter));
-    return { mode: 'vector', hits: hits.filter((hit) => hit.score >= (options.minScore ?? 0)) };
+    const searches: QueryResult['searches'] = [{ type: 'vec', query, ran: 'skipped', candidates: 0 }];
+    const ready = await this.embedForSearch([{ type: 'vec', text: query }], options.signal, { throwUnavailable: true });
+    const vector = 'vectors' in ready ? ready.vectors[0] : undefined;
+    if ('note' in ready || vector === undefined) {
+      return { mode: 'vector', hits: [], ...('note' in ready && { note: ready.note }), searches, reranked: false };
+    }
+    const hits = this.guard(() => this.vectorSearcher.search(vector, ready.fingerprint, limit, filter));
+    return {
+      mode: 'vector',
+      hits: this.guard(() => this.contexts.attach(hits.filter((hit) => hit.score >= (options.minScore ?? 0)))),
+      searches: [{ type: 'vec', query, ran: 'vector', candidates: hits.length }],
+      reranked: false,
+    };
   }
 
   embed(options: EmbedOptions = {}): Promise<EmbedReport> {
@@ -196,14 +224,17 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * The query's vector, or why there is none. Nothing touches the model unless the index has
-   * vectors; an unavailable model is one warning and BM25, or (vsearch) the error.
+   * The vectors of vector sub-searches, or why there are none. Nothing touches the model
+   * unless the index has vectors; an unavailable model is one warning and a note (vsearch:
+   * the error). A `vec` text is embedded in the model's query prompt; a `hyde` passage in its
+   * document prompt, titled as a chunk of a note would be, so it meets the notes' chunks on
+   * their own terms (EmbeddingGemma's prompts differ; other models get the raw text either way).
    */
-  private async vectorQuery(
-    query: string,
+  private async embedForSearch(
+    texts: VectorText[],
     signal: AbortSignal | undefined,
     options: { throwUnavailable?: boolean } = {},
-  ): Promise<{ vector: Float32Array; fingerprint: string } | { note: string }> {
+  ): Promise<{ vectors: Float32Array[]; fingerprint: string } | { note: string }> {
     const spec = this.model.spec;
     if (spec === undefined) return { note: 'no embedding model is configured: BM25 only' };
     const state = this.guard(() => this.vectors.state());
@@ -215,7 +246,13 @@ export class SqliteStore implements Store {
       if (fingerprint !== state.fingerprint) {
         return { note: `the index is embedded with another model (${state.model}): BM25 only (run qmd embed)` };
       }
-      return { vector: await this.model.embed(promptFormat(spec).query(query), signal), fingerprint };
+      const format = promptFormat(spec);
+      const vectors: Float32Array[] = [];
+      for (const { type, text } of texts) {
+        const prompt = type === 'vec' ? format.query(text) : format.document(chunkTitle(text), text);
+        vectors.push(await this.model.embed(prompt, signal));
+      }
+      return { vectors, fingerprint };
     } catch (error) {
       if (!(error instanceof QmdError) || error.code !== 'MODEL_UNAVAILABLE' || options.throwUnavailable) throw error;
       if (!this.warnedUnavailable) {
@@ -241,15 +278,24 @@ export class SqliteStore implements Store {
   }
 
   status(): StatusReport {
+    return this.guard(() => this.statusReader.report());
+  }
+
+  listContexts(): ContextInfo[] {
+    return this.guard(() => this.contexts.list());
+  }
+
+  setContext(path: string, text: string, options: { cwd?: string } = {}): { context: ContextInfo; replaced: boolean } {
     return this.guard(() => {
-      const collections = this.collections.info();
-      return {
-        index: this.path,
-        sizeBytes: fileSize(this.path) + fileSize(`${this.path}-wal`),
-        documents: collections.reduce((sum, c) => sum + c.documents, 0),
-        collections,
-        embeddings: this.vectors.status(),
-      };
+      this.requireWritable();
+      return this.contexts.set(resolvePlace(path, this.collections.all(), options.cwd ?? process.cwd()), text);
+    });
+  }
+
+  removeContext(path: string, options: { cwd?: string } = {}): ContextInfo {
+    return this.guard(() => {
+      this.requireWritable();
+      return this.contexts.delete(resolvePlace(path, this.collections.all(), options.cwd ?? process.cwd()));
     });
   }
 
@@ -328,13 +374,5 @@ export class SqliteStore implements Store {
     } catch (error) {
       throw fromSqliteError(error, this.path, this.busyTimeoutMs);
     }
-  }
-}
-
-function fileSize(file: string): number {
-  try {
-    return fs.statSync(file).size;
-  } catch {
-    return 0;
   }
 }

@@ -78,15 +78,89 @@ export interface SearchHit {
   snippet: string;
   /** 1-based line where the best match is, when known. */
   line?: number;
+  /**
+   * What the contexts that cover this document say (`qmd context add`): the global one, then
+   * its collection's, then each folder's down to the document's, joined by a blank line.
+   */
+  context?: string;
 }
 
 export type SearchMode = 'bm25' | 'vector' | 'hybrid';
+
+/**
+ * One typed sub-search of `query` (qmd 2.8's `searches`): `lex` is BM25 over the text, `vec`
+ * the vectors nearest the text as a question, `hyde` the vectors nearest the text as a
+ * passage (a hypothetical answer, embedded as the notes' own chunks are).
+ */
+export interface SubSearch {
+  type: 'lex' | 'vec' | 'hyde';
+  query: string;
+}
+
+/** What became of one sub-search: what it ran as and how many candidates it gave. */
+export interface SubSearchRun extends SubSearch {
+  /**
+   * `bm25` or `vector` as asked; `skipped` for a vector sub-search when vectors cannot answer
+   * (the result's `note` says why); `bm25` for a vec/hyde one run as BM25 over its text
+   * instead, which happens only when every sub-search is a vector one.
+   */
+  ran: 'bm25' | 'vector' | 'skipped';
+  /** Documents it ranked (at most its candidate depth). */
+  candidates: number;
+}
+
+/** qmd 2.8 takes at most 10 sub-searches; each is a ranking computed and fused. */
+export const MAX_SUB_SEARCHES = 10;
+/** The deepest `candidateLimit`: deeper rankings only cost snippets nobody reads. */
+export const MAX_CANDIDATE_LIMIT = 1_000;
+
+export interface QueryOptions extends SearchOptions {
+  /**
+   * Background that disambiguates the query ("web page load times" for "performance"). It
+   * never searches on its own: it is folded into the text of every `vec` sub-search (and the
+   * vector half of a plain query) before that text is embedded; BM25 and `hyde` texts are
+   * used as given.
+   */
+  intent?: string;
+  /**
+   * At most this many documents from each sub-search go into the fusion (default: 3 × limit,
+   * at least 30; `limit` when one sub-search answers alone).
+   */
+  candidateLimit?: number;
+  /**
+   * Asks for reranking. There is no reranker in qmd: the result says `reranked: false` and
+   * why, and the ranking is the fusion's.
+   */
+  rerank?: boolean;
+}
 
 export interface QueryResult {
   mode: SearchMode;
   hits: SearchHit[];
   /** Why the mode is what it is, e.g. `nothing is embedded yet: BM25 only`. */
   note?: string;
+  /** Each sub-search in the order given (a plain query is `lex` and `vec` of its text). */
+  searches: SubSearchRun[];
+  /** Always false: no reranker is configured. */
+  reranked: false;
+  /** Set when `rerank: true` was asked: why the results are not reranked. */
+  rerankNote?: string;
+}
+
+/**
+ * A context (`qmd context add PATH TEXT`): what the notes in one place are. `path` is how the
+ * CLI shows it: `/` for the global context, `collection` for a whole collection,
+ * `collection/sub/dir` for a folder (or a single note) in it.
+ */
+export interface ContextInfo {
+  path: string;
+  /** Null for the global context. */
+  collection: string | null;
+  /** Relative to the collection's root, without leading or trailing `/`; `''` for all of it. */
+  prefix: string;
+  text: string;
+  /** ISO time it was last set. */
+  updatedAt: string;
 }
 
 export interface DocumentSlice {
@@ -165,11 +239,39 @@ export interface EmbedReport {
   vectorBackend: 'sqlite-vec' | 'fallback';
 }
 
+/**
+ * A collection in `status()`: ours, and qmd 2.8's names for the same facts, so a client
+ * written against either reads it.
+ */
+export interface CollectionStatus extends CollectionInfo {
+  /** qmd 2.8's name for `root`. */
+  path: string;
+  /** qmd 2.8's name for `mask`. */
+  pattern: string;
+  /**
+   * ISO time of the newest modification among its documents (their files' mtime when last
+   * indexed), as qmd 2.8 reports it; for a collection with no documents, its last scan.
+   */
+  lastUpdated: string;
+}
+
 export interface StatusReport {
   index: string;
   sizeBytes: number;
   documents: number;
-  collections: CollectionInfo[];
+  /** qmd 2.8's name for `documents`. */
+  totalDocuments: number;
+  /**
+   * Documents (distinct texts, as qmd 2.8 counts them) that `qmd embed` would chunk or embed:
+   * not chunked yet, or with a chunk that has no vector from the model the index is embedded
+   * with (all of them when nothing is embedded). Empty notes are never embedded, never counted.
+   */
+  needsEmbedding: number;
+  /** Vector search can answer: some chunk has a vector from the index's model. */
+  hasVectorIndex: boolean;
+  collections: CollectionStatus[];
+  /** Every context set on the index, as `listContexts()` returns them. */
+  contexts: ContextInfo[];
   embeddings: {
     /** The model the index is embedded with (as given to `qmd embed`), or null. */
     model: string | null;
@@ -200,13 +302,16 @@ export interface Store {
   /** BM25 full-text search; scores relative to the best hit (1). */
   search(query: string, options?: SearchOptions): SearchHit[];
   /**
-   * What the MCP `query` tool and `qmd query` run: BM25 and vector rankings fused by
-   * reciprocal rank fusion (`mode: 'hybrid'`), or BM25 alone (`mode: 'bm25'`, with a `note`
-   * saying why) when nothing is embedded with the configured model or the model is
-   * unavailable. Scores are relative to the best result (1). Rejects with ABORTED as soon as
-   * `signal` fires.
+   * What the MCP `query` tool and `qmd query` run. A string is a plain query: BM25 and the
+   * vectors of its text, fused by reciprocal rank fusion (`mode: 'hybrid'`), or BM25 alone
+   * (`mode: 'bm25'`, with a `note` saying why) when nothing is embedded with the configured
+   * model or the model is unavailable. A list runs each typed sub-search (`SubSearch`) and
+   * fuses them the same way; vector ones that cannot run are skipped and reported. Scores are
+   * relative to the best result (1): one ranking's own measure when one sub-search answers
+   * alone, the fused reciprocal rank otherwise. Hits carry their `context`. Rejects with
+   * ABORTED as soon as `signal` fires; BAD_ARGUMENT for an empty list or a blank sub-search.
    */
-  query(query: string, options?: SearchOptions): Promise<QueryResult>;
+  query(query: string | readonly SubSearch[], options?: QueryOptions): Promise<QueryResult>;
   /**
    * Vector search only (`mode: 'vector'`): documents ranked by their best chunk's cosine
    * similarity, scored relative to the nearest (1). No hits and a `note` when nothing is
@@ -235,6 +340,17 @@ export interface Store {
    */
   multiGet(pattern: string, options?: MultiGetOptions): MultiGetResult;
   status(): StatusReport;
+  /** Every context, the global one first, then by collection and prefix. */
+  listContexts(): ContextInfo[];
+  /**
+   * Sets the context of PATH (replacing the one there): `/` (global), `collection`,
+   * `collection/sub/dir`, `qmd://collection/sub/dir`, or a directory on disk (absolute, or
+   * `./`, `../`, `~/` relative to `cwd`) inside a collection's root. Errors: UNKNOWN_COLLECTION,
+   * OUTSIDE_COLLECTIONS, NO_SUCH_DIRECTORY, BAD_ARGUMENT (blank text, `..`), INDEX_READ_ONLY.
+   */
+  setContext(path: string, text: string, options?: { cwd?: string }): { context: ContextInfo; replaced: boolean };
+  /** Removes the context of PATH (read as `setContext` reads it); NOT_FOUND when there is none. */
+  removeContext(path: string, options?: { cwd?: string }): ContextInfo;
   /**
    * Disposes the LLM first (it waits for native calls that are running), then checkpoints
    * and closes the database, so a clean exit leaves no `-wal` file. Idempotent.

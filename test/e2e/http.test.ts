@@ -5,7 +5,7 @@
  * a clean exit. Every wait is for an observable event with a generous bound.
  */
 import { existsSync } from 'node:fs';
-import { Agent, createServer, request as httpRequest } from 'node:http';
+import { Agent, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +23,7 @@ import {
   initializeBody,
   MCP_POST_HEADERS,
   rawRequest,
+  requestOn,
   startHttpServer,
 } from './fixtures/http-server.js';
 
@@ -290,15 +291,7 @@ describe('the HTTP app, in process (real node:http, real SDK transport, no store
   it('once stopping, a request on a kept-alive connection gets 503 and the connection closes', async () => {
     const s = await startApp();
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const get = () =>
-      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port: s.port, path: '/health', agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
-        });
-        req.on('error', reject);
-        req.end();
-      });
+    const get = () => requestOn(agent, s.port, { path: '/health' });
     try {
       expect(await get()).toEqual({ status: 200, connection: 'keep-alive' });
       await s.app.stopAccepting();

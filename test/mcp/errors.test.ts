@@ -31,6 +31,14 @@ describe('schema-invalid arguments', () => {
     ['a blank query', 'query', { query: '   ' }, 'query'],
     ['a huge query', 'query', { query: 'wal '.repeat(100_000) }, 'query'],
     ['collections that is not an array', 'query', { query: 'wal', collections: 'notes' }, 'collections'],
+    ['both query and searches', 'query', { query: 'wal', searches: [{ type: 'lex', query: 'wal' }] }, 'searches'],
+    ['an unknown sub-search type', 'query', { searches: [{ type: 'sql', query: 'wal' }] }, 'searches.0.type'],
+    ['a blank sub-search', 'query', { searches: [{ type: 'vec', query: ' ' }] }, 'searches.0.query'],
+    ['a sub-search with an unknown key', 'query', { searches: [{ type: 'lex', query: 'wal', w: 2 }] }, 'searches.0'],
+    ['eleven sub-searches', 'query', { searches: Array(11).fill({ type: 'lex', query: 'wal' }) }, 'searches'],
+    ['candidateLimit 0', 'query', { query: 'wal', candidateLimit: 0 }, 'candidateLimit'],
+    ['a blank intent', 'query', { query: 'wal', intent: '  ' }, 'intent'],
+    ['rerank that is not a boolean', 'query', { query: 'wal', rerank: 'yes' }, 'rerank'],
     ['fromLine 0', 'get', { file: 'notes/pools.md', fromLine: 0 }, 'fromLine'],
     ['negative maxLines', 'get', { file: 'notes/pools.md', maxLines: -3 }, 'maxLines'],
     ['a huge file reference', 'get', { file: 'a/'.repeat(50_000) }, 'file'],
@@ -84,6 +92,16 @@ describe('schema-invalid arguments', () => {
     expect(get.isError).toBeFalsy();
     const multi = await h.call('multi_get', { pattern: 'notes/*.md', maxLines: 1, maxBytes: 1000, lineNumbers: true });
     expect(multi.isError).toBeFalsy();
+  });
+
+  it('refuses an unknown query argument, naming it and the known ones (a misspelt minScore would be lost)', async () => {
+    const result = await h.call('query', { query: 'wal', min_score: 0.5 });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain(
+      'unknown argument min_score: query takes query, searches, limit, minScore, candidateLimit, collections, intent, rerank',
+    );
+    expect((await h.call('status', { verbose: true })).isError).toBe(true);
+    await expectStillServing();
   });
 
   it('answers an unknown tool with a JSON-RPC error', async () => {

@@ -8,7 +8,7 @@ import { createInflightGate, type InflightGate } from '../../src/lifecycle/gate.
 import type { Log } from '../../src/log.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { openStore } from '../../src/store/index.js';
-import type { Store } from '../../src/store/types.js';
+import type { Store, StoreOptions } from '../../src/store/types.js';
 
 /** 40 lines for `get` to slice; it says WAL four times to `pools.md`'s once, at a similar length. */
 const sqliteNote = [
@@ -66,6 +66,12 @@ export interface Harness {
 export interface HarnessOptions {
   /** A `QMD_FAILPOINTS` spec, e.g. `tool.query=delay(600000)`. */
   failpoints?: string;
+  /** For the store, e.g. `{ embedModel: tinyModelPath(), embedThreads: 1 }`. */
+  store?: StoreOptions;
+  /** Run `store.embed()` before the server starts (needs `store.embedModel`). */
+  embed?: boolean;
+  /** `qmd context add PATH TEXT` for each entry, before the server starts (its instructions). */
+  contexts?: Record<string, string>;
 }
 
 /** A real store on a temp SQLite file, a real gate, and a real SDK client over memory. */
@@ -76,9 +82,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     await writeFile(join(dir, file), text);
   }
   await symlink(join(dir, 'secret.md'), join(dir, 'notes', 'link.md'));
-  const store = await openStore(join(dir, 'index.sqlite'));
+  const store = await openStore(join(dir, 'index.sqlite'), options.store);
   await store.addCollection(join(dir, 'notes'), { name: 'notes' });
   await store.addCollection(join(dir, 'journal'), { name: 'journal' });
+  if (options.embed) await store.embed();
+  for (const [path, text] of Object.entries(options.contexts ?? {})) store.setContext(path, text);
 
   const starts: Array<() => void> = [];
   const gate = createInflightGate({ onStarted: () => starts.shift()?.() });

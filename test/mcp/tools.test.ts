@@ -26,19 +26,33 @@ describe('tools/list', () => {
     const { tools } = await h.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['get', 'multi_get', 'query', 'status']);
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    // qmd 2.8's arguments (issue 14.1): query or searches, neither required by the schema alone.
     expect(byName.query?.inputSchema).toMatchObject({
       type: 'object',
-      required: ['query'],
+      additionalProperties: false,
       properties: {
         query: { type: 'string', minLength: 1 },
+        searches: {
+          type: 'array',
+          maxItems: 10,
+          items: {
+            type: 'object',
+            required: ['type', 'query'],
+            properties: { type: { enum: ['lex', 'vec', 'hyde'] }, query: { type: 'string', minLength: 1 } },
+          },
+        },
         limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
-        collections: { type: 'array', items: { type: 'string' } },
         minScore: { type: 'number', minimum: 0, maximum: 1 },
+        candidateLimit: { type: 'integer', minimum: 1, maximum: 1000 },
+        collections: { type: 'array', items: { type: 'string' } },
+        intent: { type: 'string', minLength: 1 },
+        rerank: { type: 'boolean' },
       },
     });
+    expect(byName.query?.inputSchema.required).toBeUndefined();
     expect(byName.query?.outputSchema).toMatchObject({
       type: 'object',
-      required: ['mode', 'results'],
+      required: expect.arrayContaining(['mode', 'searches', 'reranked', 'results']),
       properties: { mode: { enum: ['bm25', 'vector', 'hybrid'] }, results: { type: 'array' } },
     });
     // qmd 2.8's arguments (issue 14.1), and nothing else: unknown keys are refused.
@@ -80,7 +94,16 @@ describe('tools/list', () => {
     expect(byName.multi_get?.outputSchema?.required).toEqual(['documents', 'skipped']);
     expect(byName.status?.inputSchema).toMatchObject({ type: 'object', properties: {} });
     expect(byName.status?.outputSchema?.required).toEqual(
-      expect.arrayContaining(['index', 'documents', 'collections', 'embeddings']),
+      expect.arrayContaining([
+        'index',
+        'documents',
+        'collections',
+        'embeddings',
+        'totalDocuments',
+        'needsEmbedding',
+        'hasVectorIndex',
+        'contexts',
+      ]),
     );
     for (const tool of tools) expect(tool.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
   });
@@ -332,6 +355,26 @@ describe('status', () => {
     });
     expect(textOf(result)).toContain(`Index: ${h.store.path}`);
     expect(textOf(result)).toMatch(/- notes: .*4 documents/);
+  });
+
+  it('has qmd 2.8’s fields beside ours, in structuredContent and text', async () => {
+    const result = await h.call('status');
+    const notes = h.store.listCollections().find((c) => c.name === 'notes');
+    expect(result.structuredContent).toMatchObject({
+      totalDocuments: 7,
+      needsEmbedding: 7, // nothing is embedded in this index
+      hasVectorIndex: false,
+      contexts: [],
+      collections: expect.arrayContaining([
+        expect.objectContaining({
+          name: 'notes',
+          path: notes?.root,
+          pattern: '**/*.md',
+          lastUpdated: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        }),
+      ]),
+    });
+    expect(textOf(result)).toContain('7 documents need embedding; vector index: no');
   });
 });
 

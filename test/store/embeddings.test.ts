@@ -199,6 +199,12 @@ describe('vector and hybrid search', () => {
       mode: 'bm25',
       hits: store.search('sourdough'),
       note: 'nothing is embedded yet: BM25 only (run qmd embed)',
+      // The plain query is two sub-searches; the vector one could not run.
+      searches: [
+        { type: 'lex', query: 'sourdough', ran: 'bm25', candidates: 1 },
+        { type: 'vec', query: 'sourdough', ran: 'skipped', candidates: 0 },
+      ],
+      reranked: false,
     });
     expect(await store.vsearch('sourdough')).toMatchObject({ mode: 'vector', hits: [], note: expect.any(String) });
     expect(store.status().embeddings).toEqual({ model: null, chunks: 0, embeddedChunks: 0, vectorBackend: 'none' });

@@ -128,7 +128,7 @@ describe('a 3-note corpus', () => {
 
       const hits = store.search(query);
       expect(hits).toHaveLength(count);
-      const mcp = formatQuery(query, { mode: 'bm25', hits });
+      const mcp = formatQuery(query, { mode: 'bm25', hits, searches: [], reranked: false });
       const percents = [...mcp.matchAll(/^#[0-9a-f]{8} (\d+)% /gm)].map((m) => Number(m[1]));
       expect(percents).toHaveLength(count);
       expect(percents[0]).toBe(100);

@@ -6,6 +6,7 @@ import { watchHttpListener } from '../../lifecycle/http.js';
 import { createHttpApp, MCP_PATH } from '../../mcp/http/app.js';
 import { createOriginGuard } from '../../mcp/http/guard.js';
 import { createModernLeg } from '../../mcp/http/modern.js';
+import { createRestHandler } from '../../mcp/http/rest.js';
 import { createSessionRegistry } from '../../mcp/http/sessions.js';
 import type { CliContext } from '../context.js';
 import { STARTUP_PPID } from '../startup.js';
@@ -49,7 +50,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
       // A daemon's parent leaves on purpose, right after start-up.
       parent: options.daemon ? null : { ppid: () => process.ppid, original: STARTUP_PPID },
     },
-    async open({ createServer: createMcpServer, lifecycle, log }) {
+    async open({ createServer: createMcpServer, lifecycle, log, store, failpoints }) {
       // stdout is not the protocol here, but a library's write to it must not crash us either.
       process.stdout.on('error', () => {});
       const handlers = lifecycle.gate.uncounted();
@@ -69,6 +70,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
         sessions,
         modern,
         guard: createOriginGuard(options.host),
+        rest: createRestHandler({ store, failpoints, log }),
         maxBodyBytes: httpConfig.maxBodyBytes,
         version: packageVersion(),
         log,

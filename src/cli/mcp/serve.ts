@@ -7,6 +7,7 @@ import type { Log } from '../../log.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { claimStdout } from '../../mcp/stdio/stdout-guard.js';
 import { openStore } from '../../store/index.js';
+import type { Store } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { packageVersion } from '../version.js';
@@ -22,6 +23,8 @@ export interface TransportContext {
   log: Log;
   failpoints: Failpoints;
   env: NodeJS.ProcessEnv;
+  /** The shared store, for what is served beside MCP (HTTP's REST search). */
+  store: Store;
 }
 
 /** What a connected transport gives back: the two pieces of teardown that are its own. */
@@ -60,7 +63,7 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
 
   let connected: OpenTransport;
   try {
-    connected = await transport.open({ createServer, lifecycle, protocolOut, log, failpoints, env: ctx.env });
+    connected = await transport.open({ createServer, lifecycle, protocolOut, log, failpoints, env: ctx.env, store });
   } catch (error) {
     await store.close();
     throw error;

@@ -8,6 +8,7 @@ import { createExchanges } from './exchanges.js';
 import type { OriginGuard } from './guard.js';
 import type { ModernLeg } from './modern.js';
 import { replyError, replyJson } from './reply.js';
+import { REST_PATHS, type RestHandler } from './rest.js';
 import type { Session, SessionRegistry } from './sessions.js';
 
 export interface HttpAppOptions {
@@ -18,6 +19,8 @@ export interface HttpAppOptions {
   /** 2026-07-28 clients: sessionless, one exchange per request. */
   modern: ModernLeg;
   guard: OriginGuard;
+  /** `POST /query` and `POST /search`; without it those paths are 404. */
+  rest?: RestHandler;
   maxBodyBytes: number;
   version: string;
   log: Log;
@@ -38,7 +41,7 @@ export interface HttpApp {
    * and the SDK client would otherwise wait for its request timeout, 60 s by default).
    */
   abandonInflight(reason: string): Promise<void>;
-  /** MCP requests (POST/DELETE) being answered now. */
+  /** MCP requests (POST/DELETE) and REST searches being answered now. */
   readonly inflight: number;
 }
 
@@ -50,7 +53,8 @@ const SESSION_NOT_FOUND = -32001;
 const PARSE_ERROR = -32700;
 
 /**
- * Routes `qmd mcp --http`: `/health`, and `/mcp` for both protocol eras. A POST with an
+ * Routes `qmd mcp --http`: `/health`, `POST /query` and `/search` (REST, `rest.ts`), and
+ * `/mcp` for both protocol eras. A POST with an
  * `Mcp-Session-Id`, or one the SDK classifies as 2025-era (`isLegacyRequest`), goes to the
  * sessions (one `McpServer` per client; only an `initialize` may create one); any other POST
  * is a sessionless 2026-07-28 exchange for the modern leg. GET and DELETE exist only within a
@@ -79,10 +83,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
   const exchange = exchanges.run;
 
-  const counted = async (run: () => Promise<void>): Promise<void> => {
+  const counted = async (run: (signal: AbortSignal) => Promise<void>, signal?: AbortSignal): Promise<void> => {
     inflight++;
     try {
-      await gate.run(run);
+      await gate.run(run, signal ? { signal } : undefined);
     } finally {
       inflight--;
     }
@@ -148,6 +152,40 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     exchanges.endCancelled(session, body.value);
   };
 
+  /**
+   * A REST search: the same body cap and stop check as an MCP POST, then one gate unit until
+   * the reply is delivered (the drain waits for it). Its signal fires on escalation, or when
+   * the client hangs up first: nobody is left to read the answer.
+   */
+  const restPost = async (rest: RestHandler, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const body = await readJsonBody(req, options.maxBodyBytes);
+    if (body.kind === 'tooLarge') {
+      log.warn(`http: refused a request body over ${body.limit} bytes (413)`);
+      replyJson(res, 413, { error: `Payload Too Large: the limit is ${body.limit} bytes` });
+      return;
+    }
+    if (body.kind === 'invalid') {
+      replyJson(res, 400, { error: body.message });
+      return;
+    }
+    if (stopping) {
+      replyError(res, 503, 'Service Unavailable: the server is shutting down', { close: true });
+      return;
+    }
+    const hangUp = new AbortController();
+    const closed = new Promise<void>((resolve) =>
+      res.once('close', () => {
+        if (!res.writableFinished) hangUp.abort(new Error('the client disconnected'));
+        resolve();
+      }),
+    );
+    await counted(async (signal) => {
+      await rest.handle(res, body.value, signal);
+      await closed;
+    }, hangUp.signal);
+    if (stopping) options.onExchangeEnded?.();
+  };
+
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const refused = guard.check(req.headers);
     if (refused !== null) {
@@ -170,6 +208,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         sessions: sessions.size,
         inflight,
       });
+      return;
+    }
+    if (options.rest && REST_PATHS.has(path ?? '')) {
+      if (req.method === 'POST') return restPost(options.rest, req, res);
+      res.setHeader('Allow', 'POST');
+      replyJson(res, 405, { error: `Method Not Allowed: ${path} takes POST with a JSON body` });
       return;
     }
     if (path !== MCP_PATH) {
@@ -218,7 +262,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       stopping = true;
       await sessions.beginShutdown();
     },
-    abandonInflight: (reason) => exchanges.abandon(reason),
+    async abandonInflight(reason) {
+      options.rest?.abandon(reason);
+      await exchanges.abandon(reason);
+    },
     get inflight() {
       return inflight;
     },

@@ -4,20 +4,34 @@ import type { StatusReport } from '../../store/types.js';
 import type { McpDeps } from '../deps.js';
 import { formatStatus } from '../format.js';
 import { runTool } from '../run.js';
+import { strictArguments } from '../shapes.js';
 
+/** Ours and qmd 2.8's fields (issue 16.3): a client written against either reads what it knows. */
 const outputSchema = {
   index: z.string().describe('absolute path of the index file'),
   sizeBytes: z.number(),
   documents: z.number().int(),
+  totalDocuments: z.number().int().describe("qmd 2.8's name for documents"),
+  needsEmbedding: z
+    .number()
+    .int()
+    .describe('documents (distinct texts) qmd embed would chunk or embed for the index’s model'),
+  hasVectorIndex: z.boolean().describe('vector search can answer (some chunk has a vector)'),
   collections: z.array(
     z.object({
       name: z.string(),
       root: z.string(),
       mask: z.string(),
       documents: z.number().int(),
-      updatedAt: z.string(),
+      updatedAt: z.string().describe('ISO time of the last scan'),
+      path: z.string().describe("qmd 2.8's name for root"),
+      pattern: z.string().describe("qmd 2.8's name for mask"),
+      lastUpdated: z.string().describe('ISO time of the newest modification among its documents'),
     }),
   ),
+  contexts: z
+    .array(z.object({ path: z.string().describe('/, collection or collection/dir'), text: z.string() }))
+    .describe('What each place holds (qmd context add)'),
   embeddings: z.object({
     model: z.string().nullable(),
     chunks: z.number().int(),
@@ -26,14 +40,16 @@ const outputSchema = {
   }),
 };
 
-/** `status`: the index, its collections and embeddings (the StatusReport). */
+/** `status`: the index, its collections, contexts and embeddings (the StatusReport). */
 export function registerStatusTool(server: McpServer, deps: McpDeps): void {
   server.registerTool(
     'status',
     {
       title: 'Index status',
-      description: 'Show the index: its file, collections (name, root, document count) and embeddings.',
-      inputSchema: z.object({}),
+      description:
+        'Show the index: its file, collections (name, root, document count, last update), the contexts ' +
+        'that describe them, and embeddings (how many documents still need embedding).',
+      inputSchema: strictArguments('status', {}),
       outputSchema: z.object(outputSchema),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
@@ -52,13 +68,20 @@ function pickStatus(status: StatusReport): z.infer<z.ZodObject<typeof outputSche
     index: status.index,
     sizeBytes: status.sizeBytes,
     documents: status.documents,
+    totalDocuments: status.totalDocuments,
+    needsEmbedding: status.needsEmbedding,
+    hasVectorIndex: status.hasVectorIndex,
     collections: status.collections.map((c) => ({
       name: c.name,
       root: c.root,
       mask: c.mask,
       documents: c.documents,
       updatedAt: c.updatedAt,
+      path: c.path,
+      pattern: c.pattern,
+      lastUpdated: c.lastUpdated,
     })),
+    contexts: status.contexts.map((c) => ({ path: c.path, text: c.text })),
     embeddings: {
       model: embeddings.model,
       chunks: embeddings.chunks,

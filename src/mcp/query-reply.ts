@@ -1,0 +1,56 @@
+import * as z from 'zod';
+import type { QueryResult } from '../store/types.js';
+
+/**
+ * What `query` answers, as `structuredContent` (and, with a `uri` per result, the body of
+ * `POST /query`). Built field by field: the client validates it against this schema, which
+ * refuses properties it does not list.
+ */
+export const queryOutputShape = {
+  mode: z.enum(['bm25', 'vector', 'hybrid']).describe('How the results were ranked.'),
+  note: z.string().optional().describe('Why: e.g. vector searches skipped because nothing is embedded.'),
+  searches: z
+    .array(
+      z.object({
+        type: z.enum(['lex', 'vec', 'hyde']),
+        query: z.string(),
+        ran: z.enum(['bm25', 'vector', 'skipped']).describe('What it ran as.'),
+        candidates: z.number().int().describe('Documents it ranked.'),
+      }),
+    )
+    .describe('Each sub-search (a plain query is lex and vec of its text) and what became of it.'),
+  reranked: z.boolean().describe('Always false: no reranker is configured.'),
+  rerankNote: z.string().optional().describe('Set when rerank was asked for: why the results are not reranked.'),
+  results: z.array(
+    z.object({
+      file: z.string().describe('collection/path.md, as get accepts it'),
+      docid: z.string().describe('#docid, as get accepts it'),
+      title: z.string(),
+      score: z.number().describe('0-1: strength as a fraction of the best result (1)'),
+      snippet: z.string(),
+      line: z.number().int().optional().describe('1-based line of the best match'),
+      context: z.string().optional().describe('What the contexts covering this document say (qmd context add)'),
+    }),
+  ),
+};
+
+export type QueryStructured = z.infer<z.ZodObject<typeof queryOutputShape>>;
+
+export function queryStructured(result: QueryResult): QueryStructured {
+  return {
+    mode: result.mode,
+    ...(result.note !== undefined && { note: result.note }),
+    searches: result.searches.map((s) => ({ type: s.type, query: s.query, ran: s.ran, candidates: s.candidates })),
+    reranked: result.reranked,
+    ...(result.rerankNote !== undefined && { rerankNote: result.rerankNote }),
+    results: result.hits.map((hit) => ({
+      file: hit.file,
+      docid: hit.docid,
+      title: hit.title,
+      score: hit.score,
+      snippet: hit.snippet,
+      ...(hit.line !== undefined && { line: hit.line }),
+      ...(hit.context !== undefined && { context: hit.context }),
+    })),
+  };
+}

@@ -1,0 +1,72 @@
+import * as fs from 'node:fs';
+import type Database from 'better-sqlite3';
+import type { Collections } from './collections.js';
+import type { Contexts } from './contexts.js';
+import type { CollectionStatus, StatusReport } from './types.js';
+import type { Vectors } from './vectors.js';
+
+/**
+ * `status()`: ours and qmd 2.8's fields (issue 16.3), from a handful of aggregate queries; no
+ * document text is read except, for texts never chunked, whether they are blank.
+ */
+export class StatusReader {
+  private readonly newest;
+  private readonly toEmbed;
+
+  constructor(
+    db: Database.Database,
+    private readonly parts: { path: string; collections: Collections; vectors: Vectors; contexts: Contexts },
+  ) {
+    this.newest = db.prepare<[], { name: string; newest: number | null }>(
+      `SELECT c.name, max(d.mtime_ms) AS newest FROM collections c
+       LEFT JOIN documents d ON d.collection = c.name GROUP BY c.name`,
+    );
+    // What `qmd embed` would work on, counted as qmd 2.8 counts it (distinct texts): a text
+    // not chunked yet (blank ones never are: `embed.ts` skips them), or one with a chunk that
+    // has no vector from the index's model. With no model (NULL), every chunked text counts.
+    this.toEmbed = db
+      .prepare<[string | null], number>(
+        `SELECT count(*) FROM (SELECT DISTINCT hash FROM documents) d WHERE
+           (NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = d.hash)
+             AND (SELECT length(trim(body, ' \n\r\t')) > 0 FROM content WHERE hash = d.hash))
+           OR EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = d.hash AND NOT EXISTS
+             (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.chunk_hash = c.hash))`,
+      )
+      .pluck();
+  }
+
+  report(): StatusReport {
+    const { path, collections, vectors, contexts } = this.parts;
+    const newest = new Map(this.newest.all().map((row) => [row.name, row.newest]));
+    const listed: CollectionStatus[] = collections.info().map((c) => {
+      const mtime = newest.get(c.name);
+      return {
+        ...c,
+        path: c.root,
+        pattern: c.mask,
+        lastUpdated: mtime === null || mtime === undefined ? c.updatedAt : new Date(mtime).toISOString(),
+      };
+    });
+    const documents = listed.reduce((sum, c) => sum + c.documents, 0);
+    const embeddings = vectors.status();
+    return {
+      index: path,
+      sizeBytes: fileSize(path) + fileSize(`${path}-wal`),
+      documents,
+      totalDocuments: documents,
+      needsEmbedding: this.toEmbed.get(vectors.state().fingerprint) ?? 0,
+      hasVectorIndex: embeddings.vectorBackend !== 'none',
+      collections: listed,
+      contexts: contexts.list(),
+      embeddings,
+    };
+  }
+}
+
+function fileSize(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * The `query` tool with qmd 2.8's arguments (issue 14.1) and contexts (issue 16.4), over a
+ * real SDK client: a real store, and for the vector paths the real tiny generated model.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmbedder } from '../../src/llm/index.js';
+import { tinyModelPath } from '../support/gguf.js';
+import { type Harness, startHarness, textOf } from './harness.js';
+
+interface Structured {
+  mode: string;
+  note?: string;
+  searches: Array<{ type: string; query: string; ran: string; candidates: number }>;
+  reranked: boolean;
+  rerankNote?: string;
+  results: Array<{ file: string; score: number; snippet: string; context?: string }>;
+}
+const structured = (result: { structuredContent?: unknown }): Structured => result.structuredContent as Structured;
+
+const quiet = { line: () => {}, warn: () => {} };
+// Holds the process's one Llama for the whole file (src/llm/llama.ts).
+const keeper = createEmbedder({ model: tinyModelPath(), log: quiet, maxThreads: 1 });
+
+describe('on an embedded index', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    await keeper.dimensions();
+    h = await startHarness({ store: { embedModel: tinyModelPath(), embedThreads: 1 }, embed: true });
+  });
+  afterAll(async () => {
+    await h.close();
+    await keeper.dispose();
+  });
+
+  it('a plain query is hybrid: its lex and vec sub-searches both ran', async () => {
+    const result = await h.call('query', { query: 'WAL checkpoints' });
+    expect(result.isError).toBeFalsy();
+    const s = structured(result);
+    expect(s.mode).toBe('hybrid');
+    expect(s.note).toBeUndefined();
+    expect(s.searches.map((r) => [r.type, r.query, r.ran])).toEqual([
+      ['lex', 'WAL checkpoints', 'bm25'],
+      ['vec', 'WAL checkpoints', 'vector'],
+    ]);
+    expect(s.reranked).toBe(false);
+    expect(s.results[0]).toMatchObject({ file: 'notes/sqlite.md', score: 1 });
+    for (const r of s.results) expect(r.score).toBeGreaterThan(0);
+    expect(textOf(result)).toMatch(/^Found \d+ results for "WAL checkpoints" \(hybrid\):\n\n#/);
+  });
+
+  it('searches: each sub-search runs and is fused; the text says what each ran as', async () => {
+    const result = await h.call('query', {
+      searches: [
+        { type: 'lex', query: 'basil' },
+        { type: 'vec', query: 'what grows in the garden' },
+        { type: 'hyde', query: 'Basil sprouted after the tomatoes were watered.' },
+      ],
+      limit: 3,
+    });
+    const s = structured(result);
+    expect(s.mode).toBe('hybrid');
+    expect(s.searches.map((r) => r.ran)).toEqual(['bm25', 'vector', 'vector']);
+    expect(s.searches[0]?.candidates).toBe(3);
+    expect(s.results).toHaveLength(3);
+    expect(s.results[0]?.score).toBe(1);
+    for (const r of s.results) expect(r.score).toBeLessThanOrEqual(1);
+    const text = textOf(result);
+    expect(text).toMatch(/^Found 3 results for "basil" \(hybrid\):\nSearches: lex "basil" → bm25, 3 candidates; /);
+    expect(text).toContain('vec "what grows in the garden" → vector, ');
+    expect(text).toContain('hyde "Basil sprouted after the tomatoes were watered." → vector, ');
+  });
+
+  it('vec or hyde alone ranks by meaning (mode vector)', async () => {
+    for (const type of ['vec', 'hyde']) {
+      const s = structured(await h.call('query', { searches: [{ type, query: 'connection pools' }], limit: 2 }));
+      expect(s.mode).toBe('vector');
+      expect(s.results).toHaveLength(2);
+      expect(s.results[0]?.score).toBe(1);
+    }
+  });
+
+  it('candidateLimit bounds each sub-search; minScore drops the weak', async () => {
+    const bounded = structured(
+      await h.call('query', {
+        searches: [
+          { type: 'lex', query: 'basil' },
+          { type: 'vec', query: 'basil' },
+        ],
+        candidateLimit: 1,
+      }),
+    );
+    expect(bounded.searches.map((r) => r.candidates)).toEqual([1, 1]);
+    expect(bounded.results.length).toBeLessThanOrEqual(2);
+    const strong = structured(await h.call('query', { query: 'basil', minScore: 1 }));
+    for (const r of strong.results) expect(r.score).toBe(1);
+  });
+
+  it('rerank: true is accepted, and the result says it was not reranked', async () => {
+    const result = await h.call('query', { query: 'basil', rerank: true });
+    expect(result.isError).toBeFalsy();
+    expect(structured(result)).toMatchObject({
+      reranked: false,
+      rerankNote: 'not reranked: no reranker is configured',
+    });
+    expect(textOf(result).split('\n')[1]).toBe('Not reranked: no reranker is configured.');
+    const unasked = structured(await h.call('query', { query: 'basil' }));
+    expect(unasked.rerankNote).toBeUndefined();
+  });
+
+  it('intent with nothing to shape is said to be unused, in the text too', async () => {
+    const result = await h.call('query', { searches: [{ type: 'lex', query: 'basil' }], intent: 'cooking' });
+    expect(structured(result).note).toBe('intent unused: it only shapes vec searches, and none ran');
+    expect(textOf(result)).toContain('(bm25: intent unused: it only shapes vec searches, and none ran)');
+  });
+
+  it('searches: [] beside query is no sub-search, as in qmd 2.8', async () => {
+    const s = structured(await h.call('query', { query: 'basil', searches: [] }));
+    expect(s.searches.map((r) => r.type)).toEqual(['lex', 'vec']);
+  });
+});
+
+describe('with no model configured, and contexts', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({
+      contexts: {
+        '/': 'Personal notes of one developer.',
+        journal: 'A garden diary, one note per day.',
+        'notes/deep': 'Long-form research.',
+      },
+    });
+  });
+  afterAll(() => h.close());
+
+  it('vector sub-searches are skipped and the result says so; lex answers', async () => {
+    const result = await h.call('query', {
+      searches: [
+        { type: 'lex', query: 'basil' },
+        { type: 'vec', query: 'herbs' },
+      ],
+    });
+    const s = structured(result);
+    expect(s).toMatchObject({ mode: 'bm25', note: 'no embedding model is configured: BM25 only' });
+    expect(s.searches.map((r) => [r.type, r.ran, r.candidates])).toEqual([
+      ['lex', 'bm25', 3],
+      ['vec', 'skipped', 0],
+    ]);
+    expect(textOf(result)).toContain('Searches: lex "basil" → bm25, 3 candidates; vec "herbs" → skipped');
+  });
+
+  it('only vector sub-searches: they run as BM25 over their text, and say so', async () => {
+    const s = structured(await h.call('query', { searches: [{ type: 'vec', query: 'aardvark' }] }));
+    expect(s.searches).toEqual([{ type: 'vec', query: 'aardvark', ran: 'bm25', candidates: 1 }]);
+    expect(s.results.map((r) => r.file)).toEqual(['notes/deep/nested.md']);
+  });
+
+  it('each result carries the contexts that cover it, in structuredContent and text', async () => {
+    const basil = await h.call('query', { query: 'basil', limit: 1 });
+    expect(structured(basil).results[0]?.context).toBe(
+      'Personal notes of one developer.\n\nA garden diary, one note per day.',
+    );
+    expect(textOf(basil)).toContain('  Context: Personal notes of one developer. A garden diary, one note per day.');
+    const deep = structured(await h.call('query', { query: 'aardvark' })).results[0];
+    expect(deep).toMatchObject({
+      file: 'notes/deep/nested.md',
+      context: 'Personal notes of one developer.\n\nLong-form research.',
+    });
+    const pools = structured(await h.call('query', { query: 'pool leases' })).results[0];
+    expect(pools?.context).toBe('Personal notes of one developer.');
+  });
+
+  it('the server’s instructions summarise the contexts', () => {
+    const instructions = h.client.getInstructions() ?? '';
+    expect(instructions).toContain('What the notes are (contexts; each result they cover carries its `context`):');
+    expect(instructions).toContain('  - /: Personal notes of one developer.');
+    expect(instructions).toContain('  - journal: A garden diary, one note per day.');
+    expect(instructions).toContain('  - notes/deep: Long-form research.');
+    expect(instructions).toContain('`searches`');
+  });
+
+  it('status lists them', async () => {
+    const s = (await h.call('status')).structuredContent as { contexts: Array<{ path: string; text: string }> };
+    expect(s.contexts.map((c) => c.path)).toEqual(['/', 'journal', 'notes/deep']);
+  });
+});
