@@ -1,5 +1,5 @@
 /**
- * Benchmark and experiment for issue 4 (not part of CI). Three measurements on the built
+ * Benchmark and experiment for embeddings (not part of CI). Three measurements on the built
  * binary (`npm run build` first), with the tiny generated model (nothing is downloaded):
  *
  * 1. `qmd embed` throughput on a generated corpus: chunks/s and files/s, the whole command

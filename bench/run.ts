@@ -28,7 +28,7 @@ import { formatDuration, resultsMarkdown, resultText } from './lib/markdown.js';
 import { ROOT, staleBuild, TMP } from './lib/paths.js';
 import type { Benchmark, BenchmarkOptions, BenchmarkResult } from './lib/types.js';
 
-/** In the order of issue 7. */
+/** The order `npm run bench` runs them in, and the results file lists them in. */
 export const benchmarks: readonly Benchmark[] = [
   exitBenchmark,
   startupBenchmark,

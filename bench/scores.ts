@@ -1,5 +1,5 @@
 /**
- * The scores a reader sees (issue 14, item 2): for a few queries on a 3-note corpus and on a
+ * The scores a reader sees: for a few queries on a 3-note corpus and on a
  * generated 10,000-note corpus, in each mode (BM25 `search`, vector `vsearch`, hybrid
  * `query`), the top hits' scores as `qmd search` prints them (0.00) and as the MCP `query`
  * tool shows them (NN%).

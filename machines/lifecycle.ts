@@ -2,9 +2,9 @@
  * The lifecycle of `qmd mcp`: one explicit machine owns every way the server can end.
  *
  * connected → closingTransport → draining → disposingStore → done, with failedStep routing a
- * failed or timed-out step on to the next one. The contract is `../shared/design/lifecycle.md`.
+ * failed or timed-out step on to the next one. The contract is `docs/design.md`.
  *
- * Design choice (issue 2): the machine keeps `invoke` and `after`. The two teardown steps are
+ * Design choice: the machine keeps `invoke` and `after`. The two teardown steps are
  * invoked promise actors (`closeTransport`, `disposeStore`) and every bound is a named delay
  * (`stepTimeout`, `drainTimeout`), so XState owns the timing rules: a step that answers after
  * its bound is ignored because leaving the state stops its actor and cancels its timer, with

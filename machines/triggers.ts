@@ -3,7 +3,7 @@
  * about them: what a trigger is called in the breadcrumb, and whether a later trigger is
  * the same departure as the first one or an escalation.
  *
- * Pure: no I/O, nothing but types and string logic (see `../shared/design/lifecycle.md` §2).
+ * Pure: no I/O, nothing but types and string logic (see `docs/design.md` §2.1).
  */
 
 /** Signals that end the server. Each one goes through the machine; none calls `process.exit()`. */

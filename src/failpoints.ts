@@ -1,7 +1,7 @@
 /**
  * Failpoints: how tests and benchmarks make faults happen inside the real binary.
  * `QMD_FAILPOINTS="NAME=ACTION;NAME=ACTION"`, ACTION one of `delay(MS)`, `hang`, `throw`
- * (semantics in `../shared/design/lifecycle.md` §4). Inert unless set: with no spec, `hit()`
+ * (semantics in `docs/design.md` §6). Inert unless set: with no spec, `hit()`
  * returns `undefined` synchronously, so a handler pays one Map lookup and no await.
  *
  * - `delay(MS)` is slow but well behaved: settles after MS, or rejects at once when its

@@ -73,7 +73,7 @@ async function sample(mode: Mode, server: ReturnType<typeof qmdServer>): Promise
 
 /**
  * Benchmark 7: stdin closes while an embedding runs natively, with the shipped dispose order
- * against a naive one (lifecycle.md §3: disposing under a running call segfaults about half
+ * against a naive one (docs/design.md §5: disposing under a running call segfaults about half
  * the time). Needs `qmd embed` and `QMD_DEBUG_EMBED=1` (to time the close); the naive order
  * is the contender `bench/contenders/naive-server.ts`. Reports "not available yet" without them.
  */

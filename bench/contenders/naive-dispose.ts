@@ -3,7 +3,7 @@
  * (`bench/embed.ts`, `bench/benchmarks/disposal.ts`): it frees the Llama, the model and the
  * embedding context at once or one after the other — `ordered`: context → model → llama,
  * each awaited; `all`: all three together — without waiting for the embedding call running
- * natively. lifecycle.md §3: disposing under a running call segfaulted in 20–50% of
+ * natively. docs/design.md §5: disposing under a running call segfaulted in 20–50% of
  * in-process runs. The product never does this: it is wired in through
  * `StoreOptions.createEmbedder`, which only code can set (`naive-server.ts`).
  *

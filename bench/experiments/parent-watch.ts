@@ -1,5 +1,5 @@
 /**
- * Experiment (issue 14, item 4; not part of `npm run bench`): how soon can `qmd mcp` notice
+ * Experiment (not part of `npm run bench`): how soon can `qmd mcp` notice
  * that its parent died, and what does looking cost while it idles? On Linux, with the
  * lifecycle's own `watchParent` and real clock (`src/lifecycle/parent.ts`):
  *

@@ -25,8 +25,8 @@ const EMBEDDED_NOTES = 10;
 
 /**
  * Whether this build can embed: `qmd embed` is a command and `QMD_EMBED_MODEL` is honoured
- * (issue 4 lands in parallel with the benchmarks). Checked from the built binary's help, so
- * the benchmarks switch on by themselves when it lands.
+ * (a build without embeddings skips the warm-model contenders). Checked from the built
+ * binary's help.
  */
 export async function embeddingSupport(): Promise<{ ok: true } | { ok: false; why: string }> {
   if (!existsSync(QMD_BIN)) return { ok: false, why: `${QMD_BIN} is missing (npm run build)` };

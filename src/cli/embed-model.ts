@@ -7,7 +7,7 @@ import type { CliContext } from './context.js';
 export const EMBED_MODEL_ENV = 'QMD_EMBED_MODEL';
 
 /**
- * The embedding model (lifecycle.md §4): `--embed-model M`, else `QMD_EMBED_MODEL`, else
+ * The embedding model (docs/design.md §6): `--embed-model M`, else `QMD_EMBED_MODEL`, else
  * `DEFAULT_EMBED_MODEL`. The flag arrives as the env var (see `program.ts`), so every
  * command and both MCP transports resolve it in one place.
  */

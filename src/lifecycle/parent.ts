@@ -15,7 +15,7 @@ export interface ParentWatchOptions {
 }
 
 /**
- * 100 ms (issue 14, item 4; it was 500, which made parent death the slowest way out: kill →
+ * 100 ms (it was 500, which made parent death the slowest way out: kill →
  * exit p50 488.6 ms in `npx tsx bench/triggers.ts --runs 20`, now 83.9 ms). Measured with
  * `npx tsx bench/experiments/parent-watch.ts --runs 20 --seconds 300` (Linux, Node 20, 2 cores
  * at load 5-7; bench/results-parent-watch.md):

@@ -1,7 +1,7 @@
 /**
  * The embedder: node-llama-cpp loaded on first use, one embedding context, native calls in
  * a queue, and a `dispose()` that never frees llama.cpp objects under a running call
- * (`../shared/design/lifecycle.md` §1.3 and §3). Measured with
+ * (`docs/design.md` §1.3 and §5). Measured with
  * `scripts/experiments/dispose-order.ts`: disposing while a loop of embeddings runs killed
  * the process with SIGSEGV in a share of runs; through `dispose()` none did.
  */
@@ -72,7 +72,7 @@ export interface Embedder {
   dimensions(): Promise<number>;
   /**
    * The most tokens a text may have and still be embedded whole (longer texts are truncated).
-   * Loads the model. The store's chunker sizes chunks from it (issue 4).
+   * Loads the model. The store's chunker sizes chunks from it.
    */
   maxTokens(): Promise<number>;
   /**

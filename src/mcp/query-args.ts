@@ -4,7 +4,7 @@ import { MAX_COLLECTION_NAME_CHARS, MAX_COLLECTIONS, MAX_INTENT_CHARS, MAX_QUERY
 import { strictArguments } from './shapes.js';
 
 /**
- * The arguments of the `query` tool and of `POST /query` over HTTP: qmd 2.8's (issue 14.1),
+ * The arguments of the `query` tool and of `POST /query` over HTTP: qmd 2.8's,
  * so prompts and agent skills written for it work here, checked strictly (an unknown or
  * misspelt argument is an error that names it).
  */

@@ -9,7 +9,7 @@ import { documentUri } from './refs.js';
  */
 
 /**
- * A tool's arguments as an object that refuses keys it does not know (issue 14.1): the SDK
+ * A tool's arguments as an object that refuses keys it does not know: the SDK
  * would otherwise strip them silently, and a client that misspells `maxLines` would never
  * learn why nothing changed. The error names the unknown keys and the known ones; the
  * published JSON Schema says `additionalProperties: false`.

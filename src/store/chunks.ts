@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { extractTitle, lineStarts } from './markdown.js';
 
 /**
- * Markdown → chunks for embedding (issue 4). A chunk is a span `[start, end)` of a note's
+ * Markdown → chunks for embedding. A chunk is a span `[start, end)` of a note's
  * text; what is embedded is that span in the model's document prompt (`PromptFormat`).
  *
  * Sizes are in UTF-8 bytes, from the model's own limit: every tokenizer llama.cpp runs here

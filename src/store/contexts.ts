@@ -24,7 +24,7 @@ interface ContextRow {
 }
 
 /**
- * The contexts table (issue 16.4; schema in `schema-contexts.ts`): setting, listing and
+ * The contexts table (schema in `schema-contexts.ts`): setting, listing and
  * removing contexts, and attaching them to search hits. Rows are read on every call, never
  * cached: another process (`qmd context add` beside a running server) may change them.
  */

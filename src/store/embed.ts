@@ -18,7 +18,7 @@ interface Pending {
 }
 
 /**
- * `qmd embed` (issue 4): chunk what is not chunked yet, then embed every chunk that has no
+ * `qmd embed`: chunk what is not chunked yet, then embed every chunk that has no
  * vector for the model's fingerprint, in batches, each batch one write transaction. Nothing
  * is held open while llama.cpp computes (the write lock is taken only to store a finished
  * batch), so searches and `qmd update` in other processes go on, and a kill at any point
@@ -65,7 +65,7 @@ export async function embedIndex(
     .immediate();
 
   const todo = plan(db, fingerprint);
-  // Counted as `status()` counts (issue 16.5): the two must never disagree on one index.
+  // Counted as `status()` counts: the two must never disagree on one index.
   const { chunks } = vectors.chunkCounts(fingerprint);
   let embedded = 0;
   let done = 0;

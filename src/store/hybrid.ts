@@ -39,7 +39,7 @@ export interface Ranking {
 }
 
 /**
- * The same fusion over any number of rankings (`query`'s typed sub-searches, issue 14.1):
+ * The same fusion over any number of rankings (`query`'s typed sub-searches):
  * each counts equally, ties go to the document ranked higher somewhere, then by path. A
  * document's hit comes from the first lexical ranking that has it, else the first ranking.
  */

@@ -18,7 +18,7 @@ const bareDocid = /^[0-9a-f]{6,64}$/i;
 const MAX_LISTED_CANDIDATES = 5;
 
 /**
- * References → indexed documents (issue 16.2), after `parseRef` (the authority) let them
+ * References → indexed documents, after `parseRef` (the authority) let them
  * through. Every answer is a row of the index: nothing here reads a file.
  *
  * A relative reference is tried, in order, as `collection/path`; as a path inside a

@@ -4,9 +4,9 @@ import { QmdError } from '../errors.js';
 import { climbs } from './refs.js';
 
 /**
- * Where the index lives (lifecycle.md §4): `--index PATH`, else `QMD_INDEX`, else
- * `INDEX_PATH` (the variable qmd 2.8 reads, so a client configured for it finds its index:
- * issue 16.3), else `$XDG_CACHE_HOME/qmd/index.sqlite`, else `~/.cache/qmd/index.sqlite`.
+ * Where the index lives (docs/design.md §6): `--index PATH`, else `QMD_INDEX`, else
+ * `INDEX_PATH` (the variable qmd 2.8 reads, so a client configured for it finds its index),
+ * else `$XDG_CACHE_HOME/qmd/index.sqlite`, else `~/.cache/qmd/index.sqlite`.
  * Empty strings count as unset, so `QMD_INDEX=` does not point the index at the current
  * directory.
  */

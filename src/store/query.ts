@@ -31,7 +31,7 @@ export interface QuerySources {
 export const NOT_RERANKED = 'not reranked: no reranker is configured';
 
 /**
- * `query` (issue 14.1): a plain query is the sub-searches `lex` and `vec` of its text; a list
+ * `query`: a plain query is the sub-searches `lex` and `vec` of its text; a list
  * is run as given. Each sub-search is one ranking, at most `candidateLimit` deep; rankings are
  * fused by reciprocal rank fusion (`hybrid.ts`), or, when one answers alone, keep its own
  * scores, so a plain query on an index without vectors answers exactly as BM25 did.

@@ -33,7 +33,7 @@ const uriScheme = /^([a-z][a-z0-9+.-]*):\/\//i;
 const windowsDrive = /^[A-Za-z]:/;
 
 /**
- * THE authority on what a document reference may name (issue 15.4): `get`, `multi_get` (each
+ * THE authority on what a document reference may name: `get`, `multi_get` (each
  * item and each glob), the `qmd://` resource read and the CLI all come through here, so a
  * traversal attempt gets the same answer wherever it is sent. Nothing here touches the
  * filesystem; what it lets through is looked up in the index, which holds only what a scan

@@ -1,7 +1,7 @@
 import type { Migration } from './schema.js';
 
 /**
- * Version 3 (issue 16.4): contexts, a few words that say what a collection or a folder in it
+ * Version 3: contexts, a few words that say what a collection or a folder in it
  * holds ("Weekly team meeting notes"), returned with the results they describe and summarised
  * in the MCP server's instructions, as qmd 2.8 does.
  *

@@ -1,7 +1,7 @@
 import type { Migration } from './schema.js';
 
 /**
- * Version 2 (issue 4): chunks, their embeddings, and the state that ties them to one model.
+ * Version 2: chunks, their embeddings, and the state that ties them to one model.
  *
  * - `chunks` hang off `content` (the text, keyed by its sha256), not off `documents`: two
  *   files with the same text are chunked and embedded once, and a chunk goes with its text

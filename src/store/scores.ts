@@ -6,7 +6,7 @@
  * comes within this fraction of the best", whichever mode answers (the MCP `query` tool is
  * BM25 or hybrid depending on what is embedded, and a client cannot tell in advance).
  *
- * Why relative (issue 14, item 2; `npx tsx bench/scores.ts`, bench/results-scores.md): BM25 has
+ * Why relative (`npx tsx bench/scores.ts`, bench/results-scores.md): BM25 has
  * no absolute scale to show. FTS5 floors a negative IDF — a term in more than half the notes —
  * to 1e-6, so the absolute `s / (1 + s)` read 0% for every hit of `and` on 3 notes and of the
  * most common word on 10,000, while a rare word on 10,000 notes put every hit at 0.86–0.89.

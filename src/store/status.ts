@@ -6,7 +6,7 @@ import type { CollectionStatus, StatusReport } from './types.js';
 import type { Vectors } from './vectors.js';
 
 /**
- * `status()`: ours and qmd 2.8's fields (issue 16.3), from a handful of aggregate queries; no
+ * `status()`: ours and qmd 2.8's fields, from a handful of aggregate queries; no
  * document text is read except, for texts never chunked, whether they are blank.
  */
 export class StatusReader {

@@ -1,5 +1,5 @@
 /**
- * "Did you mean …" for a reference that names no indexed document (issue 16.2): the closest
+ * "Did you mean …" for a reference that names no indexed document: the closest
  * indexed files, by edit distance on the whole `collection/path`, on the path without its
  * collection, and on the file name alone (so `metting.md` finds `2024/meeting.md`). Case is
  * ignored, so `README.md` finds `readme.md`. Only indexed files are ever suggested.

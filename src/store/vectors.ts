@@ -5,7 +5,7 @@ import type { Log } from '../log.js';
 import type { StatusReport } from './types.js';
 
 /**
- * Where the vectors live and how the nearest ones are found (issue 4).
+ * Where the vectors live and how the nearest ones are found.
  *
  * `embeddings.vector` is the source of truth. With sqlite-vec 0.1.9 loaded, a `vec0` table
  * (`chunk_vectors`, cosine distance, rowid = `embeddings.id`) answers KNN queries; it is an
@@ -98,7 +98,7 @@ export class Vectors {
 
   /**
    * How many chunks the index has and how many of them have a vector from `fingerprint`: the
-   * one count both `status()` and `qmd embed`'s report give (issue 16.5). A chunk is a distinct
+   * one count both `status()` and `qmd embed`'s report give. A chunk is a distinct
    * text to embed (its hash): notes that share a section — templates, a common footer — share
    * its chunk, which is embedded and stored once. Counting `chunks` rows instead counted it
    * once per note, so `status` said 60/60 where `embed` said 22 of the same index.

@@ -1,5 +1,5 @@
 /**
- * `qmd context add|list|rm` (issue 16.4), spawned as users run it, against a real index; then
+ * `qmd context add|list|rm`, spawned as users run it, against a real index; then
  * a spawned `qmd mcp` shows a context on its results and in its instructions, and a context
  * added while that server runs shows up in its next result.
  */

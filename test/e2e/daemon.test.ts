@@ -1,5 +1,5 @@
 /**
- * `qmd mcp --http --daemon` and `qmd mcp stop` (issue 5), with real processes. The pidfile
+ * `qmd mcp --http --daemon` and `qmd mcp stop`, with real processes. The pidfile
  * (`<index>.mcp.pid`) records the pid with its start time (field 22 of /proc/PID/stat), the
  * boot id and the command line; `stop` signals only the very process that wrote it. The
  * peer's `stop` once SIGTERMed whatever had inherited a recycled PID.

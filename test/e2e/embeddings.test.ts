@@ -1,5 +1,5 @@
 /**
- * Embeddings through the built binary (issue 4): `qmd embed`, `vsearch`, `query`, and
+ * Embeddings through the built binary: `qmd embed`, `vsearch`, `query`, and
  * `qmd mcp` with a warm model leaving cleanly — repeatedly, while llama.cpp is computing.
  * The real tiny model (generated), real node-llama-cpp, real SQLite. Tests wait for
  * observable events (a stderr line, an exit) with generous bounds and kill children in
@@ -214,7 +214,7 @@ describe('qmd mcp with a warm model', () => {
 });
 
 /**
- * The crash this project exists to avoid (lifecycle.md §1.3): a shutdown trigger while
+ * The crash this project exists to avoid (docs/design.md §1.3): a shutdown trigger while
  * llama.cpp computes an embedding. Each run starts `qmd mcp`, sends a query whose embedding
  * is long (~500 tokens, ~10 ms on one thread), and triggers the moment the server prints that
  * the call is entering llama.cpp (`QMD_DEBUG_EMBED`). Whether the call was still running when

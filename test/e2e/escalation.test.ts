@@ -1,8 +1,8 @@
 /**
- * Escalation (issue 5): a second trigger while draining aborts the in-flight handlers through
+ * Escalation: a second trigger while draining aborts the in-flight handlers through
  * their AbortSignal and cuts the drain short. The real case is the SDK client's `close()`:
  * `stdin.end()`, then SIGTERM 2 s later, then SIGKILL 2 s after that, to the direct child
- * (lifecycle.md §3). A handler that ignores cancellation must not turn that into a SIGKILL.
+ * (docs/design.md §5). A handler that ignores cancellation must not turn that into a SIGKILL.
  */
 import type { ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/client';

@@ -1,5 +1,5 @@
 /**
- * `qmd mcp --http` (issue 5), spawned for real and driven with the SDK's Streamable HTTP
+ * `qmd mcp --http`, spawned for real and driven with the SDK's Streamable HTTP
  * client: one warm server, a session (an McpServer) per client, DNS-rebinding protection, a
  * body cap, and the same lifecycle machine on SIGTERM — in-flight replies are delivered, then
  * a clean exit. Every wait is for an observable event with a generous bound.

@@ -1,5 +1,5 @@
 /**
- * Where the spawned CLI finds its index (issue 16.3): `--index`, else `QMD_INDEX`, else
+ * Where the spawned CLI finds its index: `--index`, else `QMD_INDEX`, else
  * `INDEX_PATH` (qmd 2.8's variable), else the cache default. `qmd status --json` names the
  * index it opened.
  */

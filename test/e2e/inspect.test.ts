@@ -1,5 +1,5 @@
 /**
- * `QMD_INSPECT` on a spawned `qmd mcp` (issue 6, test 3): the built binary, a real index, the
+ * `QMD_INSPECT` on a spawned `qmd mcp`: the built binary, a real index, the
  * SDK's Client, and — for the live case — a real WebSocket receiver (`serveInspector`, what
  * `qmd lifecycle inspect` runs) in the test process.
  *

@@ -1,5 +1,5 @@
 /**
- * Parent death (issue 5) and the orphan test (issue 3), with real process trees:
+ * Parent death and the orphan test, with real process trees:
  * test → intermediate parent (an MCP client, `fixtures/intermediate-parent.mjs`) → qmd mcp,
  * and sometimes a sibling `sleep` holding the write end of qmd's stdin, as a grandchild that
  * inherited the pipe does in real life.

@@ -1,5 +1,5 @@
 /**
- * `qmd get` and `qmd multi-get`, spawned (issues 15.4, 16.2, 16.3): the same references the
+ * `qmd get` and `qmd multi-get`, spawned: the same references the
  * MCP tools take, resolved by the same authority, and the whole traversal table refused with
  * one line on stderr and nothing on stdout.
  */

@@ -1,5 +1,5 @@
 /**
- * `POST /query` and `POST /search` on `qmd mcp --http` (issue 16.3): spawned and driven with
+ * `POST /query` and `POST /search` on `qmd mcp --http`: spawned and driven with
  * plain HTTP as a script would, behind the same guards as `/mcp`, inside the same lifecycle
  * (a search in flight at SIGTERM gets its answer, then a clean exit). The last part runs the
  * app in process with a real store, for what needs a hand on the gate: a stopping server, a

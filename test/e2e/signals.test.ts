@@ -1,5 +1,5 @@
 /**
- * Signals on stdio (issue 5): SIGTERM, SIGINT and SIGHUP each go through the machine — the
+ * Signals on stdio: SIGTERM, SIGINT and SIGHUP each go through the machine — the
  * breadcrumb, the whole teardown in order (the trace), the store closed (no `-wal` left),
  * exit 0 — and the process then leaves on its own, with nothing for the watchdog to name.
  */

@@ -1,5 +1,5 @@
 /**
- * `qmd mcp` over stdio, spawned for real (issue 3): the built binary, a real index, the SDK's
+ * `qmd mcp` over stdio, spawned for real: the built binary, a real index, the SDK's
  * real Client. Each test waits for observable events (a stderr line, an exit) with generous
  * bounds and SIGKILLs its child in `finally`.
  */

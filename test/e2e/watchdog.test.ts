@@ -1,5 +1,5 @@
 /**
- * The watchdog end to end (issue 5): `QMD_FAILPOINTS=server.leak=hang` makes the real binary
+ * The watchdog end to end: `QMD_FAILPOINTS=server.leak=hang` makes the real binary
  * leak a ref'd interval at start that nothing ever clears, the way a forgotten timer or socket
  * does. After `done` the loop cannot drain, so the watchdog — armed only then — names what
  * holds it and exits with the code the machine computed, whatever that code is.

@@ -1,5 +1,5 @@
 /**
- * Escalation in each state that listens for it (lifecycle.md §2): a later trigger of another
+ * Escalation in each state that listens for it (docs/design.md §2.1): a later trigger of another
  * kind, or a repeated signal, means "hurry up" — in-flight handlers are aborted, a drain not
  * yet over is cut short, and the output names what escalated. stdin `close` after `end`,
  * stdout errors after either, the same HTTP stop again, and a programmatic `shutdown()` are

@@ -1,5 +1,5 @@
 /**
- * Named scenarios for the lifecycle host (issue 2, test 3), each with hand-written fakes and
+ * Named scenarios for the lifecycle host, each with hand-written fakes and
  * a fake clock: what a user could observe — the order of teardown calls, the exit code, the
  * stderr lines.
  */

@@ -57,7 +57,7 @@ describe('the parent watch', () => {
   });
 
   it('by default reads the PPID 10 times a second and notices a death within 100 ms, whatever its phase', async () => {
-    // Issue 14 item 4: 500 ms made parent death the slowest trigger (p50 493 ms to exit in
+    // 500 ms made parent death the slowest trigger (p50 493 ms to exit in
     // bench/triggers.ts). The cost of 100 ms is in src/lifecycle/parent.ts.
     for (const diesAt of [0, 1, 37, 99, 100, 101, 250, 999]) {
       const clock = new FakeClock();

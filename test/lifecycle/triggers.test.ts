@@ -1,7 +1,7 @@
 /**
  * The pure rules about triggers (machines/triggers.ts): the breadcrumb's words, which later
  * trigger escalates, and how `process.exitCode` is read. Expected values are written out
- * from the contract (lifecycle.md §2, §4), never computed with the functions under test.
+ * from the contract (docs/design.md §2.1, §6), never computed with the functions under test.
  */
 import { describe, expect, it } from 'vitest';
 import { computeExitCode } from '../../machines/lifecycle.js';

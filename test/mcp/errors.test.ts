@@ -79,7 +79,7 @@ describe('schema-invalid arguments', () => {
       { pattern: 'notes/*.md', max_bytes: 10 },
       'unknown argument max_bytes: multi_get takes pattern, maxLines, maxBytes, lineNumbers',
     ],
-  ])('refuses unknown arguments to %s with a clear one-line error (issue 14.1)', async (tool, args, message) => {
+  ])('refuses unknown arguments to %s with a clear one-line error', async (tool, args, message) => {
     // They used to be stripped silently: a misspelt maxLines read the whole document.
     const result = await h.call(tool, args);
     expect(result.isError).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * The `query` tool with qmd 2.8's arguments (issue 14.1) and contexts (issue 16.4), over a
+ * The `query` tool with qmd 2.8's arguments and contexts, over a
  * real SDK client: a real store, and for the vector paths the real tiny generated model.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -26,7 +26,7 @@ describe('tools/list', () => {
     const { tools } = await h.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['get', 'multi_get', 'query', 'status']);
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    // qmd 2.8's arguments (issue 14.1): query or searches, neither required by the schema alone.
+    // qmd 2.8's arguments: query or searches, neither required by the schema alone.
     expect(byName.query?.inputSchema).toMatchObject({
       type: 'object',
       additionalProperties: false,
@@ -55,7 +55,7 @@ describe('tools/list', () => {
       required: expect.arrayContaining(['mode', 'searches', 'reranked', 'results']),
       properties: { mode: { enum: ['bm25', 'vector', 'hybrid'] }, results: { type: 'array' } },
     });
-    // qmd 2.8's arguments (issue 14.1), and nothing else: unknown keys are refused.
+    // qmd 2.8's arguments, and nothing else: unknown keys are refused.
     expect(byName.get?.inputSchema).toMatchObject({
       required: ['file'],
       additionalProperties: false,

@@ -1,5 +1,5 @@
 /**
- * Tests generated from the machine (issue 2, test 1): every shortest path and every simple
+ * Tests generated from the machine: every shortest path and every simple
  * path, replayed against the real host with hand-written fakes and a simulated clock. After
  * every step the replay checks the state and the ordered calls; at the end, the exit-code
  * rule, the order of the steps, removed listeners and pending timers (see ./model.ts).

@@ -1,5 +1,5 @@
 /**
- * Property-based tests (issue 2, test 2): random interleavings of triggers, handler
+ * Property-based tests: random interleavings of triggers, handler
  * start/settle, step outcomes and clock advances against the real host. Generated paths
  * cannot see self-loops (an ignored or re-entered state on a repeated trigger leaves the
  * serialised state unchanged); these invariants can, because they count what really ran.
@@ -90,7 +90,7 @@ interface Departures {
 }
 
 /**
- * lifecycle.md §2, written down again: the client's pipes (stdin end, stdin close, a stdout
+ * docs/design.md §2.1, written down again: the client's pipes (stdin end, stdin close, a stdout
  * error) are one departure; every signal is a new one; any other kind is a new departure
  * unless it is the kind that started teardown; a programmatic shutdown never escalates.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 16.5: on one index `qmd embed` said "11 chunks in the index" and `qmd status` said
+ * On one index `qmd embed` said "11 chunks in the index" and `qmd status` said
  * "91/91 chunks". Notes that share a section (a template, a common footer) share its chunk:
  * embed counted distinct chunks, status counted one per note. Both numbers now come from one
  * count; this test reads both from one real index embedded with the real tiny model.

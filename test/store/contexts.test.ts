@@ -1,5 +1,5 @@
 /**
- * Contexts (issue 16.4) on a real index file: what PATH forms name, what each hit carries,
+ * Contexts on a real index file: what PATH forms name, what each hit carries,
  * the migration that adds the table, and two handles on one index seeing each other's changes.
  */
 import * as fs from 'node:fs';

@@ -105,7 +105,7 @@ describe('get', () => {
   });
 });
 
-describe('references as qmd 2.8 resolves them (issue 16.2)', () => {
+describe('references as qmd 2.8 resolves them', () => {
   it('a path without its collection, when one collection has it', () => {
     expect(store.get('ten.md').file).toBe('notes/ten.md');
     expect(store.get('sub/b.md').file).toBe('notes/sub/b.md');
@@ -203,7 +203,7 @@ describe('multiGet', () => {
     expect(store.multiGet('notes/**').documents).toHaveLength(8);
   });
 
-  it('matches relative globs inside every collection too (issue 16.2)', () => {
+  it('matches relative globs inside every collection too', () => {
     const top = store.multiGet('*.md').documents.map((doc) => doc.file);
     expect(top).toContain('notes/a.md');
     expect(top).toContain('journal/2025-05-01.md');

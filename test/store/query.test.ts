@@ -1,5 +1,5 @@
 /**
- * `query` with typed sub-searches (issue 14.1), on a real index with the real tiny model. The
+ * `query` with typed sub-searches, on a real index with the real tiny model. The
  * only fake is a hand-written embedder wrapper passed through `StoreOptions.createEmbedder`
  * that records each text sent to the model, so a test can see what `intent` and `hyde` do.
  */

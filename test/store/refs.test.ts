@@ -1,5 +1,5 @@
 /**
- * The one authority on what a reference may name (`parseRef`, issue 15.4), against the whole
+ * The one authority on what a reference may name (`parseRef`), against the whole
  * traversal table, and the forms it lets through. Pure: no index, no filesystem.
  */
 import { describe, expect, it } from 'vitest';

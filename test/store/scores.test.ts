@@ -1,5 +1,5 @@
 /**
- * Scores people can read (issue 14, item 2): every result's score is its strength as a
+ * Scores people can read: every result's score is its strength as a
  * fraction of the query's best result (`src/store/scores.ts`), in [0, 1], the best at 1, in
  * exactly the order the engine ranked — and `minScore` keeps what comes within that fraction.
  * BM25 is checked against FTS5's own `bm25()` read straight from the index file, over random

@@ -1,5 +1,5 @@
 /**
- * `status()` with qmd 2.8's fields beside ours (issue 16.3), on a real index and the tiny model.
+ * `status()` with qmd 2.8's fields beside ours, on a real index and the tiny model.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

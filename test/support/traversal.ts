@@ -1,5 +1,5 @@
 /**
- * Every way we know of to ask for something outside the collections (issue 15.4), as one
+ * Every way we know of to ask for something outside the collections, as one
  * table. `test/store/refs.test.ts` checks the authority (`parseRef`) against it; the store,
  * the MCP tools and resource, and the spawned CLI check that each surface gives the same
  * answer and never a byte of what lies outside.

@@ -3,7 +3,7 @@ import type { ContextInfo } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 
 /**
- * `qmd context add PATH TEXT...`: says what the notes at PATH are (issue 16.4). PATH is `/`
+ * `qmd context add PATH TEXT...`: says what the notes at PATH are. PATH is `/`
  * (everything), `collection`, `collection/dir` (also as `qmd://collection/dir`), or a folder on
  * disk inside a collection; the words after it are the text, as qmd 2.8 joins them.
  */

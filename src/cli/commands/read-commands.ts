@@ -53,7 +53,7 @@ export interface GetFlags {
 
 /**
  * `qmd get REF [--from LINE] [--lines N] [--line-numbers]`: the indexed text, as is unless
- * asked for numbers (scripts read this output: lifecycle.md §4). REF is anything the MCP
+ * asked for numbers (scripts read this output: docs/design.md §6). REF is anything the MCP
  * `get` takes, `REF:LINE` and `REF:FROM:COUNT` included; the store resolves it.
  */
 export async function get(ctx: CliContext, ref: string, flags: GetFlags) {

@@ -3,7 +3,7 @@ import type { CliContext } from '../context.js';
 import { type PidRecord, pidfilePath, readPidfile, releasePidfile, removePidfile, staleReason } from './pidfile.js';
 
 /**
- * The daemon's teardown is bounded: drain 5 s, each step 2 s, watchdog 1 s (lifecycle.md §2).
+ * The daemon's teardown is bounded: drain 5 s, each step 2 s, watchdog 1 s (docs/design.md §2.1).
  * Waiting a little longer than their sum before escalating means a healthy daemon is never
  * hurried; the second SIGTERM is the machine's "hurry up", never a SIGKILL.
  */

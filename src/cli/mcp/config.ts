@@ -3,7 +3,7 @@ import { type Failpoints, parseFailpoints } from '../../failpoints.js';
 import type { LifecycleOptions } from '../../lifecycle/host.js';
 import type { Log } from '../../log.js';
 
-/** What `qmd mcp` reads from the environment (lifecycle.md §4). */
+/** What `qmd mcp` reads from the environment (docs/design.md §6). */
 export interface McpEnvConfig {
   drainTimeoutMs?: number;
   stepTimeoutMs?: number;

@@ -1,7 +1,7 @@
 import { networkInterfaces, hostname as osHostname } from 'node:os';
 
 /**
- * DNS-rebinding protection for `qmd mcp --http` (lifecycle.md §4). A web page on
+ * DNS-rebinding protection for `qmd mcp --http` (docs/design.md §6). A web page on
  * `evil.example` whose name the attacker re-points at 127.0.0.1 can make the browser talk to
  * us, but it cannot change what the browser sends as `Host` (`evil.example:8181`) or `Origin`
  * (`https://evil.example`). So a request is served only when its Host names this machine, and

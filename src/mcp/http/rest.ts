@@ -10,7 +10,7 @@ import { describeFailure, throwIfAborted } from '../run.js';
 import { replyJson } from './reply.js';
 
 /**
- * `POST /query` and `POST /search` on `qmd mcp --http` (issue 16.3): the `query` tool without
+ * `POST /query` and `POST /search` on `qmd mcp --http`: the `query` tool without
  * MCP, for scripts and for clients written against qmd 2.8's REST endpoints. Both paths are
  * the same search, as in qmd 2.8 (`/search` is its alias): the body is the `query` tool's
  * arguments (qmd 2.8 requires `searches`; a plain `query` is also taken here), checked as

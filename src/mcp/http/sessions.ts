@@ -15,7 +15,7 @@ import type { Log } from '../../log.js';
  * - Cancellation. A client's `notifications/cancelled` must reach the `McpServer` running the
  *   request to abort its handler's signal; with sessions it does, stateless it lands on a new
  *   server that knows nothing of it, and a cancelled hybrid query keeps the model busy.
- * - The point of the shared server is many clients on one warm model (lifecycle.md §5). That
+ * - The point of the shared server is many clients on one warm model (docs/design.md §1). That
  *   comes from sharing the store, which both designs do; a session costs one McpServer and
  *   transport (39 KB of heap, 4.6 ms to build and connect on this 2-core machine, measured
  *   over 500), which stateless would rebuild for every request.

@@ -6,7 +6,7 @@ import { MAX_REF_CHARS } from '../limits.js';
 import { runTool } from '../run.js';
 import { lineNumbersArgument, sliceMeta, sliceShape, strictArguments } from '../shapes.js';
 
-/** qmd 2.8's `get` arguments (issue 14.1), so prompts and skills written for it work here. */
+/** qmd 2.8's `get` arguments, so prompts and skills written for it work here. */
 const inputSchema = strictArguments('get', {
   file: z
     .string()

@@ -8,7 +8,7 @@ import { documentUri } from '../refs.js';
 import { runTool } from '../run.js';
 import { lineNumbersArgument, sliceMeta, sliceShape, strictArguments } from '../shapes.js';
 
-/** qmd 2.8's `multi_get` arguments (issues 14.1, 16.3): `maxBytes` is a per-file cap, as there. */
+/** qmd 2.8's `multi_get` arguments: `maxBytes` is a per-file cap, as there. */
 const inputSchema = strictArguments('multi_get', {
   pattern: z
     .string()

@@ -6,7 +6,7 @@ import { formatStatus } from '../format.js';
 import { runTool } from '../run.js';
 import { strictArguments } from '../shapes.js';
 
-/** Ours and qmd 2.8's fields (issue 16.3): a client written against either reads what it knows. */
+/** Ours and qmd 2.8's fields: a client written against either reads what it knows. */
 const outputSchema = {
   index: z.string().describe('absolute path of the index file'),
   sizeBytes: z.number(),
