@@ -4,27 +4,14 @@ import { type LifecycleMachine, type LifecycleOutput, lifecycleMachine } from '.
 import { describeTrigger, normalizeExitCode, type TriggerEvent } from '../../machines/triggers.js';
 import { errorMessage } from '../errors.js';
 import { createLog, type Log } from '../log.js';
-import { type Clock, realClock, type TimerHandle } from './clock.js';
+import { type Clock, realClock } from './clock.js';
+import { createExitPolicy, type ExitCodeSlot, inspectOption } from './exit-policy.js';
 import { createInflightGate, type InflightGate } from './gate.js';
 import { watchParent } from './parent.js';
 import { type SignalSource, watchSignals } from './signals.js';
 import { stdinAlreadyGone, watchStdin } from './stdin.js';
 import { guardStdout } from './stdout.js';
 import { createTraceWriter } from './trace.js';
-import { armWatchdog, DEFAULT_WATCHDOG_MS } from './watchdog.js';
-
-/** Where the exit code lives: `process.exitCode` by default. */
-export interface ExitCodeSlot {
-  get(): unknown;
-  set(code: number): void;
-}
-
-const processExitCode: ExitCodeSlot = {
-  get: () => process.exitCode,
-  set: (code) => {
-    process.exitCode = code;
-  },
-};
 
 /** The two teardown steps: the composition root hands them over when it starts the lifecycle. */
 export interface TeardownSteps {
@@ -33,6 +20,8 @@ export interface TeardownSteps {
   /** Step 2: `store.close()` (the LLM first, then the database). */
   disposeStore: (signal: AbortSignal) => Promise<void> | void;
 }
+
+export type { ExitCodeSlot };
 
 export interface LifecycleOptions extends Partial<TeardownSteps> {
   /** The client's end of the conversation; `null` when stdin is not a client (HTTP mode). */
@@ -77,8 +66,6 @@ export interface Lifecycle {
   readonly actor: Actor<LifecycleMachine>;
 }
 
-const KEEP_ALIVE_MS = 2 ** 31 - 1;
-
 /** Creates and starts the lifecycle at once (see `createLifecycle`). */
 export function startLifecycle(options: LifecycleOptions): Lifecycle {
   const lifecycle = createLifecycle(options);
@@ -96,19 +83,16 @@ export function startLifecycle(options: LifecycleOptions): Lifecycle {
 export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(steps?: TeardownSteps): void } {
   const clock = options.clock ?? realClock;
   const log = options.log ?? createLog(process.stderr);
-  const exitSlot = options.exitCode ?? processExitCode;
-  const exitProcess = options.exit ?? ((code: number) => process.exit(code));
-  let exited = false;
-  const exit = (code: number): void => {
-    if (exited) return;
-    exited = true;
-    exitProcess(code);
-  };
-  const watchdogMs = options.watchdogMs ?? DEFAULT_WATCHDOG_MS;
+  const policy = createExitPolicy({
+    clock,
+    log,
+    ...(options.exitCode !== undefined && { exitCode: options.exitCode }),
+    ...(options.exit !== undefined && { exit: options.exit }),
+    ...(options.watchdogMs !== undefined && { watchdogMs: options.watchdogMs }),
+    ...(options.activeResources !== undefined && { activeResources: options.activeResources }),
+  });
+  const exitSlot = policy.slot;
   const startedAt = clock.now();
-  let teardownStartedAt = startedAt;
-  let keepAlive: TimerHandle | undefined;
-  let finished: LifecycleOutput | undefined;
   let resolveDone!: (output: LifecycleOutput) => void;
   const done = new Promise<LifecycleOutput>((resolve) => {
     resolveDone = resolve;
@@ -159,9 +143,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     actions: {
       announceShutdown: ({ context }) => {
         forwardHandlerEvents = true;
-        teardownStartedAt = clock.now();
-        // While teardown runs, this ref'd timer keeps Node from exiting with the wrong code.
-        keepAlive = clock.setTimeout(() => {}, KEEP_ALIVE_MS);
+        policy.beginTeardown();
         log.line(`Shutting down (${context.reason})...`);
       },
       detachTriggerSources: () => {
@@ -187,45 +169,19 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     },
   });
 
-  const observeSafely = (observe: (event: InspectionEvent) => void, event: InspectionEvent): void => {
-    try {
-      observe(event);
-    } catch {
-      // An observer must never break the lifecycle (XState rethrows what an inspector throws).
-    }
-  };
   const actor = createActor(machine, {
     // The machine applies the defaults (DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_STEP_TIMEOUT_MS).
     input: { drainTimeoutMs: options.drainTimeoutMs, stepTimeoutMs: options.stepTimeoutMs },
     clock,
-    // Only when someone observes: an inspect callback, even an empty one, makes every event
-    // cost about 2.6× as much (5.2 → 13.6 µs per handler.started/settled pair, measured by
-    // bench/experiments/actor-inspect.ts), and an observed lifecycle gets two per tool call.
-    // (Mutating `observed` to true survives: an inspect with no observer changes only the time.)
-    ...(observed && {
-      inspect: (event: InspectionEvent) => {
-        for (const observe of observers) observeSafely(observe, event);
-      },
-    }),
+    // Only when someone observes (see `inspectOption`): an observed lifecycle gets two events per tool call.
+    ...inspectOption(observers),
   });
 
   // Called once: the actor either completes or errors, never both.
   const finish = (output: LifecycleOutput): void => {
-    finished = output;
-    clock.clearTimeout(keepAlive);
     for (const detach of triggerSources.splice(0)) detach();
-    exitSlot.set(output.exitCode);
-    const ms = Math.round((clock.now() - teardownStartedAt) * 10) / 10;
-    log.line(`Shutdown complete in ${ms} ms: ${output.summary}`);
+    policy.finish(output);
     tracer?.close();
-    armWatchdog({
-      clock,
-      log,
-      ms: watchdogMs,
-      exitCode: output.exitCode,
-      activeResources: options.activeResources ?? (() => process.getActiveResourcesInfo()),
-      exit,
-    });
     resolveDone(output);
   };
 
@@ -257,7 +213,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     if (signals) {
       watchSignals(signals, (signal) => {
         // After `done` native objects are disposed: a signal then means "now", and that is safe.
-        if (finished) exit(finished.exitCode);
+        if (policy.finished) policy.exitNow();
         else trigger({ type: 'signal.received', signal });
       });
     }

@@ -6,12 +6,11 @@ import type { ShutdownSignal } from '../../machines/triggers.js';
 import { normalizeExitCode } from '../../machines/triggers.js';
 import { errorMessage } from '../errors.js';
 import { createLog, type Log } from '../log.js';
-import { type Clock, realClock, type TimerHandle } from './clock.js';
+import { type Clock, realClock } from './clock.js';
+import { createExitPolicy, type ExitCodeSlot, inspectOption } from './exit-policy.js';
 import { createInflightGate, type InflightGate } from './gate.js';
-import type { ExitCodeSlot } from './host.js';
 import { type SignalSource, watchSignals } from './signals.js';
 import { createMachineTraceWriter, stateName } from './trace-machines.js';
-import { armWatchdog, DEFAULT_WATCHDOG_MS } from './watchdog.js';
 
 /** The two steps of the server's own teardown; the composition root hands them over at `start()`. */
 export interface ServerSteps {
@@ -70,14 +69,6 @@ export interface SharedLifecycle {
   sessions(): number;
 }
 
-const processExitCode: ExitCodeSlot = {
-  get: () => process.exitCode,
-  set: (code) => {
-    process.exitCode = code;
-  },
-};
-const KEEP_ALIVE_MS = 2 ** 31 - 1;
-
 /**
  * Hosts the shared server's machine and its sessions, as `host.ts` hosts the lifecycle: provides
  * their effects, turns signals into triggers, applies the exit policy (a ref'd keep-alive while
@@ -87,18 +78,15 @@ const KEEP_ALIVE_MS = 2 ** 31 - 1;
 export function createSharedLifecycle(options: SharedLifecycleOptions = {}): SharedLifecycle {
   const clock = options.clock ?? realClock;
   const log = options.log ?? createLog(process.stderr);
-  const exitSlot = options.exitCode ?? processExitCode;
-  const exitProcess = options.exit ?? ((code: number) => process.exit(code));
-  let exited = false;
-  const exit = (code: number): void => {
-    if (exited) return;
-    exited = true;
-    exitProcess(code);
-  };
+  const policy = createExitPolicy({
+    clock,
+    log,
+    ...(options.exitCode !== undefined && { exitCode: options.exitCode }),
+    ...(options.exit !== undefined && { exit: options.exit }),
+    ...(options.watchdogMs !== undefined && { watchdogMs: options.watchdogMs }),
+    ...(options.activeResources !== undefined && { activeResources: options.activeResources }),
+  });
   const startedAt = clock.now();
-  let teardownStartedAt = startedAt;
-  let keepAlive: TimerHandle | undefined;
-  let finished: ServerOutput | undefined;
   let resolveDone!: (output: ServerOutput) => void;
   const done = new Promise<ServerOutput>((resolve) => {
     resolveDone = resolve;
@@ -146,8 +134,7 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
     },
     actions: {
       announceShutdown: ({ context }) => {
-        teardownStartedAt = clock.now();
-        keepAlive = clock.setTimeout(() => {}, KEEP_ALIVE_MS);
+        policy.beginTeardown();
         log.line(`Shutting down (${context.reason})...`);
       },
       announceEscalation: ({ context, event }) => {
@@ -178,17 +165,7 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
       sessionStepTimeoutMs: options.sessionStepTimeoutMs,
     },
     clock,
-    ...(observers.length > 0 && {
-      inspect: (event: InspectionEvent) => {
-        for (const observe of observers) {
-          try {
-            observe(event);
-          } catch {
-            // An observer must never break the lifecycle.
-          }
-        }
-      },
-    }),
+    ...inspectOption(observers),
   });
 
   const child = (id: string): AnyActorRef | undefined =>
@@ -199,21 +176,9 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
   };
 
   const finish = (output: ServerOutput): void => {
-    finished = output;
-    clock.clearTimeout(keepAlive);
     // Signal listeners stay: after done a signal means "now", with the computed code.
-    exitSlot.set(output.exitCode);
-    const ms = Math.round((clock.now() - teardownStartedAt) * 10) / 10;
-    log.line(`Shutdown complete in ${ms} ms: ${output.summary}`);
+    policy.finish(output);
     tracer?.close();
-    armWatchdog({
-      clock,
-      log,
-      ms: options.watchdogMs ?? DEFAULT_WATCHDOG_MS,
-      exitCode: output.exitCode,
-      activeResources: options.activeResources ?? (() => process.getActiveResourcesInfo()),
-      exit,
-    });
     resolveDone(output);
   };
   actor.subscribe({
@@ -235,7 +200,8 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
   const trigger = (
     event: { type: 'signal.received'; signal: ShutdownSignal } | { type: 'shutdown.requested'; reason?: string },
   ) => {
-    if (actor.getSnapshot().status === 'active') actor.send({ ...event, exitCode: normalizeExitCode(exitSlot.get()) });
+    if (actor.getSnapshot().status === 'active')
+      actor.send({ ...event, exitCode: normalizeExitCode(policy.slot.get()) });
   };
   let shutdownPromise: Promise<ServerOutput> | undefined;
 
@@ -248,7 +214,7 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
       const signals = options.signals === undefined ? process : options.signals;
       if (signals) {
         watchSignals(signals, (signal) => {
-          if (finished) exit(finished.exitCode);
+          if (policy.finished) policy.exitNow();
           else trigger({ type: 'signal.received', signal });
         });
       }

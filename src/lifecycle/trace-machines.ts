@@ -1,7 +1,7 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
 import type { AnyActorRef, InspectionEvent, StateValue } from 'xstate';
 import type { Log } from '../log.js';
 import type { Clock } from './clock.js';
+import { createJsonlFile } from './trace.js';
 
 /**
  * `connected.idle` for `{ connected: 'idle' }`: nested state values as one dotted name, the
@@ -28,10 +28,9 @@ export interface MachineTraceLine {
 }
 
 /**
- * `QMD_LIFECYCLE_TRACE` for a machine with children (the shared server and its sessions): one
+ * `QMD_SHARED_TRACE`, for a machine with children (the shared server and its sessions): one
  * JSONL line per state entered by any actor of the system, microsteps included, in the order
- * XState inspects them. Same file rules as the lifecycle's trace (`trace.ts`): appends,
- * synchronous, a failed write warned about once and never breaking teardown.
+ * XState inspects them, through the lifecycle trace's file writer (`createJsonlFile`).
  */
 export function createMachineTraceWriter(
   file: string,
@@ -40,19 +39,9 @@ export function createMachineTraceWriter(
   rootName: string,
   startedAt = clock.now(),
 ) {
-  let fd: number | undefined;
-  let failed = false;
+  const out = createJsonlFile(file, log);
+  const write = (line: MachineTraceLine): void => out.write(line);
   const last = new Map<string, string>();
-  const write = (line: MachineTraceLine): void => {
-    if (failed) return;
-    try {
-      fd ??= openSync(file, 'a');
-      writeSync(fd, `${JSON.stringify(line)}\n`);
-    } catch (error) {
-      failed = true;
-      log.warn(`cannot write the lifecycle trace to ${file}: ${(error as Error).message}`);
-    }
-  };
   return {
     observe(event: InspectionEvent): void {
       if (event.type !== '@xstate.microstep' && event.type !== '@xstate.snapshot') return;
@@ -79,14 +68,6 @@ export function createMachineTraceWriter(
       }
       write(line);
     },
-    close(): void {
-      if (fd === undefined) return;
-      try {
-        closeSync(fd);
-      } catch {
-        // Nothing left to lose.
-      }
-      fd = undefined;
-    },
+    close: () => out.close(),
   };
 }

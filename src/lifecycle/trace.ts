@@ -33,20 +33,41 @@ type LifecycleSnapshot = SnapshotFrom<LifecycleMachine>;
  * Writes synchronously (a handful of lines per run) so a trace survives a crash; a write that
  * fails is warned about once and never breaks teardown.
  */
-export function createTraceWriter(file: string, clock: Clock, log: Log, startedAt = clock.now()) {
+/**
+ * A trace file: JSON lines appended synchronously (a handful per run, so a trace survives a
+ * crash); a write that fails is warned about once and never breaks teardown.
+ */
+export function createJsonlFile(file: string, log: Log) {
   let fd: number | undefined;
   let failed = false;
-  let last: string | undefined;
-  const write = (line: TraceLine): void => {
-    if (failed) return;
-    try {
-      fd ??= openSync(file, 'a');
-      writeSync(fd, `${JSON.stringify(line)}\n`);
-    } catch (error) {
-      failed = true;
-      log.warn(`cannot write the lifecycle trace to ${file}: ${(error as Error).message}`);
-    }
+  return {
+    write(line: object): void {
+      if (failed) return;
+      try {
+        fd ??= openSync(file, 'a');
+        writeSync(fd, `${JSON.stringify(line)}\n`);
+      } catch (error) {
+        failed = true;
+        log.warn(`cannot write the lifecycle trace to ${file}: ${(error as Error).message}`);
+      }
+    },
+    close(): void {
+      // Stryker disable next-line ConditionalExpression: a shortcut only; closeSync(undefined) throws, and that is swallowed below
+      if (fd === undefined) return;
+      try {
+        closeSync(fd);
+      } catch {
+        // Nothing left to lose.
+      }
+      fd = undefined;
+    },
   };
+}
+
+export function createTraceWriter(file: string, clock: Clock, log: Log, startedAt = clock.now()) {
+  const out = createJsonlFile(file, log);
+  const write = (line: TraceLine): void => out.write(line);
+  let last: string | undefined;
   const record = (eventType: string, snapshot: LifecycleSnapshot): void => {
     // The machine is flat: its state value is the state's name.
     const state = snapshot.value;
@@ -79,15 +100,6 @@ export function createTraceWriter(file: string, clock: Clock, log: Log, startedA
         record(event.event.type, event.snapshot as LifecycleSnapshot);
       }
     },
-    close(): void {
-      // Stryker disable next-line ConditionalExpression: a shortcut only; closeSync(undefined) throws, and that is swallowed below
-      if (fd === undefined) return;
-      try {
-        closeSync(fd);
-      } catch {
-        // Nothing left to lose.
-      }
-      fd = undefined;
-    },
+    close: () => out.close(),
   };
 }

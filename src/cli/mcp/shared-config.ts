@@ -1,4 +1,3 @@
-import { DEFAULT_IDLE_TIMEOUT_MS } from '../../../machines/shared-server.js';
 import { QmdError } from '../../errors.js';
 
 /** What `qmd mcp --shared` (relay and server) reads from the environment. */
