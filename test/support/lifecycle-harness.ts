@@ -62,6 +62,8 @@ export interface HarnessOptions {
 
 export interface HandlerProbe {
   signal: AbortSignal;
+  /** `calls.length` when its signal fired: the abort came before `calls[abortedAt]`. */
+  abortedAt?: number;
   settle(): void;
   fail(error?: unknown): void;
   result: Promise<unknown>;
@@ -77,6 +79,12 @@ export type Harness = ReturnType<typeof createHarness>;
 export function createHarness(options: HarnessOptions = {}) {
   const clock = new FakeClock();
   const calls: string[] = [];
+  /** When each entry of `calls` happened, on the fake clock (the contract oracle reads it). */
+  const callTimes: number[] = [];
+  const record = (call: string): void => {
+    calls.push(call);
+    callTimes.push(clock.now());
+  };
   const lines: string[] = [];
   const stdin = options.stdin ?? new FakeStdin();
   const stdout = new FakeStdout();
@@ -93,18 +101,18 @@ export function createHarness(options: HarnessOptions = {}) {
   const log: Log = options.log ?? {
     line: (text) => {
       lines.push(text);
-      calls.push(`log:${text}`);
+      record(`log:${text}`);
     },
     warn: (text) => {
       lines.push(`QMD Warning: ${text}`);
-      calls.push(`warn:${text}`);
+      record(`warn:${text}`);
     },
   };
 
   // Assigned below; a step can begin inside startLifecycle (a stdin that had already ended).
   let lifecycle: Lifecycle | undefined;
   const step = (name: 'closeTransport' | 'disposeStore', mode: StepMode) => (signal: AbortSignal) => {
-    calls.push(name);
+    record(name);
     stepSignals.push(signal);
     stepLog.push({
       name,
@@ -145,12 +153,12 @@ export function createHarness(options: HarnessOptions = {}) {
       get: () => exitCode,
       set: (code) => {
         exitCode = code;
-        calls.push(`exitCode=${code}`);
+        record(`exitCode=${code}`);
       },
     },
     exit: (code) => {
       exits.push(code);
-      calls.push(`exit(${code})`);
+      record(`exit(${code})`);
     },
     activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
   });
@@ -158,6 +166,7 @@ export function createHarness(options: HarnessOptions = {}) {
   return {
     clock,
     calls,
+    callTimes,
     lines,
     stdin,
     stdout,
@@ -201,12 +210,14 @@ export function createHarness(options: HarnessOptions = {}) {
         return d.promise;
       });
       result.catch(() => {});
-      const probe = {
+      const probe: HandlerProbe = {
         signal,
         settle: () => d.resolve(),
         fail: (e?: unknown) => d.reject(e ?? new Error('boom')),
         result,
       };
+      if (signal.aborted) probe.abortedAt = calls.length;
+      else signal.addEventListener('abort', () => (probe.abortedAt = calls.length), { once: true });
       handlers.push(probe);
       return probe;
     },
