@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { lifecycleMachine } from '../../machines/lifecycle.js';
 import { definedStates, eventsFor, INPUT, serializeState, transitionRecorder } from './model.js';
+import { probeAll } from './probes.js';
 import { expectFullCoverage, expectNone, groupByTrigger, replayAll, withoutPrefixes } from './replay-all.js';
 
 // The full event model: handlers may start in any state, in-flight ≤ 2, two payload
@@ -69,6 +70,15 @@ describe('paths generated from the machine', () => {
   it.each(groupByTrigger(shortest))('replay every shortest path starting %s, unobserved', async (_, group) => {
     expectNone(await replayAll(group), group.length);
   });
+
+  // Paths never show an input the machine ignores; the contract may still say it matters.
+  // Every state a shortest path reaches gets every such input, judged by the oracle alone.
+  it.each(groupByTrigger(shortest))(
+    'probe the end of every shortest path starting %s with what the machine ignores',
+    async (_, group) => {
+      expectNone(await probeAll(lifecycleMachine, group, 2), group.length);
+    },
+  );
 
   it.skipIf(simpleToReplay.length === 0).each(groupByTrigger(simpleToReplay))(
     'replay every simple path starting %s',
