@@ -13,6 +13,41 @@
 import type { HandlerProbe, Harness } from '../support/lifecycle-harness.js';
 import { Contract, type Input, type Step, type StepRun, type Timing } from './contract.js';
 
+/** Every guarantee the oracle checks, by the name its failures carry (lifecycle.md §1–§4). */
+export const GUARANTEES = [
+  'teardown starts only after a trigger',
+  'teardown runs exactly once',
+  'every trigger starts teardown',
+  'every exit is explainable',
+  'transport closed before the store is disposed',
+  'a repeated departure never escalates',
+  'a new departure during teardown escalates',
+  'only an escalation aborts handlers',
+  'escalation aborts the in-flight handlers',
+  'drain before dispose',
+  'the drain deadline is warned about',
+  'no drain-deadline warning before the deadline',
+  'every teardown step is bounded',
+  'a failed step is warned about',
+  'only a failed step is reported as failed',
+  'a failed step does not stop the chain',
+  'the store is disposed before done',
+  'the drain is bounded',
+  'escalation cuts the drain short',
+  'the drain ends when no handler is in flight',
+  'teardown completes only after the last step',
+  'teardown completes once the last step ends',
+  'the exit-code rule',
+  'no exit before teardown completes',
+  'the watchdog exits with the computed code',
+  'teardown holds the process until done',
+  'nothing holds the process outside teardown',
+  'trigger sources are detached when teardown starts',
+  'only the watchdog is left after done',
+] as const;
+
+export type Guarantee = (typeof GUARANTEES)[number];
+
 export class GuaranteeBroken extends Error {
   override name = 'GuaranteeBroken';
 }
@@ -70,7 +105,7 @@ export class Oracle {
     const c = this.contract;
     if (h.clock.now() !== c.now) throw new Error(`oracle out of step: clock ${h.clock.now()} ms, inputs ${c.now} ms`);
     const o = observe(h);
-    const fail = (guarantee: string, detail: string): never => {
+    const fail = (guarantee: Guarantee, detail: string): never => {
       const path = c.history.join(' → ') || '(nothing)';
       throw new GuaranteeBroken(`guarantee "${guarantee}" broken: ${detail}, after path: ${path}`);
     };
@@ -79,8 +114,8 @@ export class Oracle {
       this.#closesFirst,
       this.#escalation,
       this.#drainsFirst,
-      this.#deadlineWarned,
       this.#stepsRun,
+      this.#deadlineWarned,
       this.#completes,
       this.#exits,
       this.#holdsNothing,
@@ -197,7 +232,7 @@ export class Oracle {
     const passed = drain?.how === 'deadline';
     const text = `drain deadline of ${this.#timing.drainMs} ms passed with ${drain?.inflightAtEnd} handler(s) in flight; disposing the store`;
     const seen = o.deadlineWarnings;
-    if (!passed && seen.length > 0) fail('the drain deadline is not a failure', `warned "${seen[0]!.text}"`);
+    if (!passed && seen.length > 0) fail('no drain-deadline warning before the deadline', `warned "${seen[0]!.text}"`);
     if (passed && (seen.length !== 1 || seen[0]!.text !== text || seen[0]!.at !== drain.endedAt)) {
       fail(
         'the drain deadline is warned about',
@@ -244,13 +279,17 @@ export class Oracle {
   }
 
   /**
-   * The guarantee that makes a step due: the trigger for the first; for the second, a failed
-   * first step if teardown ended without it, else the way the drain was due to end.
+   * The guarantee that makes a step due: the trigger for the first; for the second, if
+   * teardown ended without it, the failed first step or plainly the store left open; else
+   * the way the drain was due to end.
    */
-  #whyRun(run: StepRun, o: Observed): string {
+  #whyRun(run: StepRun, o: Observed): Guarantee {
     if (run.step === 'closeTransport') return 'every trigger starts teardown';
-    if (this.contract.runs[0]?.error !== undefined && o.exitCodes.length > 0)
-      return 'a failed step does not stop the chain';
+    if (o.exitCodes.length > 0) {
+      return this.contract.runs[0]?.error !== undefined
+        ? 'a failed step does not stop the chain'
+        : 'the store is disposed before done';
+    }
     const drain = this.contract.drain!;
     if (drain.how === 'deadline') return 'the drain is bounded';
     if (drain.how === 'cutShort') return 'escalation cuts the drain short';
@@ -319,7 +358,7 @@ export class Oracle {
   }
 }
 
-type Fail = (guarantee: string, detail: string) => never;
+type Fail = (guarantee: Guarantee, detail: string) => never;
 
 function times(calls: StepCall[]): string {
   return calls.map((s) => s.at).join(', ');
