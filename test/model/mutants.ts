@@ -303,6 +303,19 @@ export const MUTANTS: Mutant[] = [
     ],
   },
   {
+    name: 'late-escalation-unrecorded',
+    breaks: 'every exit is explainable: shutdown() reports the escalation that came while disposing',
+    file: 'machines/lifecycle.ts',
+    edits: [
+      {
+        search:
+          "params: { step: 'disposeStore' } },\n        },\n      },\n      on: {\n        'stdout.closed': {\n          guard: 'isEscalation',\n          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],",
+        replace:
+          "params: { step: 'disposeStore' } },\n        },\n      },\n      on: {\n        'stdout.closed': {\n          guard: 'isEscalation',\n          actions: ['announceEscalation', 'abortHandlers'],",
+      },
+    ],
+  },
+  {
     // XState drops every event once the root reaches a final state, so "a trigger after done
     // starts a second run" cannot be written as such: a second run needs a `done` that is not
     // final, and that is this mutant. (With a signal there also re-entering `closingTransport`

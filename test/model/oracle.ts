@@ -10,6 +10,7 @@
  * `guarantee "drain before dispose" broken: …, after path: stdin.end → …`. Safety rules come
  * first (nothing happened that must not), then the ones that say what must have happened.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { HandlerProbe, Harness } from '../support/lifecycle-harness.js';
 import { Contract, type Input, type Step, type StepRun, type Timing } from './contract.js';
 
@@ -38,6 +39,7 @@ export const GUARANTEES = [
   'teardown completes only after the last step',
   'teardown completes once the last step ends',
   'the exit-code rule',
+  'shutdown() resolves with what happened',
   'no exit before teardown completes',
   'the watchdog exits with the computed code',
   'teardown holds the process until done',
@@ -297,7 +299,7 @@ export class Oracle {
   }
 
   /** done: the exit code set once, by the rule, and one line that explains the exit. */
-  #completes(_h: Harness, o: Observed, fail: Fail): void {
+  #completes(h: Harness, o: Observed, fail: Fail): void {
     const c = this.contract;
     if (c.finishedAt === undefined) {
       const early = o.exitCodes[0] ?? o.complete[0];
@@ -320,6 +322,21 @@ export class Oracle {
     const line = `${ms} ms: ${c.summary()}`;
     if (o.complete.length !== 1 || o.complete[0]!.text !== line) {
       fail('every exit is explainable', `"Shutdown complete in ${o.complete[0]?.text}", expected "…${line}"`);
+    }
+    // The API's account of the teardown: what `shutdown()` returns to its caller.
+    const expected = {
+      exitCode: code,
+      reason: c.first!.words,
+      failedSteps: c.failed.map((r) => ({ step: r.step, error: r.error })),
+      drain: c.drain!.how,
+      escalatedBy: c.escalations[0]?.words ?? null,
+      summary: c.summary(),
+    };
+    if (!isDeepStrictEqual(h.output(), expected)) {
+      fail(
+        'shutdown() resolves with what happened',
+        `${JSON.stringify(h.output())}, expected ${JSON.stringify(expected)}`,
+      );
     }
   }
 

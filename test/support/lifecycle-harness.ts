@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
+import type { LifecycleOutput } from '../../machines/lifecycle.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { type Lifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
 import type { Log } from '../../src/log.js';
@@ -163,6 +164,12 @@ export function createHarness(options: HarnessOptions = {}) {
     activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
   });
 
+  // What `shutdown()` and `done` resolve with, once teardown completes.
+  let output: LifecycleOutput | undefined;
+  void lifecycle.done.then((o) => {
+    output = o;
+  });
+
   return {
     clock,
     calls,
@@ -183,6 +190,8 @@ export function createHarness(options: HarnessOptions = {}) {
     set exitCode(value: unknown) {
       exitCode = value;
     },
+    /** What `done` resolved with, or `undefined` while teardown has not completed. */
+    output: () => output,
     /** The teardown steps that ran, in order. */
     steps: () => calls.filter((c) => c === 'closeTransport' || c === 'disposeStore'),
     state: () => lifecycle.state(),
