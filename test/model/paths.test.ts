@@ -13,6 +13,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { lifecycleMachine } from '../../machines/lifecycle.js';
+import { otherTransitions } from './edges.js';
 import { definedStates, eventsFor, INPUT, serializeState, transitionRecorder } from './model.js';
 import { probeAll } from './probes.js';
 import { expectFullCoverage, expectNone, groupByTrigger, replayAll, withoutPrefixes } from './replay-all.js';
@@ -21,11 +22,12 @@ import { expectFullCoverage, expectNone, groupByTrigger, replayAll, withoutPrefi
 // variants of every first trigger (exit code 0, and an earlier 3).
 // (Under mutation testing, one payload variant: half the paths, the same transitions.)
 const mutation = process.env.QMD_MUTATION === '1';
-const shortest = getShortestPaths(lifecycleMachine, {
-  input: INPUT,
-  serializeState,
-  events: eventsFor({ maxInflight: 2, startsDuringTeardown: true, exitCodeVariants: !mutation }),
-});
+const bounds = { maxInflight: 2, startsDuringTeardown: true, exitCodeVariants: !mutation };
+const shortest = getShortestPaths(lifecycleMachine, { input: INPUT, serializeState, events: eventsFor(bounds) });
+
+// Every transition of the same graph that no shortest path takes: the path to its source and
+// the transition (./edges.ts). Cheap, so it runs under mutation testing too.
+const transitions = otherTransitions(lifecycleMachine, shortest, bounds);
 
 // Every trigger kind, every step outcome, the deadline, in-flight ≤ 2. Bounded further so
 // the enumeration stays in seconds (the full model has far more than 10^5 simple paths):
@@ -49,8 +51,8 @@ const coverage = transitionRecorder();
 describe('paths generated from the machine', () => {
   it('are counted, and reach every state', () => {
     console.error(
-      `lifecycle model: ${shortest.length} shortest paths, ${simple.length} simple paths ` +
-        `(${simpleToReplay.length} not prefixes of another)`,
+      `lifecycle model: ${shortest.length} shortest paths, ${transitions.length} transitions they do not take, ` +
+        `${simple.length} simple paths (${simpleToReplay.length} not prefixes of another)`,
     );
     expect(shortest.length).toBeGreaterThan(100);
     if (!mutation) expect(simple.length).toBeGreaterThan(shortest.length);
@@ -70,6 +72,13 @@ describe('paths generated from the machine', () => {
   it.each(groupByTrigger(shortest))('replay every shortest path starting %s, unobserved', async (_, group) => {
     expectNone(await replayAll(group), group.length);
   });
+
+  it.each(groupByTrigger(transitions))(
+    'replay every transition no shortest path takes, starting %s',
+    async (_, group) => {
+      expectNone(await replayAll(group, coverage.observe), group.length);
+    },
+  );
 
   // Paths never show an input the machine ignores; the contract may still say it matters.
   // Every state a shortest path reaches gets every such input, judged by the oracle alone.
