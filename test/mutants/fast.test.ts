@@ -27,7 +27,7 @@ afterAll(() => rmSync(WORK, { recursive: true, force: true }));
 describe('the generated tests kill', () => {
   it.each(FAST_MUTANTS)('%s', async (name) => {
     const mutant = MUTANTS.find((m) => m.name === name)!;
-    const dir = mutatedCopy(ROOT, join(WORK, name), mutant, ['machines', 'src', 'test/support', 'test/model']);
+    const dir = mutatedCopy(ROOT, join(WORK, name), mutant, ['machines', 'src', 'test/support', 'test/model'], false);
     const quick = (await import(
       pathToFileURL(join(dir, 'test/model/quick.ts')).href
     )) as typeof import('../model/quick.js');
