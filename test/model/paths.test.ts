@@ -1,8 +1,11 @@
 /**
  * Tests generated from the machine: every shortest path and every simple
  * path, replayed against the real host with hand-written fakes and a simulated clock. After
- * every step the replay checks the state and the ordered calls; at the end, the exit-code
- * rule, the order of the steps, removed listeners and pending timers (see ./model.ts).
+ * every step the contract oracle (./oracle.ts, issue 12) checks lifecycle.md's guarantees
+ * against what was observed, with expectations worked out from the inputs alone, not from
+ * the machine; then the replay checks that the host did what the machine says: the state
+ * and the ordered calls; at the end, the exit-code rule, the order of the steps, removed
+ * listeners and pending timers (see ./replay.ts).
  * The coverage check computes the machine's states and transitions from its own definition
  * and fails if the replays missed one.
  */
@@ -10,18 +13,21 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { lifecycleMachine } from '../../machines/lifecycle.js';
+import { otherTransitions } from './edges.js';
 import { definedStates, eventsFor, INPUT, serializeState, transitionRecorder } from './model.js';
-import { expectFullCoverage, groupByTrigger, replayAll, withoutPrefixes } from './replay-all.js';
+import { probeAll } from './probes.js';
+import { expectFullCoverage, expectNone, groupByTrigger, replayAll, withoutPrefixes } from './replay-all.js';
 
 // The full event model: handlers may start in any state, in-flight ≤ 2, two payload
 // variants of every first trigger (exit code 0, and an earlier 3).
 // (Under mutation testing, one payload variant: half the paths, the same transitions.)
 const mutation = process.env.QMD_MUTATION === '1';
-const shortest = getShortestPaths(lifecycleMachine, {
-  input: INPUT,
-  serializeState,
-  events: eventsFor({ maxInflight: 2, startsDuringTeardown: true, exitCodeVariants: !mutation }),
-});
+const bounds = { maxInflight: 2, startsDuringTeardown: true, exitCodeVariants: !mutation };
+const shortest = getShortestPaths(lifecycleMachine, { input: INPUT, serializeState, events: eventsFor(bounds) });
+
+// Every transition of the same graph that no shortest path takes: the path to its source and
+// the transition (./edges.ts). Cheap, so it runs under mutation testing too.
+const transitions = otherTransitions(lifecycleMachine, shortest, bounds);
 
 // Every trigger kind, every step outcome, the deadline, in-flight ≤ 2. Bounded further so
 // the enumeration stays in seconds (the full model has far more than 10^5 simple paths):
@@ -45,8 +51,8 @@ const coverage = transitionRecorder();
 describe('paths generated from the machine', () => {
   it('are counted, and reach every state', () => {
     console.error(
-      `lifecycle model: ${shortest.length} shortest paths, ${simple.length} simple paths ` +
-        `(${simpleToReplay.length} not prefixes of another)`,
+      `lifecycle model: ${shortest.length} shortest paths, ${transitions.length} transitions they do not take, ` +
+        `${simple.length} simple paths (${simpleToReplay.length} not prefixes of another)`,
     );
     expect(shortest.length).toBeGreaterThan(100);
     if (!mutation) expect(simple.length).toBeGreaterThan(shortest.length);
@@ -57,20 +63,36 @@ describe('paths generated from the machine', () => {
   });
 
   it.each(groupByTrigger(shortest))('replay every shortest path starting %s', async (_, group) => {
-    expect(await replayAll(group, coverage.observe)).toEqual([]);
+    expectNone(await replayAll(group, coverage.observe), group.length);
   });
 
   // Unobserved (no trace, no inspector: how it runs in production) the host counts handlers
   // in the gate while connected and hands the count over with the trigger. Same paths, same
   // expectations.
   it.each(groupByTrigger(shortest))('replay every shortest path starting %s, unobserved', async (_, group) => {
-    expect(await replayAll(group)).toEqual([]);
+    expectNone(await replayAll(group), group.length);
   });
+
+  it.each(groupByTrigger(transitions))(
+    'replay every transition no shortest path takes, starting %s',
+    async (_, group) => {
+      expectNone(await replayAll(group, coverage.observe), group.length);
+    },
+  );
+
+  // Paths never show an input the machine ignores; the contract may still say it matters.
+  // Every state a shortest path reaches gets every such input, judged by the oracle alone.
+  it.each(groupByTrigger(shortest))(
+    'probe the end of every shortest path starting %s with what the machine ignores',
+    async (_, group) => {
+      expectNone(await probeAll(lifecycleMachine, group, 2), group.length);
+    },
+  );
 
   it.skipIf(simpleToReplay.length === 0).each(groupByTrigger(simpleToReplay))(
     'replay every simple path starting %s',
     async (_, group) => {
-      expect(await replayAll(group, coverage.observe)).toEqual([]);
+      expectNone(await replayAll(group, coverage.observe), group.length);
     },
   );
 });

@@ -1,8 +1,10 @@
 /**
  * Property-based tests: random interleavings of triggers, handler
- * start/settle, step outcomes and clock advances against the real host. Generated paths
- * cannot see self-loops (an ignored or re-entered state on a repeated trigger leaves the
- * serialised state unchanged); these invariants can, because they count what really ran.
+ * start/settle, step outcomes and clock advances against the real host. After every command
+ * the contract oracle (./oracle.ts) checks what was observed, as in the path
+ * replays. Generated paths alone cannot see self-loops (an ignored or re-entered state on a
+ * repeated trigger leaves the serialised state unchanged; ./probes.ts now offers them what the
+ * machine ignores); these invariants can, because they count what really ran.
  * Checked: with `signal.received: { target: 'closingTransport', reenter: true }` added to
  * closingTransport, this fails within ~15 runs (shrunk to stdin.close, SIGTERM), while every
  * generated path replay still passes (only their coverage check notices that the new
@@ -18,10 +20,13 @@ import { describe, expect, it } from 'vitest';
 import type { LifecycleOutput } from '../../machines/lifecycle.js';
 import { flush } from '../support/fake-clock.js';
 import { createHarness, type HandlerProbe, type Harness } from '../support/lifecycle-harness.js';
+import type { Input, Timing } from './contract.js';
+import { Oracle } from './oracle.js';
 
 const DRAIN_MS = 5000;
 const STEP_MS = 2000;
 const WATCHDOG_MS = 1000;
+const TIMING: Timing = { drainMs: DRAIN_MS, stepMs: STEP_MS, watchdogMs: WATCHDOG_MS, parentPollMs: 10 };
 
 type Command =
   | { kind: 'stdin.end' }
@@ -31,12 +36,12 @@ type Command =
   | { kind: 'parent.gone' }
   | { kind: 'http.stop' }
   | { kind: 'transport.closed' }
-  | { kind: 'shutdown' }
-  | { kind: 'exitCode'; code: number }
+  | { kind: 'shutdown'; reason?: string }
+  | { kind: 'exitCode'; code: number | string }
   | { kind: 'handler.start' }
   | { kind: 'handler.settle'; index: number; fail: boolean }
   | { kind: 'step.resolve' }
-  | { kind: 'step.reject' }
+  | { kind: 'step.reject'; bare?: boolean }
   | { kind: 'advance'; ms: number };
 
 const command: fc.Arbitrary<Command> = fc.oneof(
@@ -47,15 +52,17 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.constant({ kind: 'parent.gone' } as const),
   fc.constant({ kind: 'http.stop' } as const),
   fc.constant({ kind: 'transport.closed' } as const),
-  fc.constant({ kind: 'shutdown' } as const),
-  fc.record({ kind: fc.constant('exitCode' as const), code: fc.constantFrom(0, 2) }),
+  fc.record({ kind: fc.constant('shutdown' as const), reason: fc.constantFrom('property test', undefined) }),
+  // Node lets process.exitCode be a numeric string too.
+  fc.record({ kind: fc.constant('exitCode' as const), code: fc.constantFrom(0, 2, '2') }),
   { arbitrary: fc.constant({ kind: 'handler.start' } as const), weight: 3 },
   {
     arbitrary: fc.record({ kind: fc.constant('handler.settle' as const), index: fc.nat(5), fail: fc.boolean() }),
     weight: 3,
   },
   { arbitrary: fc.constant({ kind: 'step.resolve' } as const), weight: 3 },
-  fc.constant({ kind: 'step.reject' } as const),
+  // A step may reject with an Error or with a bare value.
+  fc.record({ kind: fc.constant('step.reject' as const), bare: fc.boolean() }),
   {
     arbitrary: fc.record({
       kind: fc.constant('advance' as const),
@@ -74,6 +81,8 @@ interface Observed {
   settledAt: Map<string, number>;
   /** Which triggers reached the machine, and which of them escalated (see `noteDeparture`). */
   departures: Departures;
+  /** The contract, fed every command and checked after each (./oracle.ts). */
+  oracle: Oracle;
 }
 
 // ---- escalation, by a reference rule of this test's own ---------------------------------
@@ -141,7 +150,7 @@ function noteDeparture(h: Harness, c: Command, d: Departures): void {
     parent: 'parent exited',
     http: 'HTTP server stopped',
     transport: 'transport closed',
-    shutdown: 'property test',
+    shutdown: c.kind === 'shutdown' ? (c.reason ?? 'shutdown requested') : '',
   }[kind];
   if (!d.first) d.first = { kind, words };
   else if (LISTENING.has(state) && escalates(d.first.kind, kind)) {
@@ -185,6 +194,7 @@ function checkEscalation(h: Harness, d: Departures, output: LifecycleOutput): vo
 
 async function perform(h: Harness, c: Command, seen: Observed): Promise<void> {
   noteDeparture(h, c, seen.departures);
+  const feed = (input: Input): void => seen.oracle.feed(input);
   const triggered = h.state() !== 'connected';
   const noteTrigger = (): void => {
     if (!triggered && seen.prior === undefined) seen.prior = Number(h.exitCode ?? 0);
@@ -192,47 +202,59 @@ async function perform(h: Harness, c: Command, seen: Observed): Promise<void> {
   switch (c.kind) {
     case 'stdin.end':
       noteTrigger();
+      feed({ kind: 'trigger', source: 'stdin.end' });
       h.stdin.end();
       break;
     case 'stdin.close':
       noteTrigger();
+      feed({ kind: 'trigger', source: 'stdin.close' });
       h.stdin.close();
       break;
     case 'stdout.error':
       noteTrigger();
+      feed({ kind: 'trigger', source: 'stdout' });
       h.stdout.fail();
       break;
     case 'signal':
       noteTrigger();
+      feed({ kind: 'trigger', source: 'signal', signal: c.signal });
       h.signal(c.signal);
       break;
     case 'parent.gone':
       noteTrigger();
+      feed({ kind: 'trigger', source: 'parent' });
       await h.parentDies();
       break;
     case 'http.stop':
       noteTrigger();
+      feed({ kind: 'trigger', source: 'http' });
       h.lifecycle.trigger({ type: 'http.stop' });
       break;
     case 'transport.closed':
       noteTrigger();
+      feed({ kind: 'trigger', source: 'transport' });
       h.transportCloses();
       break;
     case 'shutdown':
       noteTrigger();
-      void h.lifecycle.shutdown('property test');
+      feed({ kind: 'trigger', source: 'shutdown', reason: c.reason });
+      void h.lifecycle.shutdown(c.reason);
       break;
     case 'exitCode':
-      if (h.state() === 'connected') h.exitCode = c.code;
+      if (h.state() === 'connected') {
+        h.exitCode = c.code;
+        feed({ kind: 'exitCode', code: c.code });
+      }
       break;
     case 'handler.start':
-      h.startHandler();
+      feed({ kind: 'handler.start', handler: h.startHandler() });
       break;
     case 'handler.settle': {
       const open = h.handlers.filter((p) => !settled.has(p));
       const probe = open[c.index % Math.max(1, open.length)];
       if (probe) {
         settled.add(probe);
+        feed({ kind: 'handler.settle', handler: probe });
         if (c.fail) probe.fail();
         else probe.settle();
       }
@@ -246,16 +268,23 @@ async function perform(h: Harness, c: Command, seen: Observed): Promise<void> {
         seen.settledAt.set(current, h.clock.now());
         if (c.kind === 'step.reject') {
           seen.rejected.add(current);
-          deferred.reject(new Error(`${current} failed in the property test`));
-        } else deferred.resolve();
+          const message = `${current} failed in the property test`;
+          feed({ kind: 'step.reject', step: current, message });
+          deferred.reject(c.bare ? message : new Error(message));
+        } else {
+          feed({ kind: 'step.resolve', step: current });
+          deferred.resolve();
+        }
       }
       break;
     }
     case 'advance':
+      feed({ kind: 'advance', ms: c.ms });
       await h.clock.advance(c.ms);
       break;
   }
   await flush();
+  seen.oracle.check(h);
 }
 
 const settled = new WeakSet<HandlerProbe>();
@@ -273,7 +302,7 @@ async function finish(h: Harness, seen: Observed): Promise<void> {
   for (let i = 0; i < 10 && h.state() !== 'done'; i++) {
     const current = currentStep(h);
     if (current && !seen.settledAt.has(current)) await perform(h, { kind: 'step.resolve' }, seen);
-    else await h.clock.advance(STEP_MS + DRAIN_MS);
+    else await perform(h, { kind: 'advance', ms: STEP_MS + DRAIN_MS }, seen);
   }
 }
 
@@ -328,12 +357,13 @@ describe('random interleavings against the real host', () => {
           rejected: new Set(),
           settledAt: new Map(),
           departures: { stdoutFailed: false, shutdownCalled: false, escalations: [] },
+          oracle: new Oracle(TIMING),
         };
         for (const c of commands) await perform(h, c, seen);
         await finish(h, seen);
         checkInvariants(h, seen);
         checkEscalation(h, seen.departures, await h.lifecycle.done);
-        await h.clock.advance(WATCHDOG_MS);
+        await perform(h, { kind: 'advance', ms: WATCHDOG_MS }, seen);
         expect(h.exits).toEqual([h.exitCode]);
       }),
       { numRuns: 400 },

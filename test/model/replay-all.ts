@@ -1,6 +1,7 @@
 import type { AnyMachineSnapshot } from 'xstate';
 import type { LifecycleEvent } from '../../machines/lifecycle.js';
-import { definedStates, definedTransitions, describePath, replay, type transitionRecorder } from './model.js';
+import { definedStates, definedTransitions, describePath, type transitionRecorder } from './model.js';
+import { replay } from './replay.js';
 
 type Path = { steps: Array<{ event: LifecycleEvent; state: AnyMachineSnapshot }> };
 
@@ -28,6 +29,22 @@ export async function replayAll(paths: Path[], observe?: Parameters<typeof repla
     }
   }
   return failures;
+}
+
+/**
+ * Throws unless `failures` is empty, with one line per broken guarantee (how many paths broke
+ * it, and the first one's message), so a broken machine reads as the promises it breaks.
+ * A failure the oracle did not name (the host disagreeing with the machine) is grouped too.
+ */
+export function expectNone(failures: string[], total: number): void {
+  if (failures.length === 0) return;
+  const byGuarantee = new Map<string, string[]>();
+  for (const f of failures) {
+    const name = /guarantee "([^"]+)" broken/.exec(f)?.[1] ?? 'the host does what the machine says';
+    byGuarantee.set(name, [...(byGuarantee.get(name) ?? []), f]);
+  }
+  const lines = [...byGuarantee].map(([name, list]) => `- "${name}" ×${list.length}, first: ${list[0]}`);
+  throw new Error(`${failures.length} of ${total} paths failed; broken:\n${lines.join('\n')}`);
 }
 
 /** Fails unless the replays took every state and every transition the machine defines. */

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
+import type { LifecycleOutput } from '../../machines/lifecycle.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { type Lifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
 import type { Log } from '../../src/log.js';
@@ -62,6 +63,8 @@ export interface HarnessOptions {
 
 export interface HandlerProbe {
   signal: AbortSignal;
+  /** `calls.length` when its signal fired: the abort came before `calls[abortedAt]`. */
+  abortedAt?: number;
   settle(): void;
   fail(error?: unknown): void;
   result: Promise<unknown>;
@@ -77,6 +80,12 @@ export type Harness = ReturnType<typeof createHarness>;
 export function createHarness(options: HarnessOptions = {}) {
   const clock = new FakeClock();
   const calls: string[] = [];
+  /** When each entry of `calls` happened, on the fake clock (the contract oracle reads it). */
+  const callTimes: number[] = [];
+  const record = (call: string): void => {
+    calls.push(call);
+    callTimes.push(clock.now());
+  };
   const lines: string[] = [];
   const stdin = options.stdin ?? new FakeStdin();
   const stdout = new FakeStdout();
@@ -93,18 +102,18 @@ export function createHarness(options: HarnessOptions = {}) {
   const log: Log = options.log ?? {
     line: (text) => {
       lines.push(text);
-      calls.push(`log:${text}`);
+      record(`log:${text}`);
     },
     warn: (text) => {
       lines.push(`QMD Warning: ${text}`);
-      calls.push(`warn:${text}`);
+      record(`warn:${text}`);
     },
   };
 
   // Assigned below; a step can begin inside startLifecycle (a stdin that had already ended).
   let lifecycle: Lifecycle | undefined;
   const step = (name: 'closeTransport' | 'disposeStore', mode: StepMode) => (signal: AbortSignal) => {
-    calls.push(name);
+    record(name);
     stepSignals.push(signal);
     stepLog.push({
       name,
@@ -145,19 +154,26 @@ export function createHarness(options: HarnessOptions = {}) {
       get: () => exitCode,
       set: (code) => {
         exitCode = code;
-        calls.push(`exitCode=${code}`);
+        record(`exitCode=${code}`);
       },
     },
     exit: (code) => {
       exits.push(code);
-      calls.push(`exit(${code})`);
+      record(`exit(${code})`);
     },
     activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
+  });
+
+  // What `shutdown()` and `done` resolve with, once teardown completes.
+  let output: LifecycleOutput | undefined;
+  void lifecycle.done.then((o) => {
+    output = o;
   });
 
   return {
     clock,
     calls,
+    callTimes,
     lines,
     stdin,
     stdout,
@@ -174,6 +190,8 @@ export function createHarness(options: HarnessOptions = {}) {
     set exitCode(value: unknown) {
       exitCode = value;
     },
+    /** What `done` resolved with, or `undefined` while teardown has not completed. */
+    output: () => output,
     /** The teardown steps that ran, in order. */
     steps: () => calls.filter((c) => c === 'closeTransport' || c === 'disposeStore'),
     state: () => lifecycle.state(),
@@ -201,12 +219,14 @@ export function createHarness(options: HarnessOptions = {}) {
         return d.promise;
       });
       result.catch(() => {});
-      const probe = {
+      const probe: HandlerProbe = {
         signal,
         settle: () => d.resolve(),
         fail: (e?: unknown) => d.reject(e ?? new Error('boom')),
         result,
       };
+      if (signal.aborted) probe.abortedAt = calls.length;
+      else signal.addEventListener('abort', () => (probe.abortedAt = calls.length), { once: true });
       handlers.push(probe);
       return probe;
     },

@@ -1,0 +1,157 @@
+/**
+ * `npm run test:mutants [NAME…]`: proves the generated tests judge the machine (issue 12).
+ * Each hand-written mutant of `machines/` (test/model/mutants.ts) is applied to a fresh copy
+ * of the repository in the OS temp dir (node_modules linked, the working tree untouched), and
+ * only the generated tests run there (`vitest run test/model`). A mutant is killed when a test
+ * fails; the table says which test failed first (path tests before the property test), which
+ * guarantees the oracle named, and how long it took. Writes test/model/mutants-results.md.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { MUTANTS } from '../test/model/mutants.js';
+import { GUARANTEES } from '../test/model/oracle.js';
+import { mutatedCopy } from '../test/support/mutant-copy.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const COPIED = ['machines', 'src', 'test', 'package.json', 'tsconfig.json', 'vitest.config.ts'];
+/** A mutant that makes a test hang is stopped here and reported as such, never as killed. */
+const RUN_LIMIT_MS = 15 * 60_000;
+
+interface AssertionResult {
+  fullName: string;
+  status: string;
+  failureMessages: string[];
+}
+interface Report {
+  testResults: Array<{ name: string; assertionResults: AssertionResult[]; message?: string }>;
+}
+
+interface Outcome {
+  name: string;
+  verdict: 'killed' | 'SURVIVED' | 'ERROR';
+  by: string;
+  pathsKilled: boolean;
+  propertyKilled: boolean;
+  guarantees: string[];
+  message: string;
+  seconds: number;
+}
+
+const GUARANTEE = /guarantee "([^"]+)" broken: [^\n]*/g;
+
+function run(name: string): Outcome {
+  const mutant = MUTANTS.find((m) => m.name === name)!;
+  const dir = mkdtempSync(join(tmpdir(), `qmd-mutant-${name}-`));
+  const started = performance.now();
+  try {
+    mutatedCopy(ROOT, dir, mutant, COPIED);
+    const out = join(dir, 'vitest-results.json');
+    const child = spawnSync(
+      process.execPath,
+      [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/model', '--reporter=json', `--outputFile=${out}`],
+      { cwd: dir, encoding: 'utf8', timeout: RUN_LIMIT_MS, env: { ...process.env, QMD_MUTATION: '' } },
+    );
+    const seconds = Math.round((performance.now() - started) / 100) / 10;
+    if (!existsSync(out)) {
+      const why = child.error?.message ?? child.stderr.split('\n').slice(-5).join(' ');
+      return {
+        name,
+        verdict: 'ERROR',
+        by: 'no results',
+        pathsKilled: false,
+        propertyKilled: false,
+        guarantees: [],
+        message: why,
+        seconds,
+      };
+    }
+    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    const failed = report.testResults.flatMap((file) =>
+      file.assertionResults
+        .filter((a) => a.status === 'failed')
+        .map((a) => ({ file: file.name, test: a.fullName, text: a.failureMessages.join('\n') })),
+    );
+    // A file that failed to load (a mutant that breaks the import) has a message and no results.
+    for (const file of report.testResults) {
+      if (file.assertionResults.length === 0 && file.message)
+        failed.push({ file: file.name, test: '(file)', text: file.message });
+    }
+    const paths = failed.filter((f) => f.file.endsWith('paths.test.ts'));
+    // The first path test whose failure names a guarantee; else the first that failed at all.
+    const first = paths.find((f) => f.text.includes(' broken: ')) ?? paths[0] ?? failed[0];
+    const guarantees = [...new Set(failed.flatMap((f) => [...f.text.matchAll(GUARANTEE)].map((m) => m[1]!)))];
+    const message = first ? ([...first.text.matchAll(GUARANTEE)][0]?.[0] ?? first.text.split('\n')[0]!) : '';
+    return {
+      name,
+      verdict: first ? 'killed' : 'SURVIVED',
+      by: first ? `${first.file.replace(`${dir}/`, '')} > ${first.test}` : '',
+      pathsKilled: paths.length > 0,
+      propertyKilled: failed.some((f) => f.file.endsWith('properties.test.ts')),
+      guarantees,
+      message,
+      seconds,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Which of the oracle's rules some mutant made fail, and for the others whether
+ * test/model/oracle.test.ts proves them with tampered observations: every rule must be able to fail.
+ */
+function ruleCoverage(outcomes: Outcome[]): string {
+  const tampered = readFileSync(join(ROOT, 'test/model/oracle.test.ts'), 'utf8');
+  const lines = GUARANTEES.map((g) => {
+    const by = outcomes.filter((o) => o.guarantees.includes(g)).map((o) => `\`${o.name}\``);
+    if (by.length > 0) return `- "${g}": ${by.join(', ')}`;
+    return `- "${g}": ${tampered.includes(`broken('${g}')`) ? 'test/model/oracle.test.ts (a tampered host)' : 'NOTHING'}`;
+  });
+  return `Each rule of the oracle, and what made it fail:\n\n${lines.join('\n')}`;
+}
+
+function table(outcomes: Outcome[]): string {
+  const cell = (s: string) => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
+  const rows = outcomes.map((o) =>
+    [
+      `\`${o.name}\``,
+      o.verdict,
+      o.pathsKilled ? 'yes' : 'no',
+      o.propertyKilled ? 'yes' : 'no',
+      cell(o.by),
+      cell(o.guarantees.map((g) => `"${g}"`).join(', ')),
+      cell(o.message.length > 260 ? `${o.message.slice(0, 257)}…` : o.message),
+      `${o.seconds} s`,
+    ].join(' | '),
+  );
+  return [
+    '| mutant | verdict | paths kill | property kills | first failing test | guarantees named | first message | time |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r} |`),
+  ].join('\n');
+}
+
+const names = process.argv.slice(2);
+const unknown = names.filter((n) => !MUTANTS.some((m) => m.name === n));
+if (unknown.length > 0) throw new Error(`no such mutant: ${unknown.join(', ')}`);
+const outcomes: Outcome[] = [];
+for (const mutant of MUTANTS.filter((m) => names.length === 0 || names.includes(m.name))) {
+  const outcome = run(mutant.name);
+  outcomes.push(outcome);
+  console.error(`${outcome.verdict.padEnd(8)} ${mutant.name} (${outcome.seconds} s) ${outcome.message.slice(0, 160)}`);
+}
+const summary = `${outcomes.filter((o) => o.verdict === 'killed').length}/${outcomes.length} killed`;
+const rules = ruleCoverage(outcomes);
+console.log(`\n${table(outcomes)}\n\n${summary}\n\n${rules}`);
+if (names.length === 0) {
+  // Only the part between the markers is generated; the prose around it is written by hand.
+  const results = join(ROOT, 'test/model/mutants-results.md');
+  const [before, rest] = readFileSync(results, 'utf8').split('<!-- mutants:begin -->');
+  const after = rest?.split('<!-- mutants:end -->')[1];
+  if (after === undefined) throw new Error(`${results} lacks the <!-- mutants:begin/end --> markers`);
+  const generated = `${table(outcomes)}\n\n${summary}, Node ${process.version}.\n\n${rules}`;
+  writeFileSync(results, `${before}<!-- mutants:begin -->\n${generated}\n<!-- mutants:end -->${after}`);
+}
+if (outcomes.some((o) => o.verdict !== 'killed')) process.exitCode = 1;

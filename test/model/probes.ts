@@ -1,0 +1,109 @@
+/**
+ * Self-loop probes (issue 12). A generated path never contains an input the machine ignores
+ * (lifecycle.md §3: "paths never contain self-loops"), so a machine that ignores what it must
+ * not — a signal while draining, a step's result, the passing of a bound — or that re-enters
+ * a state on a repeated trigger passes every path test. Here every state a shortest path
+ * reaches is offered every input the world can produce there; the ones the machine ignores
+ * are replayed after the path, one after another, judged by the contract oracle alone (the
+ * machine says "nothing happens", so it has nothing else to check). Then enough time passes
+ * for every bound and the watchdog, so each probe also runs teardown to its end.
+ */
+import { type AnyMachineSnapshot, type AnyStateMachine, transition } from 'xstate';
+import type { LifecycleEvent } from '../../machines/lifecycle.js';
+import type { Step } from './contract.js';
+import {
+  DRAIN_MS,
+  perform,
+  replayHarness,
+  STEP_MS,
+  serializeState,
+  stepRunning,
+  TIMING,
+  WATCHDOG_MS,
+} from './model.js';
+import { Oracle } from './oracle.js';
+
+type Path = { steps: Array<{ event: LifecycleEvent; state: AnyMachineSnapshot }> };
+
+/** Long enough for a hung close, the drain deadline, a hung dispose and the watchdog. */
+const TIME_PASSES_MS = STEP_MS + DRAIN_MS + STEP_MS + WATCHDOG_MS;
+
+const TRIGGERS: LifecycleEvent[] = [
+  { type: 'stdin.end' },
+  { type: 'stdin.close' },
+  { type: 'stdout.closed' },
+  { type: 'transport.closed' },
+  { type: 'signal.received', signal: 'SIGTERM' },
+  { type: 'parent.gone' },
+  { type: 'http.stop' },
+  { type: 'shutdown.requested', reason: 'test' },
+];
+
+const STEP_RESULT = /^xstate\.(done|error)\.actor\.(closeTransport|disposeStore)$/;
+
+/**
+ * Everything the world can do in `snapshot`: any trigger, a handler starting (in flight ≤
+ * `maxInflight`) or settling, a step answering, a bound's worth of time passing. The handler
+ * count is the world's (the path's starts minus settles), not the machine's.
+ */
+function worldInputs(snapshot: AnyMachineSnapshot, inflight: number, maxInflight: number): LifecycleEvent[] {
+  const state = `lifecycle.${String(snapshot.value)}`;
+  const raw = (type: string) => ({ type }) as unknown as LifecycleEvent;
+  return [
+    ...TRIGGERS,
+    ...(inflight < maxInflight ? [{ type: 'handler.started' } as const] : []),
+    ...(inflight > 0 ? [{ type: 'handler.settled' } as const] : []),
+    ...['closeTransport', 'disposeStore'].flatMap((s) => [
+      raw(`xstate.done.actor.${s}`),
+      raw(`xstate.error.actor.${s}`),
+    ]),
+    raw(`xstate.after.stepTimeout.${state}`),
+    raw(`xstate.after.drainTimeout.${state}`),
+  ];
+}
+
+/** The world inputs the machine ignores at the end of `path`: self-loops, in the order the probe tries them. */
+export function ignoredInputs(machine: AnyStateMachine, path: Path, maxInflight: number): LifecycleEvent[] {
+  const last = path.steps.at(-1)!.state;
+  const inflight = path.steps.reduce(
+    (n, s) => n + (s.event.type === 'handler.started' ? 1 : s.event.type === 'handler.settled' ? -1 : 0),
+    0,
+  );
+  const here = serializeState(last);
+  return worldInputs(last, inflight, maxInflight).filter(
+    (event) => serializeState(transition(machine, last, event as never)[0]) === here,
+  );
+}
+
+/** Replays `path`, then each probe, then time passing; the oracle checks after every one. */
+export async function probe(path: Path, probes: LifecycleEvent[]): Promise<void> {
+  const h = replayHarness();
+  const oracle = new Oracle(TIMING);
+  for (const step of path.steps.slice(1)) {
+    await perform(h, oracle, step.event);
+    oracle.check(h);
+  }
+  for (const event of probes) {
+    const result = STEP_RESULT.exec(event.type);
+    // The world can answer only a step the host is running and that has not answered yet.
+    if (result && !stepRunning(h, result[2] as Step)) continue;
+    await perform(h, oracle, event);
+    oracle.check(h);
+  }
+  oracle.feed({ kind: 'advance', ms: TIME_PASSES_MS });
+  await h.clock.advance(TIME_PASSES_MS);
+  oracle.check(h);
+}
+
+/** Probes every path's end state; collects failures with what was replayed rather than stopping at one. */
+export async function probeAll(machine: AnyStateMachine, paths: Path[], maxInflight: number): Promise<string[]> {
+  const failures: string[] = [];
+  for (const path of paths) {
+    try {
+      await probe(path, ignoredInputs(machine, path, maxInflight));
+    } catch (error) {
+      failures.push((error as Error).message.split('\n').slice(0, 6).join('\n  '));
+    }
+  }
+  return failures;
+}

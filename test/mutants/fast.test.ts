@@ -1,0 +1,37 @@
+/**
+ * Proof, in every `npm test`, that the generated tests judge the machine and not only the
+ * host (issue 12): a few mutants from test/model/mutants.ts are applied to a copy of the
+ * machine, host and tests under test/.tmp/, and the copy's cheap cut of the generated tests
+ * (test/model/quick.ts) must fail with the guarantee the mutant breaks. The full set runs with
+ * `npm run test:mutants`.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FAST_MUTANTS, MUTANTS } from '../model/mutants.js';
+import { mutatedCopy } from '../support/mutant-copy.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const WORK = join(ROOT, 'test/.tmp', `mutants-${process.pid}`);
+
+const EXPECTED: Record<string, string> = {
+  'drain-skipped': 'drain before dispose',
+  'repeated-departure-reenters-closing': 'teardown runs exactly once',
+  'same-departure-escalates': 'a repeated departure never escalates',
+  'store-skipped-after-transport-failure': 'a failed step does not stop the chain',
+};
+
+afterAll(() => rmSync(WORK, { recursive: true, force: true }));
+
+describe('the generated tests kill', () => {
+  it.each(FAST_MUTANTS)('%s', async (name) => {
+    const mutant = MUTANTS.find((m) => m.name === name)!;
+    const dir = mutatedCopy(ROOT, join(WORK, name), mutant, ['machines', 'src', 'test/support', 'test/model'], false);
+    const quick = (await import(
+      pathToFileURL(join(dir, 'test/model/quick.ts')).href
+    )) as typeof import('../model/quick.js');
+    const message = await quick.brokenGuarantee(EXPECTED[name]!);
+    expect(message).toContain(`guarantee "${EXPECTED[name]}" broken: `);
+  });
+});
