@@ -1,5 +1,5 @@
 /**
- * `npm run test:mutants [NAME…]`: proves the generated tests judge the machine (issue 12).
+ * `npm run test:mutants [NAME…]`: proves the generated tests judge the machine.
  * Each hand-written mutant of `machines/` (test/model/mutants.ts) is applied to a fresh copy
  * of the repository in the OS temp dir (node_modules linked, the working tree untouched), and
  * only the generated tests run there (`vitest run test/model`). A mutant is killed when a test

@@ -1,6 +1,6 @@
 /**
- * lifecycle.md written down a second time, as the reference the generated tests judge the
- * host by (issue 12). It knows nothing of `machines/`: it is fed the inputs a replay performs
+ * docs/design.md written down a second time, as the reference the generated tests judge the
+ * host by. It knows nothing of `machines/`: it is fed the inputs a replay performs
  * (triggers, the exit code, handlers started and settled, step results, time) and works out
  * what a user must observe: which teardown step runs when, which handlers are aborted, what
  * is warned, the exit code. `./oracle.ts` compares that with what the harness recorded.

@@ -1,5 +1,5 @@
 /**
- * Every transition of the reachable graph, cheaply (issue 12). The shortest paths reach every
+ * Every transition of the reachable graph, cheaply. The shortest paths reach every
  * state but take one way into each, so a transition that leads into an already reached state
  * (a repeated HTTP stop escalating while draining lands where a SIGTERM would) is in no
  * shortest path; the simple paths take it, but cost ~12 s to enumerate and are left out under

@@ -1,6 +1,6 @@
 /**
- * Hand-written semantic mutants of `machines/` (issue 12): each breaks one promise of
- * lifecycle.md, and the generated tests (`test/model/`: paths, probes, the contract oracle)
+ * Hand-written semantic mutants of `machines/`: each breaks one promise of
+ * docs/design.md, and the generated tests (`test/model/`: paths, probes, the contract oracle)
  * must kill every one. `npm run test:mutants` (scripts/mutants.ts) applies each to a copy of
  * the repository and runs `test/model/`; a few run in `npm test` (test/mutants/).
  *
@@ -18,7 +18,7 @@ export interface Edit {
 
 export interface Mutant {
   name: string;
-  /** The promise it breaks, in lifecycle.md's words. */
+  /** The promise it breaks, in docs/design.md's words. */
   breaks: string;
   file: 'machines/lifecycle.ts' | 'machines/triggers.ts';
   edits: Edit[];

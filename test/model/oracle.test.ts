@@ -1,5 +1,5 @@
 /**
- * The oracle's rules about the host can fail (issue 12). Machine mutants (./mutants.ts,
+ * The oracle's rules about the host can fail. Machine mutants (./mutants.ts,
  * `npm run test:mutants`) prove the rules about the machine; these rules watch what only the
  * host does (process.exit, the keep-alive and watchdog timers, when the exit code is set), so
  * no mutant of `machines/` reaches them first. Here a real run's observations are tampered

@@ -1,8 +1,8 @@
 /**
- * The contract oracle (issue 12): checks what a replay observed through the harness — the
+ * The contract oracle: checks what a replay observed through the harness — the
  * calls to the fakes and when, breadcrumbs, warnings, the exit code, `process.exit`, the
  * handlers' abort signals, pending timers, listeners — against `./contract.ts`, which worked
- * out from the replay's inputs alone what lifecycle.md requires. It never reads the machine's
+ * out from the replay's inputs alone what docs/design.md requires. It never reads the machine's
  * state value or context, so a machine that says the wrong thing fails here even when the
  * host does exactly what the machine says.
  *
@@ -14,7 +14,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { HandlerProbe, Harness } from '../support/lifecycle-harness.js';
 import { Contract, type Input, type Step, type StepRun, type Timing } from './contract.js';
 
-/** Every guarantee the oracle checks, by the name its failures carry (lifecycle.md §1–§4). */
+/** Every guarantee the oracle checks, by the name its failures carry (docs/design.md §1, §2.1, §6). */
 export const GUARANTEES = [
   'teardown starts only after a trigger',
   'teardown runs exactly once',

@@ -1,7 +1,7 @@
 /**
  * Tests generated from the machine: every shortest path and every simple
  * path, replayed against the real host with hand-written fakes and a simulated clock. After
- * every step the contract oracle (./oracle.ts, issue 12) checks lifecycle.md's guarantees
+ * every step the contract oracle (./oracle.ts) checks docs/design.md's guarantees
  * against what was observed, with expectations worked out from the inputs alone, not from
  * the machine; then the replay checks that the host did what the machine says: the state
  * and the ordered calls; at the end, the exit-code rule, the order of the steps, removed

@@ -1,6 +1,6 @@
 /**
- * Self-loop probes (issue 12). A generated path never contains an input the machine ignores
- * (lifecycle.md §3: "paths never contain self-loops"), so a machine that ignores what it must
+ * Self-loop probes. A generated path never contains an input the machine ignores
+ * (docs/design.md §5: "paths never contain self-loops"), so a machine that ignores what it must
  * not — a signal while draining, a step's result, the passing of a bound — or that re-enters
  * a state on a repeated trigger passes every path test. Here every state a shortest path
  * reaches is offered every input the world can produce there; the ones the machine ignores
