@@ -1,0 +1,78 @@
+/**
+ * `npm run build`: bundles the CLI with esbuild into `dist/`, one ESM file per entry, plus the
+ * chunks its lazy `import()`s become. `bin.qmd` in package.json runs `dist/qmd.mjs` directly.
+ *
+ *   npx tsx scripts/build.ts            # dist/qmd.mjs, dist/chunks/*.mjs, their .map files
+ *   npx tsx scripts/build.ts --analyze  # also prints what each output is made of
+ *
+ * Why a bundle (issue 13): `qmd mcp` loaded 197 modules through Node's ESM loader before it
+ * could answer `initialize` (97 of them zod's), and resolving, reading and linking them cost
+ * more than running them. One file per entry answered in 0.97× the bare SDK server's time
+ * where the tsc output took 1.37× (15 interleaved rounds each, Node 20, load ~7).
+ *
+ * Type checking stays with `tsc` (`npm run typecheck`); esbuild only strips types.
+ */
+import { chmodSync, rmSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { analyzeMetafile, type BuildOptions, build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * The programs we ship. Each becomes `dist/<name>.mjs`; whatever they `import()` lazily becomes
+ * a chunk under `dist/chunks/`, shared between entries, loaded only when that code runs. A new
+ * entry (a relay that must start fast, say) is one more line here and, if users run it, a
+ * `bin` in package.json. Keep an entry's static imports to what its first answer needs: they
+ * all load before its first line runs.
+ */
+export const ENTRIES: ReadonlyArray<{ name: string; source: string }> = [{ name: 'qmd', source: 'src/cli/main.ts' }];
+
+/**
+ * Native addons and what loads them stay in node_modules: esbuild cannot bundle a `.node`
+ * file, and node-llama-cpp finds its prebuilt binaries relative to its own package.
+ */
+export const EXTERNAL = ['better-sqlite3', 'sqlite-vec', 'node-llama-cpp'];
+
+/**
+ * How every bundle is made, wherever it is written: `bench/triggers.ts` builds its baseline
+ * (the modules `qmd mcp` loads, and nothing that runs them) with these too.
+ */
+export const BUNDLE_OPTIONS = {
+  absWorkingDir: root,
+  entryNames: '[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: EXTERNAL,
+  // Bundled CommonJS (commander, ws…) calls `require` for node's own modules; ESM has none.
+  banner: {
+    js: "import { createRequire as __qmdCreateRequire } from 'node:module';\nconst require = __qmdCreateRequire(import.meta.url);",
+  },
+  // Stack traces under --debug name src/ files (main.ts turns source maps on only then).
+  // Without sourcesContent: the mappings are what a trace needs, and dist/ stays small.
+  sourcemap: 'linked',
+  sourcesContent: false,
+  legalComments: 'inline',
+  logLevel: 'warning',
+} satisfies BuildOptions;
+
+export async function bundle(options: { analyze?: boolean } = {}): Promise<void> {
+  const outdir = `${root}dist`;
+  rmSync(outdir, { recursive: true, force: true });
+  const result = await build({
+    ...BUNDLE_OPTIONS,
+    entryPoints: ENTRIES.map((entry) => ({ in: entry.source, out: entry.name })),
+    outdir,
+    metafile: true,
+  });
+  for (const entry of ENTRIES) chmodSync(`${outdir}/${entry.name}.mjs`, 0o755);
+  if (options.analyze) process.stdout.write(await analyzeMetafile(result.metafile));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await bundle({ analyze: process.argv.includes('--analyze') });
+}
