@@ -14,7 +14,7 @@
  */
 import { chmodSync, rmSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { analyzeMetafile, type BuildOptions, build } from 'esbuild';
+import { analyzeMetafile, type BuildOptions, build, type Plugin } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -34,6 +34,22 @@ export const ENTRIES: ReadonlyArray<{ name: string; source: string }> = [{ name:
 export const EXTERNAL = ['better-sqlite3', 'sqlite-vec', 'node-llama-cpp'];
 
 /**
+ * The SDK picks its JSON Schema validator through `@modelcontextprotocol/server/_shims`, whose
+ * Node variant imports the SDK's bundled ajv and runs ajv's module code at import time, though
+ * qmd never validates a JSON Schema (its tools declare zod schemas; the validator serves
+ * elicitation, which qmd does not use). This swaps in `src/mcp/sdk-shims.ts`: the same exports,
+ * with a validator that loads the SDK's real one on first use.
+ */
+const lazyAjv: Plugin = {
+  name: 'qmd-lazy-ajv',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, () => ({
+      path: `${root}src/mcp/sdk-shims.ts`,
+    }));
+  },
+};
+
+/**
  * How every bundle is made, wherever it is written: `bench/triggers.ts` builds its baseline
  * (the modules `qmd mcp` loads, and nothing that runs them) with these too.
  */
@@ -48,6 +64,7 @@ export const BUNDLE_OPTIONS = {
   platform: 'node',
   target: 'node20',
   external: EXTERNAL,
+  plugins: [lazyAjv],
   // Bundled CommonJS (commander, ws…) calls `require` for node's own modules; ESM has none.
   banner: {
     js: "import { createRequire as __qmdCreateRequire } from 'node:module';\nconst require = __qmdCreateRequire(import.meta.url);",

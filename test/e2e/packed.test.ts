@@ -88,6 +88,12 @@ describe('the packed package', () => {
     expect(missing).toEqual([]);
   });
 
+  it("leaves the SDK's bundled ajv out (src/mcp/sdk-shims.ts loads it on first use)", () => {
+    const shipped = files.filter((f) => f.endsWith('.mjs')).map((f) => readFileSync(join(pkgDir, f), 'utf8'));
+    expect(shipped.some((text) => text.includes('McpServer'))).toBe(true);
+    expect(shipped.filter((text) => /\bAjv2020\b/.test(text))).toEqual([]);
+  });
+
   it('serves MCP: initialize, a query, then stdin EOF ends it through the machine with exit 0', async () => {
     const added = await run(['collection', 'add', ws.notesDir, '--name', 'notes']);
     expect(added.code, added.stderr).toBe(0);
