@@ -50,6 +50,28 @@ const lazyAjv: Plugin = {
 };
 
 /**
+ * `import Database from 'better-sqlite3'` left as an ESM import of a CommonJS package makes
+ * Node scan the package's sources for named exports (cjs-module-lexer) before it can link:
+ * about 2 ms of CPU per start (Node 20, `import` 9.8 ms vs `require` 7.7 ms, medians of 8).
+ * The bundle requires it instead, through the banner's `require`: the same module object, as
+ * `import` would have given it as the default export.
+ */
+const requireCommonJsExternals: Plugin = {
+  name: 'qmd-require-commonjs-externals',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^better-sqlite3$/ }, (args) =>
+      args.namespace === 'qmd-cjs-external'
+        ? { path: args.path, external: true }
+        : { path: args.path, namespace: 'qmd-cjs-external' },
+    );
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'qmd-cjs-external' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * How every bundle is made, wherever it is written: `bench/triggers.ts` builds its baseline
  * (the modules `qmd mcp` loads, and nothing that runs them) with these too.
  */
@@ -64,7 +86,7 @@ export const BUNDLE_OPTIONS = {
   platform: 'node',
   target: 'node20',
   external: EXTERNAL,
-  plugins: [lazyAjv],
+  plugins: [lazyAjv, requireCommonJsExternals],
   // Bundled CommonJS (commander, ws…) calls `require` for node's own modules; ESM has none.
   banner: {
     js: "import { createRequire as __qmdCreateRequire } from 'node:module';\nconst require = __qmdCreateRequire(import.meta.url);",
