@@ -1,0 +1,277 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { SearchFlags } from './commands/read-commands.js';
+import type { CliContext } from './context.js';
+
+/** Wraps a lazily loaded action: builds the context from the command's options, reports errors. */
+export type Runner = <A extends unknown[]>(
+  load: (ctx: CliContext, ...args: A) => Promise<unknown>,
+) => (...args: unknown[]) => Promise<void>;
+
+/** Adds one top-level command (and its sub-commands) to the program. */
+export type DefineCommand = (program: Command, run: Runner) => void;
+
+function positiveInt(name: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < 1)
+      throw new InvalidArgumentError(`${name} must be a whole number ≥ 1.`);
+    return Number(value);
+  };
+}
+
+/** 0 asks the OS for a free port (the one bound is printed); 1-65535 otherwise. */
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('--port must be 0 to 65535.');
+  return Number(value);
+}
+
+function score(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('must be a number from 0 to 1.');
+  return n;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(',').filter(Boolean)];
+}
+
+const searchCommand = (program: Command, name: string, description: string) =>
+  program
+    .command(name)
+    .description(description)
+    .argument('<query>', 'what to look for')
+    .option('-n <n>', 'number of results', positiveInt('-n'), 10)
+    .option('-c, --collection <name>', 'only this collection (repeat or comma-separate)', collect)
+    .option('--min-score <score>', 'drop results scoring below this (0 to 1)', score)
+    .option('--json', 'results as JSON');
+
+/**
+ * Every top-level command, in `--help` order, by name. Each action imports its own module on
+ * first use, so `qmd mcp` does not pay for the progress bar, the exporters or the inspector,
+ * and `qmd search` does not load the SDK. `buildProgram` defines only the command being run.
+ */
+export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineCommand]> = [
+  [
+    'collection',
+    (program, run) => {
+      const collection = program.command('collection').description('manage the collections of markdown files');
+      collection
+        .command('add')
+        .description('add a directory as a collection and index it now')
+        .argument('<dir>', 'directory of markdown files')
+        .option('--name <name>', 'collection name (default: the directory name)')
+        .option('--mask <glob>', 'which files to index, relative to the directory', '**/*.md')
+        .action(
+          run(async (ctx, dir: string, opts: { name?: string; mask?: string }) => {
+            const { collectionAdd } = await import('./commands/index-commands.js');
+            await collectionAdd(ctx, dir, opts);
+          }),
+        );
+      collection
+        .command('list')
+        .description('list the collections')
+        .option('--json', 'as JSON')
+        .action(
+          run(async (ctx, opts: { json?: boolean }) => {
+            const { collectionList } = await import('./commands/index-commands.js');
+            await collectionList(ctx, opts);
+          }),
+        );
+      collection
+        .command('remove')
+        .description('remove a collection and its documents from the index')
+        .argument('<name>', 'collection name')
+        .action(
+          run(async (ctx, name: string) => {
+            const { collectionRemove } = await import('./commands/index-commands.js');
+            await collectionRemove(ctx, name);
+          }),
+        );
+    },
+  ],
+  [
+    'update',
+    (program, run) => {
+      program
+        .command('update')
+        .description('re-scan every collection: new, changed and deleted files (unchanged ones are skipped)')
+        .action(
+          run(async (ctx) => {
+            const { update } = await import('./commands/index-commands.js');
+            await update(ctx);
+          }),
+        );
+    },
+  ],
+  [
+    'search',
+    (program, run) => {
+      searchCommand(program, 'search', 'full-text search (BM25)').action(
+        run(async (ctx, query: string, opts: SearchFlags) => {
+          const { search } = await import('./commands/read-commands.js');
+          await search(ctx, query, opts);
+        }),
+      );
+    },
+  ],
+  [
+    'query',
+    (program, run) => {
+      searchCommand(
+        program,
+        'query',
+        'search as the MCP query tool does: hybrid when embeddings exist, else BM25',
+      ).action(
+        run(async (ctx, query: string, opts: SearchFlags) => {
+          const { query: runQuery } = await import('./commands/read-commands.js');
+          await runQuery(ctx, query, opts);
+        }),
+      );
+    },
+  ],
+  [
+    'vsearch',
+    (program, run) => {
+      searchCommand(program, 'vsearch', 'vector search only (needs qmd embed first)').action(
+        run(async (ctx, query: string, opts: SearchFlags) => {
+          const { vsearch } = await import('./commands/embed-commands.js');
+          await vsearch(ctx, query, opts);
+        }),
+      );
+    },
+  ],
+  [
+    'embed',
+    (program, run) => {
+      program
+        .command('embed')
+        .description('chunk and embed new and changed notes with the embedding model (resumable)')
+        .option('--batch <n>', 'chunks per transaction: a kill loses at most one batch', positiveInt('--batch'))
+        .option('--json', 'the report as JSON')
+        .action(
+          run(async (ctx, opts: { batch?: number; json?: boolean }) => {
+            const { embed } = await import('./commands/embed-commands.js');
+            await embed(ctx, opts);
+          }),
+        );
+    },
+  ],
+  [
+    'get',
+    (program, run) => {
+      program
+        .command('get')
+        .description('print an indexed document (collection/path.md or #docid)')
+        .argument('<path>', 'collection/relative/path.md or #docid')
+        .option('--from <line>', 'first line (1-based)', positiveInt('--from'))
+        .option('--lines <n>', 'number of lines', positiveInt('--lines'))
+        .option('--json', 'as JSON with line numbers')
+        .action(
+          run(async (ctx, ref: string, opts: { from?: number; lines?: number; json?: boolean }) => {
+            const { get } = await import('./commands/read-commands.js');
+            await get(ctx, ref, opts);
+          }),
+        );
+    },
+  ],
+  [
+    'multi-get',
+    (program, run) => {
+      program
+        .command('multi-get')
+        .description('print several indexed documents by glob or comma list')
+        .argument('<pattern>', 'a glob over collection/path, or a comma list of paths and #docids')
+        .option('--max-bytes <n>', 'stop after this many bytes of text', positiveInt('--max-bytes'))
+        .option('--json', 'as JSON')
+        .action(
+          run(async (ctx, pattern: string, opts: { maxBytes?: number; json?: boolean }) => {
+            const { multiGet } = await import('./commands/read-commands.js');
+            await multiGet(ctx, pattern, opts);
+          }),
+        );
+    },
+  ],
+  [
+    'status',
+    (program, run) => {
+      program
+        .command('status')
+        .description('what is indexed')
+        .option('--json', 'as JSON')
+        .action(
+          run(async (ctx, opts: { json?: boolean }) => {
+            const { status } = await import('./commands/read-commands.js');
+            await status(ctx, opts);
+          }),
+        );
+    },
+  ],
+  [
+    'mcp',
+    (program, run) => {
+      const mcp = program
+        .command('mcp')
+        .description('run the MCP server over stdio (default) or HTTP')
+        .option('--http', 'serve Streamable HTTP instead of stdio')
+        .addOption(new Option('--port <port>', 'HTTP port (0: any free one)').argParser(port).default(8181))
+        .option('--host <host>', 'HTTP host (loopback by default)', '127.0.0.1')
+        .option('--daemon', 'with --http: run in the background and write a pidfile')
+        .action(
+          run(async (ctx, opts: { http?: boolean; port: number; host: string; daemon?: boolean }) => {
+            const { mcpCommand } = await import('./commands/mcp.js');
+            await mcpCommand(ctx, opts);
+          }),
+        );
+      mcp
+        .command('stop')
+        .description('stop the background HTTP server started with --daemon')
+        .action(
+          run(async (ctx) => {
+            const { mcpStop } = await import('./commands/mcp.js');
+            await mcpStop(ctx);
+          }),
+        );
+    },
+  ],
+  [
+    'lifecycle',
+    (program, run) => {
+      const lifecycle = program.command('lifecycle').description('see the MCP server lifecycle machine');
+      lifecycle
+        .command('export')
+        .description('the machine as a diagram or code, generated from its definition')
+        .addOption(
+          new Option('--format <format>', 'output format')
+            .choices(['mermaid', 'dot', 'stately', 'json'])
+            .default('mermaid'),
+        )
+        .action(
+          run(async (ctx, opts: { format: string }) => {
+            const { lifecycleExport } = await import('./commands/lifecycle.js');
+            await lifecycleExport(ctx, opts.format);
+          }),
+        );
+      lifecycle
+        .command('trace')
+        .description('print a QMD_LIFECYCLE_TRACE file as a timeline')
+        .argument('<file>', 'the JSONL trace')
+        .option('--all', 'every run in the file, not only the last')
+        .action(
+          run(async (ctx, file: string, opts: { all?: boolean }) => {
+            const { lifecycleTrace } = await import('./commands/lifecycle.js');
+            await lifecycleTrace(ctx, file, opts);
+          }),
+        );
+      lifecycle
+        .command('inspect')
+        .description('serve a local endpoint for QMD_INSPECT and a page for Stately’s inspector')
+        .addOption(new Option('--port <port>', 'port').argParser(positiveInt('--port')).default(8080))
+        .option('--host <host>', 'host', '127.0.0.1')
+        .action(
+          run(async (ctx, opts: { port: number; host: string }) => {
+            const { lifecycleInspect } = await import('./commands/lifecycle.js');
+            await lifecycleInspect(ctx, opts);
+          }),
+        );
+    },
+  ],
+];
