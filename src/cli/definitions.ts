@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { MCP_DEFAULTS } from './commands/mcp.js';
 import type { SearchFlags } from './commands/read-commands.js';
 import type { CliContext } from './context.js';
 
@@ -212,8 +213,10 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .command('mcp')
         .description('run the MCP server over stdio (default) or HTTP')
         .option('--http', 'serve Streamable HTTP instead of stdio')
-        .addOption(new Option('--port <port>', 'HTTP port (0: any free one)').argParser(port).default(8181))
-        .option('--host <host>', 'HTTP host (loopback by default)', '127.0.0.1')
+        .addOption(
+          new Option('--port <port>', 'HTTP port (0: any free one)').argParser(port).default(MCP_DEFAULTS.port),
+        )
+        .option('--host <host>', 'HTTP host (loopback by default)', MCP_DEFAULTS.host)
         .option('--daemon', 'with --http: run in the background and write a pidfile')
         .action(
           run(async (ctx, opts: { http?: boolean; port: number; host: string; daemon?: boolean }) => {

@@ -4,15 +4,15 @@
 //
 // Bundled as `dist/qmd.mjs` (scripts/build.ts). Its static imports are only what must run
 // before anything else loads: the PPID read, then source maps under --debug and the compile
-// cache, which apply only to modules loaded after them. The program, commander and every
-// command are imported after `boot()`, each command's code on its first use.
+// cache, which apply only to modules loaded after them. Everything else is imported after
+// `boot()`, each command's code on its first use.
 import './startup.js';
 import { boot } from './boot.js';
 
 boot(process.argv);
-const { main } = await import('./program.js');
+const { dispatch } = await import('./dispatch.js');
 
-main(process.argv).catch((error: unknown) => {
+dispatch(process.argv).catch((error: unknown) => {
   process.stderr.write(`qmd: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exitCode = 70;
 });

@@ -1,7 +1,8 @@
 import { Command, CommanderError } from 'commander';
-import { type CliContext, createContext } from './context.js';
+import { type GlobalOptions, runAction } from './action.js';
+import type { CliContext } from './context.js';
 import { COMMANDS, type Runner } from './definitions.js';
-import { EXIT_USAGE, reportError } from './errors.js';
+import { EXIT_USAGE } from './errors.js';
 import { packageVersion } from './version.js';
 
 /** The root's options that take a value: their value is not the command's name. */
@@ -40,24 +41,11 @@ export function buildProgram(argv?: readonly string[]): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
 
-  const context = (command: Command): CliContext => {
-    const options = command.optsWithGlobals<{ index?: string; debug?: boolean; embedModel?: string }>();
-    // The flag travels as QMD_EMBED_MODEL, so `resolveEmbedModel(ctx.env)` (src/cli/embed-model.ts)
-    // is the one place every command and both MCP transports pick the model: flag, env, default.
-    const env =
-      options.embedModel === undefined ? process.env : { ...process.env, QMD_EMBED_MODEL: options.embedModel };
-    return createContext(options, env);
-  };
   const run: Runner =
     <A extends unknown[]>(load: (ctx: CliContext, ...args: A) => Promise<unknown>) =>
-    async (...args: unknown[]) => {
+    (...args: unknown[]) => {
       const command = args.at(-1) as Command;
-      const ctx = context(command);
-      try {
-        await load(ctx, ...(args.slice(0, -1) as A));
-      } catch (error) {
-        process.exitCode = reportError(error, ctx.log, ctx.debug);
-      }
+      return runAction(command.optsWithGlobals<GlobalOptions>(), (ctx) => load(ctx, ...(args.slice(0, -1) as A)));
     };
 
   const only = argv === undefined ? undefined : selectedCommand(argv);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { MCP_DEFAULTS } from '../../src/cli/commands/mcp.js';
 import { COMMANDS } from '../../src/cli/definitions.js';
+import { fastPath, fastPathArgs } from '../../src/cli/fast-path.js';
 import { buildProgram, selectedCommand } from '../../src/cli/program.js';
 
 const argv = (...args: string[]) => ['node', 'qmd', ...args];
@@ -70,3 +72,30 @@ async function parsedBy(program: ReturnType<typeof buildProgram>, args: string[]
   await expect(program.parseAsync(args)).rejects.toThrow('parsed, not run');
   return seen;
 }
+
+describe('fastPath', () => {
+  it('skips commander for `qmd mcp` exactly, and for nothing else', () => {
+    expect(fastPathArgs()).toEqual([['mcp']]);
+    expect(fastPath(argv('mcp'))).toBeTypeOf('function');
+    for (const other of [
+      [],
+      ['mcp', '--http'],
+      ['--index', 'x', 'mcp'],
+      ['mcp', '--debug'],
+      ['status'],
+      ['mcp', 'stop'],
+    ]) {
+      expect(fastPath(argv(...other)), other.join(' ')).toBeUndefined();
+    }
+  });
+
+  it('runs what commander runs for its command line: stdio mcp with no root options, the same defaults', async () => {
+    // The fast path calls mcpCommand(context from no root options, MCP_DEFAULTS).
+    for (const args of fastPathArgs()) {
+      expect(await parsedBy(buildProgram(argv(...args)), argv(...args))).toEqual({
+        command: 'mcp',
+        options: MCP_DEFAULTS,
+      });
+    }
+  });
+});
