@@ -20,8 +20,13 @@ export interface QmdRun {
 
 /** Runs a one-shot `qmd` command to completion (SIGKILLed after `bound` ms). */
 export function runQmd(args: string[], env: NodeJS.ProcessEnv, bound = 600_000): Promise<QmdRun> {
+  return runCommand(process.execPath, [QMD_BIN, ...args], env, bound);
+}
+
+/** Runs a command to completion (SIGKILLed after `bound` ms), collecting its output. */
+export function runCommand(command: string, args: string[], env: NodeJS.ProcessEnv, bound = 600_000): Promise<QmdRun> {
   const started = performance.now();
-  const child = spawn(process.execPath, [QMD_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
