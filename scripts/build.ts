@@ -12,7 +12,8 @@
  *
  * Type checking stays with `tsc` (`npm run typecheck`); esbuild only strips types.
  */
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { basename } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { analyzeMetafile, type BuildOptions, build, type Plugin } from 'esbuild';
 
@@ -99,13 +100,65 @@ export const BUNDLE_OPTIONS = {
   logLevel: 'warning',
 } satisfies BuildOptions;
 
+/**
+ * In the script, `import('node-llama-cpp')` becomes `__qmdImport('node-llama-cpp')`, the
+ * caller's import() that src/cli/code-cache.ts hands the script: on Node 20 a vm.Script made
+ * from a code cache cannot run import() ("A dynamic import callback was not specified"). The
+ * externals are the only modules the script imports; the bundle holds the rest.
+ */
+const importThroughLoader: Plugin = {
+  name: 'qmd-import-through-loader',
+  setup(pluginBuild) {
+    const externals = EXTERNAL.map((name) => name.replace(/[-/]/g, '\\$&')).join('|');
+    // Calls only: `typeof import('node-llama-cpp')` in a type is left to esbuild to erase.
+    const call = new RegExp(`(?<!typeof\\s*)\\bimport\\((['"])(${externals})\\1\\)`, 'g');
+    pluginBuild.onLoad({ filter: /\/src\/.*\.ts$/ }, (args) => ({
+      contents: readFileSync(args.path, 'utf8').replace(call, '__qmdImport($1$2$1)'),
+      loader: 'ts',
+    }));
+  },
+};
+
+/**
+ * `qmd mcp`'s code as one CommonJS script, which `src/cli/code-cache.ts` runs with a V8 code
+ * cache (Node 20's ES module loader has none): `dist/chunks/qmd-mcp-<hash>.cjs`, the hash
+ * because V8 checks a cache against the source's length only. The ES build learns its name as
+ * `__QMD_MCP_SCRIPT__` (src/cli/fast-path.ts). Built with the same options, unsplit.
+ */
+async function bundleMcpScript(outdir: string) {
+  const result = await build({
+    ...BUNDLE_OPTIONS,
+    entryPoints: [{ in: 'src/cli/mcp-script.ts', out: 'qmd-mcp' }],
+    outdir: `${outdir}/chunks`,
+    entryNames: '[name]-[hash]',
+    outExtension: { '.js': '.cjs' },
+    splitting: false,
+    format: 'cjs',
+    // The script has a CommonJS `require`; `import.meta.url` becomes its own file's URL.
+    banner: { js: "const __qmdImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+    define: { 'import.meta.url': '__qmdImportMetaUrl' },
+    // --debug runs the ES chunks, whose maps name src/: the script needs none.
+    sourcemap: false,
+    plugins: [...BUNDLE_OPTIONS.plugins, importThroughLoader],
+    metafile: true,
+  });
+  const [script] = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.cjs'));
+  if (script === undefined) throw new Error('the qmd mcp script was not written');
+  const left = /\bimport\((?!\s*\))/.exec(readFileSync(`${root}${script}`, 'utf8'));
+  if (left !== null) throw new Error(`${script} still calls import() (${left.index}): route it through __qmdImport`);
+  return basename(script);
+}
+
 export async function bundle(options: { analyze?: boolean } = {}): Promise<void> {
   const outdir = `${root}dist`;
   rmSync(outdir, { recursive: true, force: true });
+  const mcpScript = await bundleMcpScript(outdir);
   const result = await build({
     ...BUNDLE_OPTIONS,
     entryPoints: ENTRIES.map((entry) => ({ in: entry.source, out: entry.name })),
     outdir,
+    // Relative to the chunk that loads it (src/cli/fast-path.ts is always in dist/chunks/).
+    define: { __QMD_MCP_SCRIPT__: JSON.stringify(`./${mcpScript}`) },
     metafile: true,
   });
   for (const entry of ENTRIES) chmodSync(`${outdir}/${entry.name}.mjs`, 0o755);

@@ -69,7 +69,7 @@ export const startupBenchmark: Benchmark = {
       ],
       notes: [
         `${rounds} interleaved rounds (rotating order), each a fresh process; qmd on a ${fixture.corpus.files}-note index.`,
-        'qmd keeps its compile cache (Node ≥ 22.1) in bench/.tmp/xdg-cache, filled by the warm-up round at the latest; "no compile cache" sets NODE_DISABLE_COMPILE_CACHE=1, as a first start after an install or upgrade.',
+        'qmd keeps its caches of compiled code in bench/.tmp/xdg-cache (`qmd mcp`: the V8 code cache of its script, src/cli/code-cache.ts; other commands: Node ≥ 22.1\'s compile cache), filled by the warm-up round at the latest. "no compile cache" sets NODE_DISABLE_COMPILE_CACHE=1: the ES modules with nothing cached, as a first start after an install or an upgrade.',
         '"model configured" sets QMD_EMBED_MODEL to the tiny test model: the model is loaded lazily, on the first query that needs it.',
         ...embeddingNote(fixture),
         ...peerNote(fixture),

@@ -135,17 +135,11 @@ export function peerServer(env: NodeJS.ProcessEnv): ServerCommand {
   return { command: process.execPath, args: [PEER_BIN, 'mcp'], env };
 }
 
-/**
- * Where benchmarked qmd keeps its compile cache (Node ≥ 22.1; src/cli/boot.ts): under
- * bench/.tmp, not the user's ~/.cache, and kept between runs as a user's would be.
- */
-export const BENCH_CACHE_HOME = join(TMP, 'xdg-cache');
-
 /** `qmd mcp` (the built binary) on `index`, with `env` on top of a clean QMD_* environment. */
 export function qmdServer(index: string, env: Record<string, string> = {}): ServerCommand {
   return {
     command: process.execPath,
     args: [QMD_BIN, 'mcp'],
-    env: qmdEnv({ XDG_CACHE_HOME: BENCH_CACHE_HOME, QMD_INDEX: index, ...env }),
+    env: qmdEnv({ QMD_INDEX: index, ...env }),
   };
 }

@@ -19,6 +19,11 @@ function packageBin(): string {
 export const CONTENDERS = join(ROOT, 'bench/contenders');
 /** Generated corpora, indexes and models (gitignored). */
 export const TMP = join(ROOT, 'bench/.tmp');
+/**
+ * Where benchmarked qmd keeps its compile caches (src/cli/boot.ts, code-cache.ts): under
+ * bench/.tmp, not the user's ~/.cache, and kept between runs as a user's would be.
+ */
+export const BENCH_CACHE_HOME = join(TMP, 'xdg-cache');
 
 /**
  * Spawned benchmarks run `dist/`, in-process ones import `src/` through tsx: if the build is

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { QMD_BIN } from './paths.js';
+import { BENCH_CACHE_HOME, QMD_BIN } from './paths.js';
 
-/** Env for a spawned qmd: no inherited QMD_* settings, then `extra`. */
+/** Env for a spawned qmd: no inherited QMD_* settings, the bench's cache home, then `extra`. */
 export function qmdEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('QMD_')) env[key] = value;
-  return { ...env, ...extra };
+  return { ...env, XDG_CACHE_HOME: BENCH_CACHE_HOME, ...extra };
 }
 
 export interface QmdRun {

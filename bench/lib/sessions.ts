@@ -1,4 +1,3 @@
-import * as module from 'node:module';
 import { floorServer, NOT_AVAILABLE, peerServer, type QmdFixture, qmdServer, sdkServer } from './fixture.js';
 import type { Contender } from './interleave.js';
 import { PEER_VERSION } from './peer.js';
@@ -75,10 +74,9 @@ export function serverContenders(fixture: QmdFixture, kinds: readonly ContenderK
           ? { name, server: qmdServer(fixture.index, { QMD_EMBED_MODEL: embedded.model }) }
           : { name, server: placeholder, skip: noModel };
       case QMD_NO_CACHE:
-        // Node's own switch (src/cli/boot.ts): what a first start costs, or every start without the cache.
-        return hasCompileCache()
-          ? { name, server: qmdServer(fixture.index, { NODE_DISABLE_COMPILE_CACHE: '1' }) }
-          : { name, server: placeholder, skip: `${process.version} has no compile cache: as idle` };
+        // Node's switch, which qmd honours for its own cache too (src/cli/fast-path.ts): the ES
+        // modules, nothing cached, as a first start after an install or an upgrade costs.
+        return { name, server: qmdServer(fixture.index, { NODE_DISABLE_COMPILE_CACHE: '1' }) };
       case PEER:
         return 'skip' in fixture.peer
           ? { name, server: placeholder, skip: fixture.peer.skip }
@@ -86,11 +84,6 @@ export function serverContenders(fixture: QmdFixture, kinds: readonly ContenderK
     }
     throw new Error(`unknown contender ${name}`);
   });
-}
-
-/** Node ≥ 22.1: `module.enableCompileCache`, which qmd turns on at start (src/cli/boot.ts). */
-export function hasCompileCache(): boolean {
-  return typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
 }
 
 /** Spawns the contender, does the handshake and its query: a server in the state to measure. */

@@ -73,6 +73,7 @@ describe('the packed package', () => {
     }
     const scripts = files.filter((f) => f.endsWith('.mjs'));
     expect(scripts.length).toBeGreaterThan(1);
+    // The ES modules have maps for --debug; qmd mcp's code-cached script runs without --debug only.
     for (const script of scripts) expect(files, `${script}'s source map`).toContain(`${script}.map`);
   });
 
@@ -118,6 +119,39 @@ describe('the packed package', () => {
       for (const line of transport.lines.filter((l) => l !== '')) expect(() => JSON.parse(line)).not.toThrow();
     } finally {
       server.kill();
+    }
+  });
+
+  it('runs qmd mcp from its code-cached script: the first start writes the V8 cache, the next takes it', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'qmd-cache-'));
+    const cacheDir = join(cache, 'qmd', 'compile-cache');
+    const start = async () => {
+      const server = spawnProcess(process.execPath, [bin, 'mcp'], {
+        env: { ...qmdEnv(ws.index), XDG_CACHE_HOME: cache },
+      });
+      try {
+        const client = new Client({ name: 'packed-cache', version: '1.0.0' });
+        const transport = new ChildTransport(server.child);
+        await client.connect(transport);
+        await client.callTool({ name: 'status', arguments: {} });
+        await transport.close();
+        expect(await waitForExit(server)).toEqual({ code: 0, signal: null });
+      } finally {
+        server.kill();
+      }
+    };
+    try {
+      const script = files.find((f) => /^dist\/chunks\/qmd-mcp-\w+\.cjs$/.test(f));
+      expect(script, 'the script is shipped').toBeDefined();
+      await start();
+      const written = walk(cacheDir).filter((f) => f.endsWith('.v8'));
+      expect(written).toEqual([`${script?.slice('dist/chunks/'.length)}.${process.version}-${process.arch}.v8`]);
+      const mtime = statSync(join(cacheDir, written[0] as string)).mtimeMs;
+      await start();
+      // A cache V8 refused would have been written again as the process left.
+      expect(statSync(join(cacheDir, written[0] as string)).mtimeMs).toBe(mtime);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
     }
   });
 

@@ -38,11 +38,17 @@ export const DEFAULT_NOTES: Record<string, string> = {
   'deep/cooking.md': '# Bread\n\nFlour, water, salt and time. Sourdough needs a starter.\n',
 };
 
-/** Env for a spawned qmd: the workspace's index, no inherited QMD_* settings. */
+/**
+ * Where spawned qmd keeps its compile caches (src/cli/boot.ts, code-cache.ts): one directory
+ * for the whole run, as a user's ~/.cache would be, but not the user's.
+ */
+export const TEST_CACHE_HOME = join(tmpdir(), 'qmd-test-cache');
+
+/** Env for a spawned qmd: the workspace's index, no inherited QMD_* settings, the test cache home. */
 export function qmdEnv(index: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('QMD_')) env[k] = v;
-  return { ...env, QMD_INDEX: index, ...extra };
+  return { ...env, XDG_CACHE_HOME: TEST_CACHE_HOME, QMD_INDEX: index, ...extra };
 }
 
 /** Runs a one-shot `qmd` command to completion. */
