@@ -8,12 +8,13 @@ import * as path from 'node:path';
  *
  * - Source maps, only under `--debug`: stack traces then name `src/` files instead of the
  *   bundle's chunks. Off otherwise: with them on, Node reads and parses every loaded chunk's
- *   map at load time (see `bench/experiments/startup-profile.md`).
- * - V8's compile cache (Node ≥ 22.1, `module.enableCompileCache`): the bundle's compiled code
- *   is kept in `$XDG_CACHE_HOME/qmd/compile-cache` (else `~/.cache/qmd/compile-cache`), so a
- *   later start skips parsing and compiling it. Node checks each entry against the source, so
- *   an upgrade only costs one cold start; `NODE_DISABLE_COMPILE_CACHE=1` turns it off and
- *   `NODE_COMPILE_CACHE=DIR` moves it (Node's own variables). Node 20 has no such API.
+ *   map at load time, ~12 ms of CPU per `qmd mcp` start (bench/experiments/startup-profile.md).
+ * - Node's compile cache (Node ≥ 22.1, `module.enableCompileCache`): the ES chunks' compiled
+ *   code is kept in `$XDG_CACHE_HOME/qmd/compile-cache` (else `~/.cache/qmd/compile-cache`), so
+ *   a later start skips parsing and compiling it. Node checks each entry against the source,
+ *   so an upgrade only costs one cold start; `NODE_DISABLE_COMPILE_CACHE=1` turns it off and
+ *   `NODE_COMPILE_CACHE=DIR` moves it (Node's own variables). Node 20 has no such API; `qmd mcp`
+ *   itself runs from a script with a V8 code cache of its own on every Node (code-cache.ts).
  */
 export function boot(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
   if (argv.includes('--debug')) process.setSourceMapsEnabled(true);
