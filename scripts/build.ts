@@ -1,8 +1,9 @@
 /**
  * `npm run build`: bundles the CLI with esbuild into `dist/`, one ESM file per entry, plus the
- * chunks its lazy `import()`s become. `bin.qmd` in package.json runs `dist/qmd.mjs` directly.
+ * chunks its lazy `import()`s become, plus `qmd mcp`'s code-cached CommonJS script. `bin.qmd`
+ * in package.json runs `dist/qmd.mjs` directly.
  *
- *   npx tsx scripts/build.ts            # dist/qmd.mjs, dist/chunks/*.mjs, their .map files
+ *   npx tsx scripts/build.ts            # dist/qmd.mjs, dist/chunks/*.mjs (+ .map), dist/chunks/qmd-mcp-*.cjs
  *   npx tsx scripts/build.ts --analyze  # also prints what each output is made of
  *
  * Why a bundle (issue 13): `qmd mcp` loaded 197 modules through Node's ESM loader before it
@@ -112,7 +113,8 @@ const importThroughLoader: Plugin = {
     const externals = EXTERNAL.map((name) => name.replace(/[-/]/g, '\\$&')).join('|');
     // Calls only: `typeof import('node-llama-cpp')` in a type is left to esbuild to erase.
     const call = new RegExp(`(?<!typeof\\s*)\\bimport\\((['"])(${externals})\\1\\)`, 'g');
-    pluginBuild.onLoad({ filter: /\/src\/.*\.ts$/ }, (args) => ({
+    const ours = new RegExp(`^${`${root}src/`.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}.*\\.ts$`);
+    pluginBuild.onLoad({ filter: ours }, (args) => ({
       contents: readFileSync(args.path, 'utf8').replace(call, '__qmdImport($1$2$1)'),
       loader: 'ts',
     }));
@@ -120,15 +122,22 @@ const importThroughLoader: Plugin = {
 };
 
 /**
- * `qmd mcp`'s code as one CommonJS script, which `src/cli/code-cache.ts` runs with a V8 code
- * cache (Node 20's ES module loader has none): `dist/chunks/qmd-mcp-<hash>.cjs`, the hash
- * because V8 checks a cache against the source's length only. The ES build learns its name as
- * `__QMD_MCP_SCRIPT__` (src/cli/fast-path.ts). Built with the same options, unsplit.
+ * Command lines that must answer fast also get their code as one CommonJS script, which
+ * `src/cli/code-cache.ts` runs with a V8 code cache (Node 20's ES module loader has none):
+ * `dist/chunks/<name>-<hash>.cjs`, the hash because V8 checks a cache against the source's
+ * length only. The ES build learns the file's name as the constant `define`, relative to the
+ * chunk that loads it (src/cli/fast-path.ts: always in dist/chunks/). Another fast command
+ * line (a relay, say) is one more line here and one more fast path.
  */
-async function bundleMcpScript(outdir: string) {
+export const CACHED_SCRIPTS: ReadonlyArray<{ name: string; source: string; define: string }> = [
+  { name: 'qmd-mcp', source: 'src/cli/mcp-script.ts', define: '__QMD_MCP_SCRIPT__' },
+];
+
+/** Builds one of CACHED_SCRIPTS with the bundle's options, unsplit; returns its file name. */
+async function bundleScript(outdir: string, entry: { name: string; source: string }): Promise<string> {
   const result = await build({
     ...BUNDLE_OPTIONS,
-    entryPoints: [{ in: 'src/cli/mcp-script.ts', out: 'qmd-mcp' }],
+    entryPoints: [{ in: entry.source, out: entry.name }],
     outdir: `${outdir}/chunks`,
     entryNames: '[name]-[hash]',
     outExtension: { '.js': '.cjs' },
@@ -143,7 +152,7 @@ async function bundleMcpScript(outdir: string) {
     metafile: true,
   });
   const [script] = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.cjs'));
-  if (script === undefined) throw new Error('the qmd mcp script was not written');
+  if (script === undefined) throw new Error(`${entry.source}: no script was written`);
   const left = /\bimport\((?!\s*\))/.exec(readFileSync(`${root}${script}`, 'utf8'));
   if (left !== null) throw new Error(`${script} still calls import() (${left.index}): route it through __qmdImport`);
   return basename(script);
@@ -152,13 +161,14 @@ async function bundleMcpScript(outdir: string) {
 export async function bundle(options: { analyze?: boolean } = {}): Promise<void> {
   const outdir = `${root}dist`;
   rmSync(outdir, { recursive: true, force: true });
-  const mcpScript = await bundleMcpScript(outdir);
+  const define: Record<string, string> = {};
+  for (const script of CACHED_SCRIPTS)
+    define[script.define] = JSON.stringify(`./${await bundleScript(outdir, script)}`);
   const result = await build({
     ...BUNDLE_OPTIONS,
     entryPoints: ENTRIES.map((entry) => ({ in: entry.source, out: entry.name })),
     outdir,
-    // Relative to the chunk that loads it (src/cli/fast-path.ts is always in dist/chunks/).
-    define: { __QMD_MCP_SCRIPT__: JSON.stringify(`./${mcpScript}`) },
+    define,
     metafile: true,
   });
   for (const entry of ENTRIES) chmodSync(`${outdir}/${entry.name}.mjs`, 0o755);
