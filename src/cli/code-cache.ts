@@ -16,8 +16,9 @@ export interface CachedScript<T> {
  * Runs `file`, a CommonJS script, the way Node's `require` would, but through `vm.Script` with
  * V8's code cache: `qmd mcp` on Node 20, whose ESM loader has no cache to offer (Node ≥ 22.1's
  * `module.enableCompileCache` does not reach a vm.Script either). Measured on the bundle's
- * `qmd mcp` script, Node 20: 190 ms of CPU to the `initialize` reply with the cache, 225 ms
- * for the ES chunks (25 interleaved rounds; bench/experiments/startup-profile.md).
+ * `qmd mcp`, CPU time to the `initialize` reply: Node 20 176 ms with the script and its cache,
+ * 215 ms for the ES chunks; Node 22 114 ms, 130 ms for the ES chunks with Node's compile cache
+ * (30 interleaved rounds, load ~3; bench/experiments/startup-profile.md).
  *
  * The cache is `$cacheDir/<script name>.<node version>-<arch>.v8`. V8 checks its own version,
  * flags and the source's length, not its content, so `file`'s name must change with its content
