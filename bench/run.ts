@@ -23,9 +23,11 @@ import { searchBenchmark } from './benchmarks/search.js';
 import { sharedBenchmark } from './benchmarks/shared.js';
 import { startupBenchmark } from './benchmarks/startup.js';
 import { toolCallBenchmark } from './benchmarks/tool-call.js';
+import { headlineTable } from './lib/headline.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
 import { formatDuration, resultsMarkdown, resultText } from './lib/markdown.js';
 import { ROOT, staleBuild, TMP } from './lib/paths.js';
+import { renderText } from './lib/table.js';
 import type { Benchmark, BenchmarkOptions, BenchmarkResult } from './lib/types.js';
 
 /** The order `npm run bench` runs them in, and the results file lists them in. */
@@ -106,6 +108,8 @@ async function main(argv: readonly string[]): Promise<void> {
     results.push(result);
     process.stdout.write(`${resultText(result)}\n\n`);
   }
+  const headline = headlineTable(results);
+  if (headline !== undefined) process.stdout.write(`${renderText(headline)}\n\n`);
   const seconds = (performance.now() - started) / 1000;
   const command = `npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`;
   const markdown = resultsMarkdown({ machine, loadAtEnd: loadAverage(), seconds, quick: args.quick, command }, results);

@@ -16,7 +16,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { BUNDLE_OPTIONS } from '../scripts/build.js';
 import { DEFAULT_PARENT_POLL_MS } from '../src/lifecycle/parent.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../test/support/qmd.js';
 
@@ -185,8 +187,7 @@ async function httpRun(index: string): Promise<Run> {
  */
 async function baselineRun(): Promise<Run> {
   const code = [
-    `await import(${JSON.stringify(new URL('../dist/src/cli/mcp/stdio.js', import.meta.url).href)});`,
-    `await import(${JSON.stringify(new URL('../dist/src/cli/mcp/http.js', import.meta.url).href)});`,
+    `await import(${JSON.stringify(pathToFileURL(await baselineBundle()).href)});`,
     'const keep = setInterval(() => {}, 1 << 30);',
     "process.on('SIGTERM', () => clearInterval(keep));",
     "process.stderr.write('ready\\n');",
@@ -207,6 +208,31 @@ async function baselineRun(): Promise<Run> {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };
+}
+
+let baseline: Promise<string> | undefined;
+
+/**
+ * What the baseline loads: `src/cli/mcp/stdio.ts` and `http.ts` bundled as `qmd` is
+ * (scripts/build.ts), built once per run into `bench/.tmp/triggers-baseline/`.
+ */
+function baselineBundle(): Promise<string> {
+  baseline ??= (async () => {
+    const outdir = fileURLToPath(new URL('./.tmp/triggers-baseline/', import.meta.url));
+    await build({
+      ...BUNDLE_OPTIONS,
+      stdin: {
+        contents: "import './src/cli/mcp/stdio.ts';\nimport './src/cli/mcp/http.ts';\n",
+        resolveDir: BUNDLE_OPTIONS.absWorkingDir,
+        sourcefile: 'baseline.ts',
+        loader: 'ts',
+      },
+      entryNames: 'baseline',
+      outdir,
+    });
+    return `${outdir}baseline.mjs`;
+  })();
+  return baseline;
 }
 
 const TRIGGERS: Array<{ name: string; start: (index: string) => Promise<Run> }> = [

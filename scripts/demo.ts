@@ -4,7 +4,7 @@
  * close the client the way MCP clients do and show that the server shut down cleanly.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +12,10 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'dist/src/cli/main.js');
+const bin = join(
+  root,
+  (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin: { qmd: string } }).bin.qmd,
+);
 const work = mkdtempSync(join(tmpdir(), 'qmd-demo-'));
 const index = join(work, 'index.sqlite');
 const env = { ...process.env, QMD_INDEX: index, QMD_LIFECYCLE_TRACE: join(work, 'trace.jsonl') };

@@ -6,6 +6,8 @@ import {
   describeExit,
   embeddingNote,
   FLOOR,
+  PEER,
+  peerNote,
   QMD_IDLE,
   QMD_QUERIED,
   QMD_WARM,
@@ -37,11 +39,17 @@ export const exitBenchmark: Benchmark = {
   title: 'stdin close → exit, SIGTERM → exit',
   async run({ quick, log }): Promise<BenchmarkReport> {
     const fixture = await qmdFixture(quick, log);
-    const contenders = serverContenders(fixture, [FLOOR, SDK, QMD_IDLE, QMD_QUERIED, QMD_WARM]);
+    const all = serverContenders(fixture, [FLOOR, SDK, QMD_IDLE, QMD_QUERIED, QMD_WARM, PEER]);
     const rounds = quick ? 1 : 15;
     const tables: Table[] = [];
     const goals: Goal[] = [];
     for (const trigger of TRIGGERS) {
+      // The peer's launcher does not forward SIGTERM (lifecycle.md §3): its server would be orphaned.
+      const contenders = all.map((c) =>
+        trigger.name === 'SIGTERM' && c.name === PEER && c.skip === undefined
+          ? { ...c, skip: 'its launcher does not forward SIGTERM: not measured' }
+          : c,
+      );
       const failures = new Map<string, number>();
       const exits = new Map<string, string[]>(contenders.map((c) => [c.name, []]));
       const teardowns = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
@@ -82,6 +90,7 @@ export const exitBenchmark: Benchmark = {
         unit: 'ms',
         baseline: SDK,
         floor: FLOOR,
+        peer: PEER,
         failures,
         extra: {
           columns: [
@@ -115,6 +124,7 @@ export const exitBenchmark: Benchmark = {
         'The floor and the bare SDK server die of SIGTERM by default (no handler); qmd runs its teardown and exits 0.',
         'Where qmd\'s time goes: "teardown" is what it reports itself (`Shutdown complete in N ms`, from the breadcrumb to `done`); "to complete" is from the trigger to that line reaching the parent (noticing the trigger + teardown + the pipe); "then exit" from that line to the exit event (the event loop draining, node and its native modules leaving).',
         ...embeddingNote(fixture),
+        ...peerNote(fixture),
       ],
     };
   },

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { writeTinyModel } from '../../test/support/gguf.js';
 import { type CachedCorpus, cachedCorpus } from './corpus.js';
 import { CONTENDERS, NAIVE_SERVER, QMD_BIN, TMP, TSX_LOADER } from './paths.js';
+import { PEER_BIN, PEER_VERSION, peerEnv, peerUnavailable } from './peer.js';
 import { isAlive } from './proc.js';
-import { lastLine, qmdEnv, runQmd, runQmdOk } from './qmd.js';
+import { lastLine, qmdEnv, runCommand, runQmd, runQmdOk } from './qmd.js';
 import type { ServerCommand } from './rpc-child.js';
 
 /** What the spawned-server benchmarks share: one index, one query, and the model if it can run. */
@@ -16,6 +17,8 @@ export interface QmdFixture {
   query: string;
   /** The embedded index and the tiny model, or why there is none. */
   embedded: { index: string; model: string; notes: number } | { skip: string };
+  /** The peer's environment, its index built from the same corpus, or why it cannot run here. */
+  peer: { env: NodeJS.ProcessEnv } | { skip: string };
 }
 
 export const NOT_AVAILABLE = 'not available yet';
@@ -102,7 +105,19 @@ async function buildFixture(files: number, log: (line: string) => void): Promise
         ? { index: embeddedIndex, model, notes: EMBEDDED_NOTES }
         : { skip: `qmd embed failed (${run.code ?? run.signal}): ${lastLine(run.stderr)}` };
   }
-  return { corpus, index, query, embedded };
+  return { corpus, index, query, embedded, peer: await peerFixture(corpus.dir, join(dir, 'peer'), log) };
+}
+
+/** The peer indexes the same notes with its own `collection add`, in a home of its own. */
+async function peerFixture(notes: string, home: string, log: (line: string) => void): Promise<QmdFixture['peer']> {
+  const skip = peerUnavailable();
+  if (skip !== undefined) return { skip };
+  const env = peerEnv(home);
+  log(`fixture: indexing the notes with the peer (qmd ${PEER_VERSION})`);
+  const run = await runCommand(process.execPath, [PEER_BIN, 'collection', 'add', notes, '--name', 'notes'], env);
+  return run.code === 0
+    ? { env }
+    : { skip: `its collection add failed (${run.code ?? run.signal}): ${lastLine(run.stderr)}` };
 }
 
 /** The floor: `bench/contenders/floor.mjs`. */
@@ -115,9 +130,18 @@ export function sdkServer(): ServerCommand {
   return { command: process.execPath, args: [join(CONTENDERS, 'sdk-server.mjs')] };
 }
 
+/** The peer's `qmd mcp` in its own environment. */
+export function peerServer(env: NodeJS.ProcessEnv): ServerCommand {
+  return { command: process.execPath, args: [PEER_BIN, 'mcp'], env };
+}
+
 /** `qmd mcp` (the built binary) on `index`, with `env` on top of a clean QMD_* environment. */
 export function qmdServer(index: string, env: Record<string, string> = {}): ServerCommand {
-  return { command: process.execPath, args: [QMD_BIN, 'mcp'], env: qmdEnv({ QMD_INDEX: index, ...env }) };
+  return {
+    command: process.execPath,
+    args: [QMD_BIN, 'mcp'],
+    env: qmdEnv({ QMD_INDEX: index, ...env }),
+  };
 }
 
 /**

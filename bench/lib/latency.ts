@@ -9,6 +9,8 @@ export interface LatencyTableOptions {
   baseline?: string;
   /** Name of the floor, for a second ratio. */
   floor?: string;
+  /** Name of the peer, for a third ratio (a column only when it ran). */
+  peer?: string;
   /** Failed samples per contender (not in the distribution). */
   failures?: Map<string, number>;
   /** Extra columns after the ratios, per contender. */
@@ -31,6 +33,7 @@ export function latencyTable(
   for (const c of contenders) if (c.skip === undefined) summaries.set(c.name, summarize(samples.get(c.name) ?? []));
   const base = options.baseline === undefined ? undefined : summaries.get(options.baseline);
   const floor = options.floor === undefined ? undefined : summaries.get(options.floor);
+  const peer = options.peer === undefined ? undefined : summaries.get(options.peer);
   const columns = [
     { label: 'contender', unit: 'text' as Unit },
     { label: 'n', unit: 'count' as Unit },
@@ -39,6 +42,7 @@ export function latencyTable(
     { label: 'max', unit: options.unit },
     ...(base ? [{ label: 'p50 ÷ SDK', unit: 'x' as Unit }] : []),
     ...(floor ? [{ label: 'p50 ÷ floor', unit: 'x' as Unit }] : []),
+    ...(peer ? [{ label: 'p50 ÷ peer', unit: 'x' as Unit }] : []),
     ...(options.failures ? [{ label: 'failed', unit: 'count' as Unit }] : []),
     ...(options.extra?.columns ?? []),
   ];
@@ -56,6 +60,7 @@ export function latencyTable(
       s.max,
       ...(base ? [ratio(s.p50, base.p50)] : []),
       ...(floor ? [ratio(s.p50, floor.p50)] : []),
+      ...(peer ? [ratio(s.p50, peer.p50)] : []),
       ...(options.failures ? [options.failures.get(c.name) ?? 0] : []),
       ...extra,
     ];
@@ -72,6 +77,6 @@ export function ratioGoal(
   missing = 'not measured',
 ): Goal {
   const r = ratio(ours?.p50, baseline?.p50);
-  if (!Number.isFinite(r)) return { name, target: `≤ ${limit}×`, measured: missing, met: null };
-  return { name, target: `≤ ${limit}×`, measured: `${r.toFixed(2)}×`, met: r <= limit };
+  if (!Number.isFinite(r)) return { name, target: `≤ ${limit.toFixed(1)}×`, measured: missing, met: null };
+  return { name, target: `≤ ${limit.toFixed(1)}×`, measured: `${r.toFixed(2)}×`, met: r <= limit };
 }

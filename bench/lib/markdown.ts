@@ -1,3 +1,4 @@
+import { headlineTable } from './headline.js';
 import type { MachineInfo } from './machine.js';
 import { goalTable, renderMarkdown, renderText } from './table.js';
 import type { BenchmarkResult } from './types.js';
@@ -30,6 +31,8 @@ export function resultsMarkdown(run: RunInfo, results: readonly BenchmarkResult[
     renderMarkdown(goalTable(results)),
     '',
   ];
+  const headline = headlineTable(results);
+  if (headline !== undefined) lines.push(renderMarkdown(headline), '');
   results.forEach((result, i) => {
     lines.push(`## ${i + 1}. ${result.title} (\`${result.name}\`, ${formatDuration(result.seconds)})`, '');
     for (const table of result.tables) lines.push(renderMarkdown(table), '');

@@ -1,11 +1,20 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** The built binary (`npm run bench` builds first): benchmarks run what users run. */
-export const QMD_BIN = join(ROOT, 'dist/src/cli/main.js');
+/**
+ * The binary benchmarks run: package.json's `bin.qmd`, the bundle (`npm run bench` builds
+ * first), or `QMD_BENCH_BIN` — `bench/node22.ts` points it at the packed package installed for
+ * Node 22, whose native addons are built for that Node.
+ */
+export const QMD_BIN = process.env.QMD_BENCH_BIN || join(ROOT, packageBin());
+function packageBin(): string {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: { qmd: string } };
+  return pkg.bin.qmd;
+}
+
 /** Standalone contender scripts, plain `.mjs` run by node itself (no loader cost). */
 export const CONTENDERS = join(ROOT, 'bench/contenders');
 /**
@@ -16,6 +25,11 @@ export const NAIVE_SERVER = join(ROOT, 'bench/contenders/naive-server.ts');
 export const TSX_LOADER = import.meta.resolve('tsx');
 /** Generated corpora, indexes and models (gitignored). */
 export const TMP = join(ROOT, 'bench/.tmp');
+/**
+ * Where benchmarked qmd keeps its compile caches (src/cli/boot.ts, code-cache.ts): under
+ * bench/.tmp, not the user's ~/.cache, and kept between runs as a user's would be.
+ */
+export const BENCH_CACHE_HOME = join(TMP, 'xdg-cache');
 
 /**
  * Spawned benchmarks run `dist/`, in-process ones import `src/` through tsx: if the build is
@@ -39,5 +53,5 @@ export function staleBuild(): string | undefined {
     return latest;
   };
   const source = Math.max(newest(join(ROOT, 'src')), newest(join(ROOT, 'machines')));
-  return source > built ? 'dist/ is older than src/: run `npm run build` (npm run bench does)' : undefined;
+  return source > built ? `${QMD_BIN} is older than src/: run \`npm run build\` (npm run bench does)` : undefined;
 }

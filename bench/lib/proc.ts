@@ -59,3 +59,32 @@ export function isAliveWithMarker(pid: number, marker: string): boolean {
   if (!isAlive(pid)) return false;
   return readText(`/proc/${pid}/cmdline`).includes(marker) || readText(`/proc/${pid}/environ`).includes(marker);
 }
+
+/** The pids of `pid`'s descendants, from /proc (children before grandchildren). */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readText(`/proc/${entry}/stat`);
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (!children.has(ppid)) children.set(ppid, []);
+    children.get(ppid)?.push(Number(entry));
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0; ) {
+    const next = children.get(queue.shift() as number) ?? [];
+    found.push(...next);
+    queue.push(...next);
+  }
+  return found;
+}
+
+/**
+ * VmRSS or VmHWM of `pid` and its descendants, summed (kB): a server behind a launcher that
+ * re-spawns node (the peer's `bin`) costs both processes. Undefined when `pid` is gone.
+ */
+export function treeStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  const own = statusKb(pid, field);
+  if (own === undefined) return undefined;
+  return descendants(pid).reduce((sum, child) => sum + (statusKb(child, field) ?? 0), own);
+}

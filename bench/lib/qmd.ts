@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { QMD_BIN } from './paths.js';
+import { BENCH_CACHE_HOME, QMD_BIN } from './paths.js';
 
-/** Env for a spawned qmd: no inherited QMD_* settings, then `extra`. */
+/** Env for a spawned qmd: no inherited QMD_* settings, the bench's cache home, then `extra`. */
 export function qmdEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('QMD_')) env[key] = value;
-  return { ...env, ...extra };
+  return { ...env, XDG_CACHE_HOME: BENCH_CACHE_HOME, ...extra };
 }
 
 export interface QmdRun {
@@ -20,8 +20,13 @@ export interface QmdRun {
 
 /** Runs a one-shot `qmd` command to completion (SIGKILLed after `bound` ms). */
 export function runQmd(args: string[], env: NodeJS.ProcessEnv, bound = 600_000): Promise<QmdRun> {
+  return runCommand(process.execPath, [QMD_BIN, ...args], env, bound);
+}
+
+/** Runs a command to completion (SIGKILLed after `bound` ms), collecting its output. */
+export function runCommand(command: string, args: string[], env: NodeJS.ProcessEnv, bound = 600_000): Promise<QmdRun> {
   const started = performance.now();
-  const child = spawn(process.execPath, [QMD_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => {

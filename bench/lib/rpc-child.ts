@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { descendants } from './proc.js';
 
 /** How to start one server contender. */
 export interface ServerCommand {
@@ -182,9 +183,17 @@ export class RpcChild {
     }
   }
 
-  /** SIGKILLs the child if it still runs: call in `finally`. */
+  /** SIGKILLs the child if it still runs, and what it spawned (a launcher's server): call in `finally`. */
   kill(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    for (const pid of descendants(this.pid)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+    this.child.kill('SIGKILL');
   }
 }
 

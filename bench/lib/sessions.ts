@@ -1,5 +1,6 @@
-import { floorServer, NOT_AVAILABLE, type QmdFixture, qmdServer, sdkServer } from './fixture.js';
+import { floorServer, NOT_AVAILABLE, peerServer, type QmdFixture, qmdServer, sdkServer } from './fixture.js';
 import type { Contender } from './interleave.js';
+import { PEER_VERSION } from './peer.js';
 import { RpcChild, type ServerCommand } from './rpc-child.js';
 
 /** A server contender of the spawned benchmarks: how to start it and what to do before measuring. */
@@ -15,6 +16,8 @@ export const QMD_IDLE = 'qmd mcp, idle';
 export const QMD_QUERIED = 'qmd mcp, after a query';
 export const QMD_WARM = 'qmd mcp, warm model';
 export const QMD_MODEL = 'qmd mcp, model configured';
+export const PEER = `peer (qmd ${PEER_VERSION}), idle`;
+export const QMD_NO_CACHE = 'qmd mcp, idle, no compile cache';
 
 export type ContenderKind =
   | typeof FLOOR
@@ -22,13 +25,23 @@ export type ContenderKind =
   | typeof QMD_IDLE
   | typeof QMD_QUERIED
   | typeof QMD_WARM
-  | typeof QMD_MODEL;
+  | typeof QMD_MODEL
+  | typeof PEER
+  | typeof QMD_NO_CACHE;
 
 /**
  * The contenders by name. The warm-model one runs a query on the embedded index with the tiny
  * model (the query embeds, so the model is loaded and has run); "model configured" only
  * points `QMD_EMBED_MODEL` at it (lazy loading should keep start-up where it was).
  */
+/** A note for the results on the peer: what ran, or why it did not. */
+export function peerNote(fixture: QmdFixture): string[] {
+  if ('skip' in fixture.peer) return [`Peer (qmd ${PEER_VERSION}): ${fixture.peer.skip}.`];
+  return [
+    `Peer: qmd ${PEER_VERSION} from npm (bench/.tmp/peer, Node 22), on the same notes indexed by its own \`collection add\`, in a home of its own; its \`bin\` is a launcher that re-spawns node, so its times include that second start.`,
+  ];
+}
+
 /** A note for the results when the warm-model contenders could not run, and why. */
 export function embeddingNote(fixture: QmdFixture): string[] {
   if ('skip' in fixture.embedded) return [`Warm-model contenders: ${NOT_AVAILABLE} (${fixture.embedded.skip}).`];
@@ -60,6 +73,14 @@ export function serverContenders(fixture: QmdFixture, kinds: readonly ContenderK
         return embedded
           ? { name, server: qmdServer(fixture.index, { QMD_EMBED_MODEL: embedded.model }) }
           : { name, server: placeholder, skip: noModel };
+      case QMD_NO_CACHE:
+        // Node's switch, which qmd honours for its own cache too (src/cli/fast-path.ts): the ES
+        // modules, nothing cached, as a first start after an install or an upgrade costs.
+        return { name, server: qmdServer(fixture.index, { NODE_DISABLE_COMPILE_CACHE: '1' }) };
+      case PEER:
+        return 'skip' in fixture.peer
+          ? { name, server: placeholder, skip: fixture.peer.skip }
+          : { name, server: peerServer(fixture.peer.env) };
     }
     throw new Error(`unknown contender ${name}`);
   });

@@ -1,11 +1,19 @@
 #!/usr/bin/env node
 // The `qmd` binary, run directly by node: no launcher that re-spawns a child (a launcher that
 // does not forward signals is how the peer orphans its server when the client sends SIGTERM).
+//
+// Bundled as `dist/qmd.mjs` (scripts/build.ts). Its static imports are only what must run
+// before anything else loads: the PPID read, then source maps under --debug and the compile
+// cache, which apply only to modules loaded after them. Everything else is imported after
+// `boot()`, each command's code on its first use.
 import './startup.js';
 import { errorMessage } from '../errors.js';
-import { main } from './program.js';
+import { boot } from './boot.js';
 
-main(process.argv).catch((error: unknown) => {
+boot(process.argv);
+const { dispatch } = await import('./dispatch.js');
+
+dispatch(process.argv).catch((error: unknown) => {
   process.stderr.write(`qmd: internal error: ${errorMessage(error)}\n`);
   process.exitCode = 70;
 });

@@ -1,11 +1,19 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Spawned, spawnProcess } from './spawn.js';
 
-/** The built binary: spawned tests run what users run (`npm test` builds first). */
-export const QMD_BIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  bin: { qmd: string };
+};
+
+/**
+ * The binary users run: package.json's `bin.qmd`, the bundle `npm run build` writes (`npm test`
+ * builds first). Every spawned test runs it, so they all test the bundle as shipped;
+ * `test/e2e/packed.test.ts` also checks that the packed tarball holds everything it loads.
+ */
+export const QMD_BIN = fileURLToPath(new URL(`../../${pkg.bin.qmd}`, import.meta.url));
 
 /** A temp directory with a few markdown notes and an index path; `cleanup()` removes it. */
 export function tempWorkspace(notes: Record<string, string> = DEFAULT_NOTES) {
@@ -30,11 +38,17 @@ export const DEFAULT_NOTES: Record<string, string> = {
   'deep/cooking.md': '# Bread\n\nFlour, water, salt and time. Sourdough needs a starter.\n',
 };
 
-/** Env for a spawned qmd: the workspace's index, no inherited QMD_* settings nor INDEX_PATH. */
+/**
+ * Where spawned qmd keeps its compile caches (src/cli/boot.ts, code-cache.ts): one directory
+ * for the whole run, as a user's ~/.cache would be, but not the user's.
+ */
+export const TEST_CACHE_HOME = join(tmpdir(), 'qmd-test-cache');
+
+/** Env for a spawned qmd: the workspace's index, no inherited QMD_* settings nor INDEX_PATH, the test cache home. */
 export function qmdEnv(index: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('QMD_') && k !== 'INDEX_PATH') env[k] = v;
-  return { ...env, QMD_INDEX: index, ...extra };
+  return { ...env, XDG_CACHE_HOME: TEST_CACHE_HOME, QMD_INDEX: index, ...extra };
 }
 
 /** Runs a one-shot `qmd` command to completion. */

@@ -10,6 +10,9 @@ export interface McpFlags {
   sharedServer?: boolean;
 }
 
+/** `qmd mcp` with no options: stdio (the HTTP defaults are commander's defaults for --port and --host). */
+export const MCP_DEFAULTS: McpFlags = { port: 8181, host: '127.0.0.1' };
+
 /**
  * `qmd mcp [--http [--port N] [--host H] [--daemon]]`. With `--daemon` this process only
  * starts the detached server and reports it; the detached child runs the same command line

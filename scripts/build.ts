@@ -1,0 +1,180 @@
+/**
+ * `npm run build`: bundles the CLI with esbuild into `dist/`, one ESM file per entry, plus the
+ * chunks its lazy `import()`s become, plus `qmd mcp`'s code-cached CommonJS script. `bin.qmd`
+ * in package.json runs `dist/qmd.mjs` directly.
+ *
+ *   npx tsx scripts/build.ts            # dist/qmd.mjs, dist/chunks/*.mjs (+ .map), dist/chunks/qmd-mcp-*.cjs
+ *   npx tsx scripts/build.ts --analyze  # also prints what each output is made of
+ *
+ * Why a bundle (issue 13): `qmd mcp` loaded 197 modules through Node's ESM loader before it
+ * could answer `initialize` (97 of them zod's), and resolving, reading and linking them cost
+ * more than running them. One file per entry answered in 0.97× the bare SDK server's time
+ * where the tsc output took 1.37× (15 interleaved rounds each, Node 20, load ~7).
+ *
+ * Type checking stays with `tsc` (`npm run typecheck`); esbuild only strips types.
+ */
+import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { basename } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { analyzeMetafile, type BuildOptions, build, type Plugin } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * The programs we ship. Each becomes `dist/<name>.mjs`; whatever they `import()` lazily becomes
+ * a chunk under `dist/chunks/`, shared between entries, loaded only when that code runs. A new
+ * entry (a relay that must start fast, say) is one more line here and, if users run it, a
+ * `bin` in package.json. Keep an entry's static imports to what its first answer needs: they
+ * all load before its first line runs.
+ */
+export const ENTRIES: ReadonlyArray<{ name: string; source: string }> = [{ name: 'qmd', source: 'src/cli/main.ts' }];
+
+/**
+ * Native addons and what loads them stay in node_modules: esbuild cannot bundle a `.node`
+ * file, and node-llama-cpp finds its prebuilt binaries relative to its own package.
+ */
+export const EXTERNAL = ['better-sqlite3', 'sqlite-vec', 'node-llama-cpp'];
+
+/**
+ * The SDK picks its JSON Schema validator through `@modelcontextprotocol/server/_shims`, whose
+ * Node variant imports the SDK's bundled ajv and runs ajv's module code at import time, though
+ * qmd never validates a JSON Schema (its tools declare zod schemas; the validator serves
+ * elicitation, which qmd does not use). This swaps in `src/mcp/sdk-shims.ts`: the same exports,
+ * with a validator that loads the SDK's real one on first use.
+ */
+const lazyAjv: Plugin = {
+  name: 'qmd-lazy-ajv',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, () => ({
+      path: `${root}src/mcp/sdk-shims.ts`,
+    }));
+  },
+};
+
+/**
+ * `import Database from 'better-sqlite3'` left as an ESM import of a CommonJS package makes
+ * Node scan the package's sources for named exports (cjs-module-lexer) before it can link:
+ * about 2 ms of CPU per start (Node 20, `import` 9.8 ms vs `require` 7.7 ms, medians of 8).
+ * The bundle requires it instead, through the banner's `require`: the same module object, as
+ * `import` would have given it as the default export.
+ */
+const requireCommonJsExternals: Plugin = {
+  name: 'qmd-require-commonjs-externals',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^better-sqlite3$/ }, (args) =>
+      args.namespace === 'qmd-cjs-external'
+        ? { path: args.path, external: true }
+        : { path: args.path, namespace: 'qmd-cjs-external' },
+    );
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'qmd-cjs-external' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * How every bundle is made, wherever it is written: `bench/triggers.ts` builds its baseline
+ * (the modules `qmd mcp` loads, and nothing that runs them) with these too.
+ */
+export const BUNDLE_OPTIONS = {
+  absWorkingDir: root,
+  entryNames: '[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: EXTERNAL,
+  plugins: [lazyAjv, requireCommonJsExternals],
+  // Bundled CommonJS (commander, ws…) calls `require` for node's own modules; ESM has none.
+  banner: {
+    js: "import { createRequire as __qmdCreateRequire } from 'node:module';\nconst require = __qmdCreateRequire(import.meta.url);",
+  },
+  // Stack traces under --debug name src/ files (main.ts turns source maps on only then).
+  // Without sourcesContent: the mappings are what a trace needs, and dist/ stays small.
+  sourcemap: 'linked',
+  sourcesContent: false,
+  legalComments: 'inline',
+  logLevel: 'warning',
+} satisfies BuildOptions;
+
+/**
+ * In the script, `import('node-llama-cpp')` becomes `__qmdImport('node-llama-cpp')`, the
+ * caller's import() that src/cli/code-cache.ts hands the script: on Node 20 a vm.Script made
+ * from a code cache cannot run import() ("A dynamic import callback was not specified"). The
+ * externals are the only modules the script imports; the bundle holds the rest.
+ */
+const importThroughLoader: Plugin = {
+  name: 'qmd-import-through-loader',
+  setup(pluginBuild) {
+    const externals = EXTERNAL.map((name) => name.replace(/[-/]/g, '\\$&')).join('|');
+    // Calls only: `typeof import('node-llama-cpp')` in a type is left to esbuild to erase.
+    const call = new RegExp(`(?<!typeof\\s*)\\bimport\\((['"])(${externals})\\1\\)`, 'g');
+    const ours = new RegExp(`^${`${root}src/`.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}.*\\.ts$`);
+    pluginBuild.onLoad({ filter: ours }, (args) => ({
+      contents: readFileSync(args.path, 'utf8').replace(call, '__qmdImport($1$2$1)'),
+      loader: 'ts',
+    }));
+  },
+};
+
+/**
+ * Command lines that must answer fast also get their code as one CommonJS script, which
+ * `src/cli/code-cache.ts` runs with a V8 code cache (Node 20's ES module loader has none):
+ * `dist/chunks/<name>-<hash>.cjs`, the hash because V8 checks a cache against the source's
+ * length only. The ES build learns the file's name as the constant `define`, relative to the
+ * chunk that loads it (src/cli/fast-path.ts: always in dist/chunks/). Another fast command
+ * line (a relay, say) is one more line here and one more fast path.
+ */
+export const CACHED_SCRIPTS: ReadonlyArray<{ name: string; source: string; define: string }> = [
+  { name: 'qmd-mcp', source: 'src/cli/mcp-script.ts', define: '__QMD_MCP_SCRIPT__' },
+];
+
+/** Builds one of CACHED_SCRIPTS with the bundle's options, unsplit; returns its file name. */
+async function bundleScript(outdir: string, entry: { name: string; source: string }): Promise<string> {
+  const result = await build({
+    ...BUNDLE_OPTIONS,
+    entryPoints: [{ in: entry.source, out: entry.name }],
+    outdir: `${outdir}/chunks`,
+    entryNames: '[name]-[hash]',
+    outExtension: { '.js': '.cjs' },
+    splitting: false,
+    format: 'cjs',
+    // The script has a CommonJS `require`; `import.meta.url` becomes its own file's URL.
+    banner: { js: "const __qmdImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+    define: { 'import.meta.url': '__qmdImportMetaUrl' },
+    // --debug runs the ES chunks, whose maps name src/: the script needs none.
+    sourcemap: false,
+    plugins: [...BUNDLE_OPTIONS.plugins, importThroughLoader],
+    metafile: true,
+  });
+  const [script] = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.cjs'));
+  if (script === undefined) throw new Error(`${entry.source}: no script was written`);
+  const left = /\bimport\((?!\s*\))/.exec(readFileSync(`${root}${script}`, 'utf8'));
+  if (left !== null) throw new Error(`${script} still calls import() (${left.index}): route it through __qmdImport`);
+  return basename(script);
+}
+
+export async function bundle(options: { analyze?: boolean } = {}): Promise<void> {
+  const outdir = `${root}dist`;
+  rmSync(outdir, { recursive: true, force: true });
+  const define: Record<string, string> = {};
+  for (const script of CACHED_SCRIPTS)
+    define[script.define] = JSON.stringify(`./${await bundleScript(outdir, script)}`);
+  const result = await build({
+    ...BUNDLE_OPTIONS,
+    entryPoints: ENTRIES.map((entry) => ({ in: entry.source, out: entry.name })),
+    outdir,
+    define,
+    metafile: true,
+  });
+  for (const entry of ENTRIES) chmodSync(`${outdir}/${entry.name}.mjs`, 0o755);
+  if (options.analyze) process.stdout.write(await analyzeMetafile(result.metafile));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await bundle({ analyze: process.argv.includes('--analyze') });
+}

@@ -1,0 +1,47 @@
+import * as module from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/**
+ * What `main.ts` does before it loads the program, because it must happen before the modules
+ * it affects are loaded: both settings apply only to modules loaded after them.
+ *
+ * - Source maps, only under `--debug`: stack traces then name `src/` files instead of the
+ *   bundle's chunks. Off otherwise: with them on, Node reads and parses every loaded chunk's
+ *   map at load time, ~12 ms of CPU per `qmd mcp` start (bench/experiments/startup-profile.md).
+ * - Node's compile cache (Node ≥ 22.1, `module.enableCompileCache`): the ES chunks' compiled
+ *   code is kept in `$XDG_CACHE_HOME/qmd/compile-cache` (else `~/.cache/qmd/compile-cache`), so
+ *   a later start skips parsing and compiling it. Node checks each entry against the source,
+ *   so an upgrade only costs one cold start; `NODE_DISABLE_COMPILE_CACHE=1` turns it off and
+ *   `NODE_COMPILE_CACHE=DIR` moves it (Node's own variables). Node 20 has no such API; `qmd mcp`
+ *   itself runs from a script with a V8 code cache of its own on every Node (code-cache.ts).
+ */
+export function boot(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
+  if (argv.includes('--debug')) process.setSourceMapsEnabled(true);
+  enableCompileCache(env);
+}
+
+type EnableCompileCache = (directory?: string) => { status: number; message?: string; directory?: string };
+
+/** Returns whether Node has a compile cache to enable (false on Node < 22.1). Never throws. */
+export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): boolean {
+  const enable = (module as { enableCompileCache?: EnableCompileCache }).enableCompileCache;
+  if (enable === undefined) return false;
+  try {
+    // NODE_COMPILE_CACHE (Node's own) wins: the directory argument would override it.
+    enable(nonEmpty(env.NODE_COMPILE_CACHE) === undefined ? compileCacheDir(env) : undefined);
+  } catch {
+    // A cache is an optimisation: an unwritable directory must not stop the program.
+  }
+  return true;
+}
+
+/** `$XDG_CACHE_HOME/qmd/compile-cache`, else `~/.cache/qmd/compile-cache`: beside the default index. */
+export function compileCacheDir(env: NodeJS.ProcessEnv): string {
+  const cache = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), '.cache');
+  return path.resolve(cache, 'qmd', 'compile-cache');
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}

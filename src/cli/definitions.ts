@@ -1,0 +1,339 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { McpFlags } from './commands/mcp.js';
+import { MCP_DEFAULTS } from './commands/mcp.js';
+import type { GetFlags, MultiGetFlags, SearchFlags } from './commands/read-commands.js';
+import type { CliContext } from './context.js';
+
+/** Wraps a lazily loaded action: builds the context from the command's options, reports errors. */
+export type Runner = <A extends unknown[]>(
+  load: (ctx: CliContext, ...args: A) => Promise<unknown>,
+) => (...args: unknown[]) => Promise<void>;
+
+/** Adds one top-level command (and its sub-commands) to the program. */
+export type DefineCommand = (program: Command, run: Runner) => void;
+
+function positiveInt(name: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < 1)
+      throw new InvalidArgumentError(`${name} must be a whole number ≥ 1.`);
+    return Number(value);
+  };
+}
+
+/** 0 asks the OS for a free port (the one bound is printed); 1-65535 otherwise. */
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('--port must be 0 to 65535.');
+  return Number(value);
+}
+
+function score(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('must be a number from 0 to 1.');
+  return n;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(',').filter(Boolean)];
+}
+
+const searchCommand = (program: Command, name: string, description: string) =>
+  program
+    .command(name)
+    .description(description)
+    .argument('<query>', 'what to look for')
+    .option('-n <n>', 'number of results', positiveInt('-n'), 10)
+    .option('-c, --collection <name>', 'only this collection (repeat or comma-separate)', collect)
+    .option(
+      '--min-score <score>',
+      'drop results weaker than this fraction of the best one (0 to 1; the best scores 1)',
+      score,
+    )
+    .option('--json', 'results as JSON');
+
+/**
+ * Every top-level command, in `--help` order, by name. Each action imports its own module on
+ * first use, so `qmd mcp` does not pay for the progress bar, the exporters or the inspector,
+ * and `qmd search` does not load the SDK. `buildProgram` defines only the command being run.
+ */
+export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineCommand]> = [
+  [
+    'collection',
+    (program, run) => {
+      const collection = program.command('collection').description('manage the collections of markdown files');
+      collection
+        .command('add')
+        .description('add a directory as a collection and index it now')
+        .argument('<dir>', 'directory of markdown files')
+        .option('--name <name>', 'collection name (default: the directory name)')
+        .option('--mask <glob>', 'which files to index, relative to the directory', '**/*.md')
+        .action(
+          run(async (ctx, dir: string, opts: { name?: string; mask?: string }) => {
+            const { collectionAdd } = await import('./commands/index-commands.js');
+            await collectionAdd(ctx, dir, opts);
+          }),
+        );
+      collection
+        .command('list')
+        .description('list the collections')
+        .option('--json', 'as JSON')
+        .action(
+          run(async (ctx, opts: { json?: boolean }) => {
+            const { collectionList } = await import('./commands/index-commands.js');
+            await collectionList(ctx, opts);
+          }),
+        );
+      collection
+        .command('remove')
+        .description('remove a collection and its documents from the index')
+        .argument('<name>', 'collection name')
+        .action(
+          run(async (ctx, name: string) => {
+            const { collectionRemove } = await import('./commands/index-commands.js');
+            await collectionRemove(ctx, name);
+          }),
+        );
+    },
+  ],
+  [
+    'update',
+    (program, run) => {
+      program
+        .command('update')
+        .description('re-scan every collection: new, changed and deleted files (unchanged ones are skipped)')
+        .action(
+          run(async (ctx) => {
+            const { update } = await import('./commands/index-commands.js');
+            await update(ctx);
+          }),
+        );
+    },
+  ],
+  [
+    'context',
+    (program, run) => {
+      const contexts = program
+        .command('context')
+        .description('say what the notes in a collection or folder are: returned with results, told to MCP clients');
+      contexts
+        .command('add')
+        .description('set the context of PATH (replacing the one there)')
+        .argument('<path>', '/ (everything), a collection, collection/dir, qmd://collection/dir, or a folder on disk')
+        .argument('<text...>', 'what is there')
+        .action(
+          run(async (ctx, place: string, words: string[]) => {
+            const { contextAdd } = await import('./commands/context-commands.js');
+            await contextAdd(ctx, place, words);
+          }),
+        );
+      contexts
+        .command('list')
+        .description('list the contexts')
+        .option('--json', 'as JSON')
+        .action(
+          run(async (ctx, opts: { json?: boolean }) => {
+            const { contextList } = await import('./commands/context-commands.js');
+            await contextList(ctx, opts);
+          }),
+        );
+      contexts
+        .command('rm')
+        .alias('remove')
+        .description('remove the context of PATH')
+        .argument('<path>', 'as for add')
+        .action(
+          run(async (ctx, place: string) => {
+            const { contextRemove } = await import('./commands/context-commands.js');
+            await contextRemove(ctx, place);
+          }),
+        );
+    },
+  ],
+  [
+    'search',
+    (program, run) => {
+      searchCommand(program, 'search', 'full-text search (BM25)').action(
+        run(async (ctx, query: string, opts: SearchFlags) => {
+          const { search } = await import('./commands/read-commands.js');
+          await search(ctx, query, opts);
+        }),
+      );
+    },
+  ],
+  [
+    'query',
+    (program, run) => {
+      searchCommand(
+        program,
+        'query',
+        'search as the MCP query tool does: hybrid when embeddings exist, else BM25',
+      ).action(
+        run(async (ctx, query: string, opts: SearchFlags) => {
+          const { query: runQuery } = await import('./commands/read-commands.js');
+          await runQuery(ctx, query, opts);
+        }),
+      );
+    },
+  ],
+  [
+    'vsearch',
+    (program, run) => {
+      searchCommand(program, 'vsearch', 'vector search only (needs qmd embed first)').action(
+        run(async (ctx, query: string, opts: SearchFlags) => {
+          const { vsearch } = await import('./commands/embed-commands.js');
+          await vsearch(ctx, query, opts);
+        }),
+      );
+    },
+  ],
+  [
+    'embed',
+    (program, run) => {
+      program
+        .command('embed')
+        .description('chunk and embed new and changed notes with the embedding model (resumable)')
+        .option('--batch <n>', 'chunks per transaction: a kill loses at most one batch', positiveInt('--batch'))
+        .option('--json', 'the report as JSON')
+        .action(
+          run(async (ctx, opts: { batch?: number; json?: boolean }) => {
+            const { embed } = await import('./commands/embed-commands.js');
+            await embed(ctx, opts);
+          }),
+        );
+    },
+  ],
+  [
+    'get',
+    (program, run) => {
+      program
+        .command('get')
+        .description('print an indexed document (collection/path.md, #docid, a unique path or its end, path:LINE)')
+        .argument('<path>', 'collection/relative/path.md, #docid, or anything the MCP get tool takes')
+        .option('--from <line>', 'first line (1-based)', positiveInt('--from'))
+        .option('-l, --lines <n>', 'number of lines', positiveInt('--lines'))
+        .option('--line-numbers', 'prefix each line with its number (12: text)')
+        .option('--json', 'as JSON with line numbers')
+        .action(
+          run(async (ctx, ref: string, opts: GetFlags) => {
+            const { get } = await import('./commands/read-commands.js');
+            await get(ctx, ref, opts);
+          }),
+        );
+    },
+  ],
+  [
+    'multi-get',
+    (program, run) => {
+      program
+        .command('multi-get')
+        .description('print several indexed documents by glob or comma list')
+        .argument('<pattern>', 'a glob (notes/*.md; **/*.md in every collection), or a comma list of paths and #docids')
+        .option('--max-bytes <n>', 'skip a document larger than this (default 65536)', positiveInt('--max-bytes'))
+        .option('-l, --lines <n>', 'at most this many lines of each document', positiveInt('--lines'))
+        .option('--line-numbers', 'prefix each line with its number (12: text)')
+        .option('--json', 'as JSON')
+        .action(
+          run(async (ctx, pattern: string, opts: MultiGetFlags) => {
+            const { multiGet } = await import('./commands/read-commands.js');
+            await multiGet(ctx, pattern, opts);
+          }),
+        );
+    },
+  ],
+  [
+    'status',
+    (program, run) => {
+      program
+        .command('status')
+        .description('what is indexed')
+        .option('--json', 'as JSON')
+        .action(
+          run(async (ctx, opts: { json?: boolean }) => {
+            const { status } = await import('./commands/read-commands.js');
+            await status(ctx, opts);
+          }),
+        );
+    },
+  ],
+  [
+    'mcp',
+    (program, run) => {
+      const mcp = program
+        .command('mcp')
+        .description('run the MCP server over stdio (default) or HTTP')
+        .option('--http', 'serve Streamable HTTP instead of stdio')
+        .addOption(
+          new Option('--port <port>', 'HTTP port (0: any free one)').argParser(port).default(MCP_DEFAULTS.port),
+        )
+        .option('--host <host>', 'HTTP host (loopback by default)', MCP_DEFAULTS.host)
+        .option('--daemon', 'with --http: run in the background and write a pidfile')
+        .option(
+          '--shared',
+          'relay to the one warm shared server of this index, starting it if needed (also QMD_SHARED=1)',
+        )
+        .addOption(new Option('--shared-server', 'run the shared server itself (relays start it)').hideHelp())
+        .action(
+          run(async (ctx, opts: McpFlags) => {
+            const { mcpCommand } = await import('./commands/mcp.js');
+            await mcpCommand(ctx, opts);
+          }),
+        );
+      mcp
+        .command('stop')
+        .description('stop the background HTTP server started with --daemon, or with --shared the shared server')
+        .option('--shared', 'stop the shared server of this index')
+        .action(
+          run(async (ctx, opts: { shared?: boolean }) => {
+            const { mcpStop } = await import('./commands/mcp.js');
+            await mcpStop(ctx, opts);
+          }),
+        );
+    },
+  ],
+  [
+    'lifecycle',
+    (program, run) => {
+      const lifecycle = program.command('lifecycle').description('see the MCP server lifecycle machine');
+      lifecycle
+        .command('export')
+        .description('the machine as a diagram or code, generated from its definition')
+        .addOption(
+          new Option('--format <format>', 'output format')
+            .choices(['mermaid', 'dot', 'stately', 'json'])
+            .default('mermaid'),
+        )
+        .addOption(
+          new Option('--machine <machine>', 'which machine: the server lifecycle, or --shared’s server and session')
+            .choices(['lifecycle', 'shared-server', 'session'])
+            .default('lifecycle'),
+        )
+        .action(
+          run(async (ctx, opts: { format: string; machine: string }) => {
+            const { lifecycleExport } = await import('./commands/lifecycle.js');
+            await lifecycleExport(ctx, opts.format, opts.machine);
+          }),
+        );
+      lifecycle
+        .command('trace')
+        .description('print a QMD_LIFECYCLE_TRACE file as a timeline')
+        .argument('<file>', 'the JSONL trace')
+        .option('--all', 'every run in the file, not only the last')
+        .action(
+          run(async (ctx, file: string, opts: { all?: boolean }) => {
+            const { lifecycleTrace } = await import('./commands/lifecycle.js');
+            await lifecycleTrace(ctx, file, opts);
+          }),
+        );
+      lifecycle
+        .command('inspect')
+        .description('serve a local endpoint for QMD_INSPECT and a page for Stately’s inspector')
+        .addOption(new Option('--port <port>', 'port').argParser(positiveInt('--port')).default(8080))
+        .option('--host <host>', 'host', '127.0.0.1')
+        .action(
+          run(async (ctx, opts: { port: number; host: string }) => {
+            const { lifecycleInspect } = await import('./commands/lifecycle.js');
+            await lifecycleInspect(ctx, opts);
+          }),
+        );
+    },
+  ],
+];

@@ -1,0 +1,57 @@
+import { fileURLToPath } from 'node:url';
+import { runAction } from './action.js';
+import { compileCacheDir } from './boot.js';
+import { loadCachedScript } from './code-cache.js';
+
+/** The bundle's code-cached `qmd mcp` script, beside this chunk (scripts/build.ts); unset from sources. */
+declare const __QMD_MCP_SCRIPT__: string | undefined;
+
+/**
+ * Command lines that skip commander: `qmd mcp`, exactly, is what MCP clients spawn, once per
+ * session, and then wait on. Loading and running commander to learn that it means "stdio, no
+ * options" cost about 10 to 14 ms of CPU before `initialize` could be answered (Node 20, 20
+ * to 25 interleaved rounds, ~5% of the start-up). Each entry must run what commander would:
+ * the same action, with the flags commander's defaults give (test/cli/program.test.ts parses
+ * each one with commander and compares). Anything else on the command line goes through
+ * commander.
+ *
+ * Keyed by the arguments after `qmd`, joined by spaces.
+ */
+const FAST_PATHS: ReadonlyMap<string, () => Promise<void>> = new Map([['mcp', mcp]]);
+
+/** The command line's fast path, if it has one. */
+export function fastPath(argv: readonly string[]): (() => Promise<void>) | undefined {
+  return FAST_PATHS.get(argv.slice(2).join(' '));
+}
+
+/** The command lines that have one, as argument lists (for the test that holds them to commander). */
+export function fastPathArgs(): string[][] {
+  return [...FAST_PATHS.keys()].map((key) => key.split(' '));
+}
+
+/**
+ * `qmd mcp`: in the bundle, its CommonJS script with a V8 code cache (code-cache.ts: ~20% of
+ * the start-up's CPU on Node 20, where nothing else can cache compiled ES modules), the cache
+ * written as the process leaves when this start had none. From sources, or with
+ * NODE_DISABLE_COMPILE_CACHE=1 (Node's switch, honoured here too), the ES modules.
+ */
+function mcp(): Promise<void> {
+  const file = typeof __QMD_MCP_SCRIPT__ === 'string' ? new URL(__QMD_MCP_SCRIPT__, import.meta.url) : undefined;
+  const script =
+    file !== undefined && !process.env.NODE_DISABLE_COMPILE_CACHE
+      ? loadCachedScript<{ runMcp(): Promise<void> }>(
+          fileURLToPath(file),
+          compileCacheDir(process.env),
+          (specifier) => import(specifier),
+        )
+      : undefined;
+  if (script !== undefined) {
+    if (!script.cached) process.once('beforeExit', () => script.save());
+    return script.exports.runMcp();
+  }
+  return runAction({}, async (ctx) => {
+    // Fetched together: mcpCommand imports the stdio server next, one more trip to the disk.
+    const [{ MCP_DEFAULTS, mcpCommand }] = await Promise.all([import('./commands/mcp.js'), import('./mcp/stdio.js')]);
+    await mcpCommand(ctx, MCP_DEFAULTS);
+  });
+}
