@@ -77,6 +77,6 @@ export function ratioGoal(
   missing = 'not measured',
 ): Goal {
   const r = ratio(ours?.p50, baseline?.p50);
-  if (!Number.isFinite(r)) return { name, target: `≤ ${limit.toFixed(1)}×`, measured: missing, met: null };
-  return { name, target: `≤ ${limit.toFixed(1)}×`, measured: `${r.toFixed(2)}×`, met: r <= limit };
+  if (!Number.isFinite(r)) return { name, target: `≤ ${limit}×`, measured: missing, met: null };
+  return { name, target: `≤ ${limit}×`, measured: `${r.toFixed(2)}×`, met: r <= limit };
 }

@@ -10,6 +10,20 @@ export function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefi
   }
 }
 
+/**
+ * Proportional set size from `/proc/PID/smaps_rollup`: what the process costs when pages it
+ * shares (the node binary, above all) are split between the processes sharing them. VmRSS
+ * counts every shared page in full in each process.
+ */
+export function pssKb(pid: number): number | undefined {
+  try {
+    const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return match?.[1] === undefined ? undefined : Number(match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The state letter from `/proc/PID/stat` (R, S, Z…), or undefined when there is no such process. */
 export function processState(pid: number): string | undefined {
   try {

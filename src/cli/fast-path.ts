@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { runAction } from './action.js';
 import { compileCacheDir } from './boot.js';
 import { loadCachedScript } from './code-cache.js';
+import { MCP_DEFAULTS, type McpFlags } from './commands/mcp.js';
 
 /** The bundle's code-cached `qmd mcp` script, beside this chunk (scripts/build.ts); unset from sources. */
 declare const __QMD_MCP_SCRIPT__: string | undefined;
@@ -17,11 +18,19 @@ declare const __QMD_MCP_SCRIPT__: string | undefined;
  *
  * Keyed by the arguments after `qmd`, joined by spaces.
  */
-const FAST_PATHS: ReadonlyMap<string, () => Promise<void>> = new Map([['mcp', mcp]]);
+const FAST_PATHS: ReadonlyMap<string, () => Promise<void>> = new Map([
+  ['mcp', mcp],
+  ['mcp --shared', relay],
+]);
 
 /** The command line's fast path, if it has one. */
 export function fastPath(argv: readonly string[]): (() => Promise<void>) | undefined {
   return FAST_PATHS.get(argv.slice(2).join(' '));
+}
+
+/** What commander parses for each fast command line: the flags its fast path runs with. */
+export function fastPathFlags(args: readonly string[]): McpFlags {
+  return args.includes('--shared') ? { ...MCP_DEFAULTS, shared: true } : MCP_DEFAULTS;
 }
 
 /** The command lines that have one, as argument lists (for the test that holds them to commander). */
@@ -53,5 +62,17 @@ function mcp(): Promise<void> {
     // Fetched together: mcpCommand imports the stdio server next, one more trip to the disk.
     const [{ MCP_DEFAULTS, mcpCommand }] = await Promise.all([import('./commands/mcp.js'), import('./mcp/stdio.js')]);
     await mcpCommand(ctx, MCP_DEFAULTS);
+  });
+}
+
+/**
+ * `qmd mcp --shared`: the relay every client starts when it shares one server. It loads the
+ * lifecycle and the relay and nothing of the server (src/relay/ may not import it: lint), so it
+ * needs no code-cached script: its ES chunks are small.
+ */
+function relay(): Promise<void> {
+  return runAction({}, async (ctx) => {
+    const [{ mcpCommand }] = await Promise.all([import('./commands/mcp.js'), import('./mcp/relay.js')]);
+    await mcpCommand(ctx, fastPathFlags(['mcp', '--shared']));
   });
 }

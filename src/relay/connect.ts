@@ -4,6 +4,8 @@ import { type SharedPaths, secureDir, secureSocket } from './paths.js';
 
 export interface ConnectOptions {
   paths: SharedPaths;
+  /** The index this relay's client wants: a server for another one is refused. */
+  index: string;
   /** Starts a shared server, detached; called by at most one relay at a time (the spawn lock). */
   startServer: () => void;
   /** How long to try before giving up (`QMD_SHARED_CONNECT_MS`, default 5000). */
@@ -39,8 +41,8 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
     for (;;) {
       const socket = await tryConnect(paths.socket);
       if (socket) {
-        // A socket that turned up since the first check must pass it too.
-        const late = secureSocket(paths.socket);
+        // A socket that turned up since the first check must pass it too, and serve our index.
+        const late = secureSocket(paths.socket) ?? otherIndex(paths.record, options.index);
         if (late !== null) {
           socket.destroy();
           return { refused: late };
@@ -58,6 +60,16 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
     }
   } finally {
     if (holdsLock) releaseSpawnLock(paths.spawnLock);
+  }
+}
+
+/** Why the server's record names another index than `index`, or `null` when it names ours (or none yet). */
+function otherIndex(record: string, index: string): string | null {
+  try {
+    const owner = (JSON.parse(readFileSync(record, 'utf8')) as { index?: unknown }).index;
+    return typeof owner === 'string' && owner !== index ? `the server on this socket serves ${owner}` : null;
+  } catch {
+    return null;
   }
 }
 

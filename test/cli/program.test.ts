@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MCP_DEFAULTS } from '../../src/cli/commands/mcp.js';
 import { COMMANDS } from '../../src/cli/definitions.js';
-import { fastPath, fastPathArgs } from '../../src/cli/fast-path.js';
+import { fastPath, fastPathArgs, fastPathFlags } from '../../src/cli/fast-path.js';
 import { buildProgram, selectedCommand } from '../../src/cli/program.js';
 
 const argv = (...args: string[]) => ['node', 'qmd', ...args];
@@ -39,6 +39,7 @@ describe('buildProgram', () => {
     expect(all).toEqual([
       'collection',
       'update',
+      'context',
       'search',
       'query',
       'vsearch',
@@ -74,9 +75,10 @@ async function parsedBy(program: ReturnType<typeof buildProgram>, args: string[]
 }
 
 describe('fastPath', () => {
-  it('skips commander for `qmd mcp` exactly, and for nothing else', () => {
-    expect(fastPathArgs()).toEqual([['mcp']]);
+  it('skips commander for `qmd mcp` and `qmd mcp --shared` exactly, and for nothing else', () => {
+    expect(fastPathArgs()).toEqual([['mcp'], ['mcp', '--shared']]);
     expect(fastPath(argv('mcp'))).toBeTypeOf('function');
+    expect(fastPath(argv('mcp', '--shared'))).toBeTypeOf('function');
     for (const other of [
       [],
       ['mcp', '--http'],
@@ -84,18 +86,21 @@ describe('fastPath', () => {
       ['mcp', '--debug'],
       ['status'],
       ['mcp', 'stop'],
+      ['mcp', '--shared', '--http'],
+      ['--index', 'x', 'mcp', '--shared'],
     ]) {
       expect(fastPath(argv(...other)), other.join(' ')).toBeUndefined();
     }
   });
 
-  it('runs what commander runs for its command line: stdio mcp with no root options, the same defaults', async () => {
-    // The fast path calls mcpCommand(context from no root options, MCP_DEFAULTS).
+  it('runs what commander runs for its command line: mcp with no root options, the same flags', async () => {
+    // Each fast path calls mcpCommand(context from no root options, fastPathFlags(args)).
     for (const args of fastPathArgs()) {
       expect(await parsedBy(buildProgram(argv(...args)), argv(...args))).toEqual({
         command: 'mcp',
-        options: MCP_DEFAULTS,
+        options: fastPathFlags(args),
       });
     }
+    expect(fastPathFlags(['mcp'])).toEqual(MCP_DEFAULTS);
   });
 });

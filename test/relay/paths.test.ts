@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectShared, releaseSpawnLock, takeSpawnLock } from '../../src/relay/connect.js';
-import { secureDir, secureSocket, sharedPaths } from '../../src/relay/paths.js';
+import { fnv1a64, secureDir, secureSocket, sharedPaths } from '../../src/relay/paths.js';
 
 const dirs: string[] = [];
 const servers: Server[] = [];
@@ -44,6 +44,12 @@ describe('sharedPaths', () => {
     expect(a.socket).not.toBe(b.socket);
     expect(sharedPaths('/data/a/../a/index.sqlite', {}).socket).toBe(sharedPaths('/data/a/index.sqlite', {}).socket);
     expect(sharedPaths('/data/a/index.sqlite', {}).dir).toBe('/data/a/.qmd');
+  });
+
+  it('names sockets with 64-bit FNV-1a (the published test vectors)', () => {
+    expect(fnv1a64('')).toBe('cbf29ce484222325');
+    expect(fnv1a64('a')).toBe('af63dc4c8601ec8c');
+    expect(fnv1a64('foobar')).toBe('85944171f73967e8');
   });
 
   it('a path too long for a Unix socket falls back to a private directory under tmp', () => {
@@ -114,6 +120,7 @@ describe('connectShared', () => {
     let started = 0;
     const result = await connectShared({
       paths,
+      index: '/nowhere/index.sqlite',
       boundMs: 2000,
       signal: new AbortController().signal,
       startServer: () => started++,
@@ -128,6 +135,7 @@ describe('connectShared', () => {
     let started = 0;
     const result = await connectShared({
       paths,
+      index: '/nowhere/index.sqlite',
       boundMs: 5000,
       signal: new AbortController().signal,
       startServer: () => {
@@ -144,6 +152,7 @@ describe('connectShared', () => {
     const paths = sharedPaths(join(temp(), 'index.sqlite'), {});
     const unreachable = await connectShared({
       paths,
+      index: '/nowhere/index.sqlite',
       boundMs: 100,
       signal: new AbortController().signal,
       startServer: () => {},
@@ -152,10 +161,26 @@ describe('connectShared', () => {
     await listenOn(paths.socket, 0o666);
     const refused = await connectShared({
       paths,
+      index: '/nowhere/index.sqlite',
       boundMs: 100,
       signal: new AbortController().signal,
       startServer: () => {},
     });
     expect(refused).toEqual({ refused: expect.stringContaining('open to other users') });
+  });
+
+  it('refuses a live server whose record names another index', async () => {
+    const paths = sharedPaths(join(temp(), 'index.sqlite'), {});
+    mkdirSync(paths.dir, { mode: 0o700 });
+    await listenOn(paths.socket);
+    writeFileSync(paths.record, JSON.stringify({ index: '/elsewhere/index.sqlite' }));
+    const result = await connectShared({
+      paths,
+      index: '/nowhere/index.sqlite',
+      boundMs: 1000,
+      signal: new AbortController().signal,
+      startServer: () => {},
+    });
+    expect(result).toEqual({ refused: 'the server on this socket serves /elsewhere/index.sqlite' });
   });
 });

@@ -42,6 +42,7 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
   const open = async (signal: AbortSignal): Promise<Upstream | null> => {
     const found = await connectShared({
       paths,
+      index: ctx.indexPath,
       boundMs: shared.connectBoundMs ?? DEFAULT_CONNECT_BOUND_MS,
       signal,
       startServer: () => startSharedServer(ctx, paths.log),
