@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildTransport } from '../support/child-transport.js';
 import { tinyModelPath } from '../support/gguf.js';
@@ -41,8 +41,10 @@ afterAll(() => ws.cleanup());
 
 describe('the shipped binary has no unsafe dispose path', () => {
   it('nothing in dist/ reads the old switch or carries the naive disposer', () => {
-    const shipped = ['src', 'machines'].flatMap((dir) => filesUnder(join(DIST, dir))).filter((f) => f.endsWith('.js'));
-    expect(shipped).toContain(join(DIST, 'src/cli/main.js'));
+    // The bundle: dist/qmd.mjs, its chunks and qmd mcp's code-cached script.
+    const shipped = filesUnder(DIST).filter((f) => /\.(mjs|cjs|js)$/.test(f));
+    expect(shipped).toContain(join(DIST, 'qmd.mjs'));
+    expect(shipped.some((f) => f.endsWith('.cjs'))).toBe(true);
     const offending = shipped.filter((file) => {
       const text = readFileSync(file, 'utf8');
       return text.includes(OLD_SWITCH) || text.includes('naive-dispose') || text.includes('unsafeDispose');
