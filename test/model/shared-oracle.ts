@@ -132,12 +132,15 @@ export class SharedOracle {
       const path = c.history.join(' → ') || '(nothing)';
       throw new SharedGuaranteeBroken(`guarantee "${guarantee}" broken: ${detail}, after path: ${path}`);
     };
+    // Sessions before the server's warnings: a session that fails to end in time makes the
+    // server's drain deadline pass too, and the session's broken promise is the cause.
     const rules = [
       this.#opens,
       this.#startsOnce,
       this.#storeLast,
-      this.#hurries,
+      this.#aborts,
       this.#sessions,
+      this.#hurries,
       this.#serverSteps,
       this.#completes,
       this.#exits,
@@ -210,7 +213,7 @@ export class SharedOracle {
     }
   }
 
-  #hurries(h: SharedHarness, o: Observed, fail: Fail): void {
+  #hurries(_h: SharedHarness, o: Observed, fail: Fail): void {
     const c = this.contract;
     const seen = o.escalations;
     if (seen.length > c.escalations.length) {
@@ -234,9 +237,13 @@ export class SharedOracle {
         `expected "${deadline.text}" at ${deadline.at} ms, saw ${warned.length} warning(s)`,
       );
     }
+  }
+
+  /** Which handlers are aborted: those a hurry or a late close met, and only those. */
+  #aborts(h: SharedHarness, _o: Observed, fail: Fail): void {
     // The harness's closeServer aborts nothing (the real McpServer's close would): every abort
     // seen here is the host's own.
-    for (const [key, handler] of c.handlers) {
+    for (const [key, handler] of this.contract.handlers) {
       const probe = key as SessionHandler;
       const n = h.handlers.indexOf(probe);
       if (probe.signal.aborted && !handler.abortedBy) {
@@ -278,15 +285,7 @@ export class SharedOracle {
       if (!o.detaches.some((d) => d.text === s.id && d.at === s.ending!.at)) {
         fail('a session’s trigger sources are detached when it begins ending', `${s.id} at ${s.ending.at} ms`);
       }
-      this.#sessionWarnings(s, o, fail);
-      for (const run of s.runs) {
-        const seen = calls(run.key)[0];
-        if (seen?.at === run.startedAt) continue;
-        fail(
-          whySessionRun(s, run),
-          `${run.key} due at ${run.startedAt} ms, ${seen ? `began at ${seen.at} ms` : 'nothing ran'}`,
-        );
-      }
+      this.#sessionChain(s, o, fail);
       const release = calls(`releaseSession:${s.id}`)[0];
       if (release && !s.runs.some((r) => r.step === 'releaseSession')) {
         fail(
@@ -297,33 +296,47 @@ export class SharedOracle {
     }
   }
 
-  #sessionWarnings(s: SessionCourse, o: Observed, fail: Fail): void {
+  /**
+   * A session's chain in time order: each step began when due (the release with the drain
+   * deadline's warning, if that is what ended the drain), each failure warned when it happened;
+   * then nothing more was warned.
+   */
+  #sessionChain(s: SessionCourse, o: Observed, fail: Fail): void {
+    const calls = (key: string) => o.steps.filter((e) => e.text === key);
     const warned = o.sessionWarnings(s.id);
     const steps = warned.filter((w) => w.text.includes(': teardown step '));
-    for (const [i, expected] of s.stepWarnings.entries()) {
-      const w = steps[i];
+    const deadlines = warned.filter((w) => w.text.includes(': drain deadline '));
+    let failures = 0;
+    for (const run of s.runs) {
+      const seen = calls(run.key)[0];
+      if (seen?.at !== run.startedAt) {
+        fail(
+          whySessionRun(s, run),
+          `${run.key} due at ${run.startedAt} ms, ${seen ? `began at ${seen.at} ms` : 'nothing ran'}`,
+        );
+      }
+      const deadline = s.deadlineWarning;
+      if (run.step === 'releaseSession' && deadline) {
+        const w = deadlines[0];
+        if (deadlines.length !== 1 || w?.text !== deadline.text || w.at !== deadline.at) {
+          fail('a session’s drain deadline is warned about', `expected "${deadline.text}" at ${deadline.at} ms`);
+        }
+      }
+      if (run.error === undefined) continue;
+      const expected = s.stepWarnings[failures]!;
+      const w = steps[failures++];
       if (w?.text === expected.text && w.at === expected.at) continue;
       fail(
-        expected.text.includes('timed out')
-          ? 'every session step is bounded'
-          : 'a session’s failed step is warned about',
+        run.error.startsWith('timed out') ? 'every session step is bounded' : 'a session’s failed step is warned about',
         w
           ? `warned "${w.text}" at ${w.at} ms, expected "${expected.text}" at ${expected.at} ms`
           : `no "${expected.text}"`,
       );
     }
-    const extra = steps[s.stepWarnings.length];
+    const extra = steps[failures];
     if (extra) fail('only a failed session step is warned about', `warned "${extra.text}" at ${extra.at} ms`);
-    const deadlines = warned.filter((w) => w.text.includes(': drain deadline '));
-    const expected = s.deadlineWarning;
-    if (!expected && deadlines.length > 0) {
+    if (!s.deadlineWarning && deadlines.length > 0) {
       fail('no session drain-deadline warning before its deadline', `warned "${deadlines[0]!.text}"`);
-    }
-    if (
-      expected &&
-      (deadlines.length !== 1 || deadlines[0]!.text !== expected.text || deadlines[0]!.at !== expected.at)
-    ) {
-      fail('a session’s drain deadline is warned about', `expected "${expected.text}" at ${expected.at} ms`);
     }
   }
 
