@@ -21,10 +21,10 @@
  * - A session ends for one reason: its relay half-closed, its socket closed, its transport
  *   closed, or the server told it to. Then: close its server (bounded) → drain its handlers
  *   (ends when none is in flight, at its own deadline with a warning, or at once once hurried)
- *   → release it (bounded) → done. Once ending and before its release, a close of its socket
- *   (unless that was why it ended) or the server hurrying aborts its handlers (and any that
- *   start later) and cuts its drain short. A failed or timed-out step is warned, and the chain
- *   goes on.
+ *   → release it (bounded) → done. Once ending (§2.2: "once ending", so until it is done), a
+ *   close of its socket (unless that was why it ended) or the server hurrying aborts its
+ *   handlers (and any that start later), and cuts its drain short if it is draining. A failed
+ *   or timed-out step is warned, and the chain goes on.
  */
 
 export type Signal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
@@ -274,9 +274,9 @@ export class SharedContract {
     s.runs.push(this.#run(`closeServer:${s.id}`, 'closeServer'));
   }
 
-  /** A hurry or a late close: abort the handlers and cut the drain short, unless the release began. */
+  /** A hurry or a late close while ending: abort the handlers, and cut the drain short if it is on. */
   #hurry(s: SessionCourse, by: string): void {
-    if (!s.ending || s.runs.some((r) => r.step === 'releaseSession')) return;
+    if (!s.ending || s.doneAt !== undefined) return;
     s.hurried ??= { at: this.now, by };
     for (const h of this.handlers.values()) if (h.session === s.id && h.running && !h.abortedBy) h.abortedBy = by;
     if (s.drain && s.drain.endedAt === undefined) this.#endSessionDrain(s, 'cutShort');
