@@ -17,7 +17,11 @@
  *   before the store's disposal began hurries them too, warned, every time.
  * - The store is disposed (bounded) once, after the listener's step ended and every session
  *   is done; then done: exit code = the code set before the trigger if non-zero, else 1 if a
- *   step of the server failed, else 0. A session's failed step never counts.
+ *   step of the server failed, else 0. A session's failed step never counts. The summary's
+ *   drain word says what last hurried the sessions once the server drained (the listener
+ *   closed): `drain deadline passed`, `drain cut short` (a signal), else `drained`. §2.2 does
+ *   not say which word a signal that came while the listener was closing earns; the machine
+ *   says `drained` (the server's own drain had not begun), and this follows it.
  * - A session ends for one reason: its relay half-closed, its socket closed, its transport
  *   closed, or the server told it to. Then: close its server (bounded) → drain its handlers
  *   (ends when none is in flight, at its own deadline with a warning, or at once once hurried)
