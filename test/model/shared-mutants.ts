@@ -169,6 +169,8 @@ export const SHARED_MUTANTS: Mutant[] = [
         search:
           "        'connection.closed': { guard: 'isLateClose', actions: ['recordEscalation', 'abortHandlers'] },\n",
         replace: '',
+        // closingServer's and releasing's
+        times: 2,
       },
       {
         search:
