@@ -1,8 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createInflightGate } from '../../src/lifecycle/gate.js';
+import { deferred } from '../support/deferred.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
-import { deferred } from '../support/lifecycle-harness.js';
 
 describe('the in-flight gate', () => {
   it('is idle at once when nothing runs', async () => {

@@ -10,8 +10,9 @@ import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { createLifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
 import type { Log } from '../../src/log.js';
+import { deferred } from '../support/deferred.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
-import { createHarness, deferred, FakeStdin, FakeStdout } from '../support/lifecycle-harness.js';
+import { createHarness, FakeStdin, FakeStdout } from '../support/lifecycle-harness.js';
 
 function recordingLog() {
   const lines: string[] = [];

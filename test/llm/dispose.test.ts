@@ -1,9 +1,10 @@
 import type { Llama, LlamaModel } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder, type Embedder, type EmbedderOptions, type LlamaModule } from '../../src/llm/index.js';
+import { deferred } from '../support/deferred.js';
 import { flush } from '../support/fake-clock.js';
 import { tinyModelPath } from '../support/gguf.js';
-import { deferred, settled } from './helpers.js';
+import { settled } from './helpers.js';
 
 const quiet = { line: () => {}, warn: () => {} };
 const DISPOSED = { name: 'LlmError', code: 'DISPOSED' };

@@ -7,8 +7,8 @@ import { Duplex, PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createInflightGate } from '../../src/lifecycle/gate.js';
 import { createRelay, type Upstream } from '../../src/relay/relay.js';
+import { deferred } from '../support/deferred.js';
 import { flush } from '../support/fake-clock.js';
-import { deferred } from '../support/lifecycle-harness.js';
 
 /** One upstream as the server sees it: what the relay wrote, and a way to answer. */
 function fakeServer() {

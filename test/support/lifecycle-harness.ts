@@ -4,23 +4,8 @@ import type { LifecycleOutput } from '../../machines/lifecycle.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { type Lifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
 import type { Log } from '../../src/log.js';
+import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
-
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
 
 /** A stdin that emits exactly what the test says, and reports `readableEnded`/`destroyed` like a stream. */
 export class FakeStdin extends EventEmitter {

@@ -5,8 +5,8 @@ import {
   type OpenedSession,
   type SharedLifecycleOptions,
 } from '../../src/lifecycle/shared-host.js';
+import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
-import { type Deferred, deferred } from './lifecycle-harness.js';
 
 export type SharedStepMode = 'ok' | 'manual' | 'throw' | 'hang';
 
