@@ -1,4 +1,3 @@
-import type { Readable, Writable } from 'node:stream';
 import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
 import { type LifecycleMachine, type LifecycleOutput, lifecycleMachine } from '../../machines/lifecycle.js';
 import { describeTrigger, normalizeExitCode, type TriggerEvent } from '../../machines/triggers.js';
@@ -9,8 +8,8 @@ import { createExitPolicy, type ExitCodeSlot, inspectOption } from './exit-polic
 import { createInflightGate, type InflightGate } from './gate.js';
 import { watchParent } from './parent.js';
 import { type SignalSource, watchSignals } from './signals.js';
-import { stdinAlreadyGone, watchStdin } from './stdin.js';
-import { guardStdout } from './stdout.js';
+import { type StdinSource, stdinAlreadyGone, watchStdin } from './stdin.js';
+import { guardStdout, type StdoutSink } from './stdout.js';
 import { createTraceWriter } from './trace.js';
 
 /** The two teardown steps: the composition root hands them over when it starts the lifecycle. */
@@ -25,8 +24,9 @@ export type { ExitCodeSlot };
 
 export interface LifecycleOptions extends Partial<TeardownSteps> {
   /** The client's end of the conversation; `null` when stdin is not a client (HTTP mode). */
-  stdin?: Readable | null;
-  stdout?: Writable | null;
+  stdin?: StdinSource | null;
+  /** Where replies go: its EPIPE means the client left; `null` when stdout is not the protocol. */
+  stdout?: StdoutSink | null;
   /** Where breadcrumbs and warnings go; defaults to a writer over `process.stderr`. */
   log?: Log;
   signals?: SignalSource | null;

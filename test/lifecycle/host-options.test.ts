@@ -5,7 +5,6 @@
  * point is what Node does with a real timer, and then no test waits for it to fire.
  */
 import { EventEmitter } from 'node:events';
-import type { Readable, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { createLifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
@@ -32,9 +31,9 @@ function fakes(overrides: Partial<LifecycleOptions> = {}) {
   const options: LifecycleOptions = {
     closeTransport: () => {},
     disposeStore: () => {},
-    stdin: stdin as unknown as Readable,
-    stdout: stdout as unknown as Writable,
-    signals: signals as unknown as NonNullable<LifecycleOptions['signals']>,
+    stdin,
+    stdout,
+    signals,
     parent: { ppid: () => 4242, intervalMs: 100 },
     clock,
     log,

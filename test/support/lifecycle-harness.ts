@@ -1,5 +1,4 @@
 import { EventEmitter } from 'node:events';
-import type { Readable, Writable } from 'node:stream';
 import type { LifecycleOutput } from '../../machines/lifecycle.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { type Lifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
@@ -124,10 +123,10 @@ export function createHarness(options: HarnessOptions = {}) {
   lifecycle = startLifecycle({
     closeTransport: step('closeTransport', options.closeTransport ?? 'ok'),
     disposeStore: step('disposeStore', options.disposeStore ?? 'ok'),
-    stdin: stdin as unknown as Readable,
-    stdout: stdout as unknown as Writable,
+    stdin,
+    stdout,
     log,
-    signals: signals as unknown as NonNullable<LifecycleOptions['signals']>,
+    signals,
     parent: { ppid: () => ppid, intervalMs: options.parentPollMs ?? 100 },
     clock,
     ...(options.drainTimeoutMs !== undefined && { drainTimeoutMs: options.drainTimeoutMs }),

@@ -75,7 +75,7 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
         calls.push(`warn:${text}`);
       },
     },
-    signals: signals as never,
+    signals,
     exitCode: {
       get: () => exitCode,
       set: (code) => {
