@@ -4,7 +4,7 @@
  *
  *   cli → mcp → lifecycle(gate) ─→ machines → xstate
  *      ↘ relay ↗ ↘ store → llm        ↗
- *   viz → machines          neutral leaves: src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts
+ *   viz → machines          neutral leaves: src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts
  *
  * dependency-cruiser 17.x, pinned: it runs on Node 20.12+ (18.x needs Node 22).
  */
@@ -44,10 +44,10 @@ module.exports = {
     },
     {
       name: 'llm-imports-only-the-log',
-      comment: 'src/llm/ wraps node-llama-cpp and imports nothing of ours but the neutral log and settle.',
+      comment: 'src/llm/ wraps node-llama-cpp and imports nothing of ours but the neutral log, settle and env.',
       severity: 'error',
       from: { path: '^src/llm/' },
-      to: { path: '^(src/|machines/)', pathNot: ['^src/llm/', '^src/(log|settle)\\.ts$'] },
+      to: { path: '^(src/|machines/)', pathNot: ['^src/llm/', '^src/(log|settle|env)\\.ts$'] },
     },
     {
       name: 'relay-loads-no-server',
@@ -69,10 +69,10 @@ module.exports = {
     {
       name: 'neutral-leaves-import-nothing-of-ours',
       comment:
-        'src/log.ts, src/errors.ts, src/failpoints.ts and src/settle.ts are used by every package, so they use none (but each other).',
+        'src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts and src/env.ts are used by every package, so they use none (but each other).',
       severity: 'error',
-      from: { path: '^src/(log|errors|failpoints|settle)\\.ts$' },
-      to: { path: '^(src|machines)/', pathNot: '^src/(log|errors|failpoints|settle)\\.ts$' },
+      from: { path: '^src/(log|errors|failpoints|settle|env)\\.ts$' },
+      to: { path: '^(src|machines)/', pathNot: '^src/(log|errors|failpoints|settle|env)\\.ts$' },
     },
     {
       name: 'only-cli-imports-cli',

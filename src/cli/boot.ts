@@ -1,6 +1,5 @@
 import * as module from 'node:module';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { envText, qmdCacheDir } from '../env.js';
 
 /**
  * What `main.ts` does before it loads the program, because it must happen before the modules
@@ -29,7 +28,7 @@ export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): boolea
   if (enable === undefined) return false;
   try {
     // NODE_COMPILE_CACHE (Node's own) wins: the directory argument would override it.
-    enable(nonEmpty(env.NODE_COMPILE_CACHE) === undefined ? compileCacheDir(env) : undefined);
+    enable(envText(env, 'NODE_COMPILE_CACHE') === undefined ? compileCacheDir(env) : undefined);
   } catch {
     // A cache is an optimisation: an unwritable directory must not stop the program.
   }
@@ -38,10 +37,5 @@ export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): boolea
 
 /** `$XDG_CACHE_HOME/qmd/compile-cache`, else `~/.cache/qmd/compile-cache`: beside the default index. */
 export function compileCacheDir(env: NodeJS.ProcessEnv): string {
-  const cache = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), '.cache');
-  return path.resolve(cache, 'qmd', 'compile-cache');
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
+  return qmdCacheDir(env, 'compile-cache');
 }

@@ -1,10 +1,14 @@
 import { createLog, type Log } from '../log.js';
-import { resolveIndexPath } from '../store/paths.js';
 import type { StoreOptions } from '../store/types.js';
+import { type Config, type GlobalOptions, readConfig } from './config.js';
 
-/** What every command gets: where the index is, where output goes, and the environment. */
+/** What every command gets: its configuration, where output goes, and the environment. */
 export interface CliContext {
+  /** Every flag and `QMD_*` variable, typed (config.ts). */
+  config: Config;
+  /** `config.indexPath`, which nearly every command needs. */
   indexPath: string;
+  /** The environment itself, for what is not qmd's to interpret: `XDG_RUNTIME_DIR`, a child's env. */
   env: NodeJS.ProcessEnv;
   debug: boolean;
   /** stderr, best effort: progress, warnings, breadcrumbs. */
@@ -20,12 +24,15 @@ export interface CliContext {
   createEmbedder?: StoreOptions['createEmbedder'];
 }
 
-export function createContext(options: { index?: string; debug?: boolean }, env = process.env): CliContext {
+export function createContext(options: GlobalOptions, env = process.env): CliContext {
+  const log = createLog(process.stderr);
+  const config = readConfig(options, env, log);
   return {
-    indexPath: resolveIndexPath({ ...(options.index !== undefined && { flag: options.index }), env }),
+    config,
+    indexPath: config.indexPath,
     env,
-    debug: options.debug ?? false,
-    log: createLog(process.stderr),
+    debug: config.debug,
+    log,
     out: (text) => {
       process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
     },

@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { parseWholeNumber } from '../env.js';
 import type { McpFlags } from './commands/mcp.js';
 import { MCP_DEFAULTS } from './commands/mcp.js';
 import type { GetFlags, MultiGetFlags, SearchFlags } from './commands/read-commands.js';
@@ -14,16 +15,19 @@ export type DefineCommand = (program: Command, run: Runner) => void;
 
 function positiveInt(name: string) {
   return (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < 1)
-      throw new InvalidArgumentError(`${name} must be a whole number ≥ 1.`);
-    return Number(value);
+    const n = parseWholeNumber(value, 1);
+    if (n === undefined) throw new InvalidArgumentError(`${name} must be a whole number ≥ 1.`);
+    return n;
   };
 }
 
-/** 0 asks the OS for a free port (the one bound is printed); 1-65535 otherwise. */
-function port(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('--port must be 0 to 65535.');
-  return Number(value);
+/** A TCP port, `min` to 65535. For `qmd mcp --http`, 0 asks the OS for a free one (the one bound is printed). */
+function port(min: 0 | 1) {
+  return (value: string): number => {
+    const n = parseWholeNumber(value, min, 65535);
+    if (n === undefined) throw new InvalidArgumentError(`--port must be ${min} to 65535.`);
+    return n;
+  };
 }
 
 function score(value: string): number {
@@ -262,7 +266,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .description('run the MCP server over stdio (default) or HTTP')
         .option('--http', 'serve Streamable HTTP instead of stdio')
         .addOption(
-          new Option('--port <port>', 'HTTP port (0: any free one)').argParser(port).default(MCP_DEFAULTS.port),
+          new Option('--port <port>', 'HTTP port (0: any free one)').argParser(port(0)).default(MCP_DEFAULTS.port),
         )
         .option('--host <host>', 'HTTP host (loopback by default)', MCP_DEFAULTS.host)
         .option('--daemon', 'with --http: run in the background and write a pidfile')
@@ -326,7 +330,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
       lifecycle
         .command('inspect')
         .description('serve a local endpoint for QMD_INSPECT and a page for Stately’s inspector')
-        .addOption(new Option('--port <port>', 'port').argParser(positiveInt('--port')).default(8080))
+        .addOption(new Option('--port <port>', 'port').argParser(port(1)).default(8080))
         .option('--host <host>', 'host', '127.0.0.1')
         .action(
           run(async (ctx, opts: { port: number; host: string }) => {

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { type GlobalOptions, runAction } from './action.js';
+import { runAction } from './action.js';
+import type { GlobalOptions } from './config.js';
 import type { CliContext } from './context.js';
 import { COMMANDS, type Runner } from './definitions.js';
 import { EXIT_USAGE } from './errors.js';

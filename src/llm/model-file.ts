@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { qmdCacheDir } from '../env.js';
 import type { Log } from '../log.js';
 import { LlmError } from './errors.js';
 
@@ -21,10 +21,9 @@ import { LlmError } from './errors.js';
  */
 export const DEFAULT_EMBED_MODEL = 'hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf';
 
-/** `$XDG_CACHE_HOME/qmd/models`, else `~/.cache/qmd/models` (where the peer qmd keeps them). */
+/** `models` in qmd's cache directory: `$XDG_CACHE_HOME/qmd/models`, else `~/.cache/qmd/models` (the peer's too). */
 export function defaultModelsDir(env: NodeJS.ProcessEnv = process.env): string {
-  const cache = env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return join(cache, 'qmd', 'models');
+  return qmdCacheDir(env, 'models');
 }
 
 /** Specs node-llama-cpp's resolver downloads: `hf:`/`huggingface:` URIs and http(s) URLs. */

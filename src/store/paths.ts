@@ -1,25 +1,19 @@
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { nonBlank, qmdCacheDir } from '../env.js';
 import { QmdError } from '../errors.js';
 import { climbs } from './refs.js';
 
 /**
  * Where the index lives (docs/design.md §6): `--index PATH`, else `QMD_INDEX`, else
  * `INDEX_PATH` (the variable qmd 2.8 reads, so a client configured for it finds its index),
- * else `$XDG_CACHE_HOME/qmd/index.sqlite`, else `~/.cache/qmd/index.sqlite`.
- * Empty strings count as unset, so `QMD_INDEX=` does not point the index at the current
- * directory.
+ * else `index.sqlite` in qmd's cache directory (`qmdCacheDir`: `$XDG_CACHE_HOME/qmd`, else
+ * `~/.cache/qmd`). Blank values count as unset, so `QMD_INDEX=` does not point the index at
+ * the current directory.
  */
 export function resolveIndexPath(options: { flag?: string; env?: NodeJS.ProcessEnv } = {}): string {
   const env = options.env ?? process.env;
-  const chosen = nonEmpty(options.flag) ?? nonEmpty(env.QMD_INDEX) ?? nonEmpty(env.INDEX_PATH);
-  if (chosen !== undefined) return path.resolve(chosen);
-  const cache = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), '.cache');
-  return path.resolve(cache, 'qmd', 'index.sqlite');
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
+  const chosen = nonBlank(options.flag) ?? nonBlank(env.QMD_INDEX) ?? nonBlank(env.INDEX_PATH);
+  return chosen === undefined ? qmdCacheDir(env, 'index.sqlite') : path.resolve(chosen);
 }
 
 /** True when `child` is `root` itself or below it (both absolute, already real paths). */

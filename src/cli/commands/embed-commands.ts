@@ -4,7 +4,6 @@ import type { EmbedReport } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { formatQueryResult, hitsJson } from '../format.js';
-import { parseEnvFailpoints } from '../mcp/config.js';
 import { progressBar } from '../progress.js';
 import type { SearchFlags } from './read-commands.js';
 
@@ -20,7 +19,7 @@ const EXIT_INTERRUPTED = 130;
 export async function embed(ctx: CliContext, flags: { batch?: number; json?: boolean }) {
   const store = openStore(ctx.indexPath, {
     log: ctx.log,
-    failpoints: parseEnvFailpoints(ctx.env),
+    failpoints: ctx.config.failpoints,
     ...embedStoreOptions(ctx),
   });
   const progress = await progressBar('Embedding', 'chunks');

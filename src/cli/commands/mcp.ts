@@ -25,8 +25,7 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
     await serveSharedServer(ctx);
     return;
   }
-  const { sharedRequested } = await import('../mcp/shared-config.js');
-  if (!flags.http && sharedRequested(flags.shared, ctx.env)) {
+  if (!flags.http && (flags.shared === true || ctx.config.shared.requested)) {
     const { serveRelay } = await import('../mcp/relay.js');
     await serveRelay(ctx);
     return;
@@ -36,8 +35,8 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
     await serveStdio(ctx);
     return;
   }
-  const { DAEMON_CHILD_ENV, daemonHooks } = await import('../daemon/child.js');
-  if (flags.daemon && ctx.env[DAEMON_CHILD_ENV] !== '1') {
+  const { daemonHooks } = await import('../daemon/child.js');
+  if (flags.daemon && !ctx.config.daemonChild) {
     const { startDaemon } = await import('../daemon/start.js');
     await startDaemon(ctx);
     return;

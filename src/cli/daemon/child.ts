@@ -3,9 +3,6 @@ import { packageVersion } from '../version.js';
 import { claimPidfile, type PidRecord, releasePidfile } from './pidfile.js';
 import { readIdentity } from './proc.js';
 
-/** Set by `qmd mcp --http --daemon` in the environment of the detached child it starts. */
-export const DAEMON_CHILD_ENV = 'QMD_DAEMON_CHILD';
-
 /**
  * The daemon side of the pidfile: once listening (the port is known, even with `--port 0`),
  * claim the pidfile with this process's identity; when teardown is done, remove it if it is

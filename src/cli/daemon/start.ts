@@ -3,8 +3,8 @@ import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs'
 import { get } from 'node:http';
 import { dirname } from 'node:path';
 import { QmdError } from '../../errors.js';
+import { DAEMON_CHILD_ENV } from '../config.js';
 import type { CliContext } from '../context.js';
-import { DAEMON_CHILD_ENV } from './child.js';
 import { daemonLogPath, type PidRecord, pidfilePath, readPidfile, removePidfile, staleReason } from './pidfile.js';
 import { canVerifyProcesses } from './proc.js';
 

@@ -11,7 +11,6 @@ import { createSessionRegistry } from '../../mcp/http/sessions.js';
 import type { CliContext } from '../context.js';
 import { STARTUP_PPID } from '../startup.js';
 import { packageVersion } from '../version.js';
-import { readHttpEnv } from './http-config.js';
 import { serveMcp } from './serve.js';
 
 export interface HttpServeOptions {
@@ -39,7 +38,7 @@ export interface HttpServeOptions {
  *   modern leg (aborting them), cut the remaining connections, then `store.close()`.
  */
 export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Promise<Lifecycle> {
-  const httpConfig = readHttpEnv(ctx.env);
+  const httpConfig = ctx.config.http;
   let url = '';
   let port = 0;
   const lifecycle = await serveMcp(ctx, {

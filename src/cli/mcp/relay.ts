@@ -8,8 +8,7 @@ import { sharedPaths } from '../../relay/paths.js';
 import { createRelay, type Upstream } from '../../relay/relay.js';
 import type { CliContext } from '../context.js';
 import { STARTUP_PPID } from '../startup.js';
-import { envLifecycleOptions, readMcpEnv } from './config.js';
-import { readSharedEnv } from './shared-config.js';
+import { lifecycleOptions } from './lifecycle-options.js';
 
 /**
  * `qmd mcp --shared` (or `QMD_SHARED=1`): what an MCP client starts, relaying its JSON-RPC to
@@ -27,15 +26,15 @@ import { readSharedEnv } from './shared-config.js';
 export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
   const { log } = ctx;
   const protocolOut = claimStdout(log);
-  const config = readMcpEnv(ctx.env, log);
-  const shared = readSharedEnv(ctx.env);
+  // Read now, so a malformed variable fails this start as it fails plain `qmd mcp`'s.
+  const { failpoints, shared, embed } = ctx.config;
   const paths = sharedPaths(ctx.indexPath, ctx.env);
   const lifecycle = createLifecycle({
     stdin: process.stdin,
     stdout: process.stdout,
     parent: { ppid: () => process.ppid, original: STARTUP_PPID },
     log,
-    ...(await envLifecycleOptions(config, log)),
+    ...(await lifecycleOptions(ctx.config.lifecycle, log)),
   });
 
   let warnedAlone = false;
@@ -45,7 +44,7 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
       index: ctx.indexPath,
       boundMs: shared.connectBoundMs ?? DEFAULT_CONNECT_BOUND_MS,
       signal,
-      startServer: () => startSharedServer(ctx, paths.log),
+      startServer: () => startSharedServer(ctx, paths.log, embed.model),
     });
     if (signal.aborted) {
       if ('socket' in found) found.socket.destroy();
@@ -74,24 +73,28 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
   relay.start();
   lifecycle.start({
     closeTransport: async (signal) => {
-      await config.failpoints.hit('teardown.closeTransport', signal);
+      await failpoints.hit('teardown.closeTransport', signal);
       await relay.close();
     },
     disposeStore: async (signal) => {
-      await config.failpoints.hit('teardown.disposeStore', signal);
+      await failpoints.hit('teardown.disposeStore', signal);
       await relay.release();
     },
   });
   return lifecycle;
 }
 
-/** Starts the shared server of this index: detached, its own session and process group, no terminal. */
-function startSharedServer(ctx: CliContext, logPath: string): void {
+/**
+ * Starts the shared server of this index: detached, its own session and process group, no
+ * terminal. It is given this relay's index and model as flags; its environment is the relay's.
+ */
+function startSharedServer(ctx: CliContext, logPath: string, model: string | undefined): void {
   const out = openSync(logPath, 'a', 0o600);
+  const flags = ['--index', ctx.indexPath, ...(model === undefined ? [] : ['--embed-model', model])];
   try {
     const child = spawn(
       process.execPath,
-      [...process.execArgv, process.argv[1] ?? '', '--index', ctx.indexPath, 'mcp', '--shared-server'],
+      [...process.execArgv, process.argv[1] ?? '', ...flags, 'mcp', '--shared-server'],
       {
         detached: true,
         stdio: ['ignore', out, out],
@@ -119,7 +122,7 @@ async function serveAlone(ctx: CliContext, lifecycle: Lifecycle): Promise<Upstre
       import('../version.js'),
     ]);
   const { log } = ctx;
-  const { failpoints } = readMcpEnv(ctx.env);
+  const { failpoints } = ctx.config;
   const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
   // Two pipes make one duplex for the relay: it writes requests into one, reads replies from the other.
   const requests = new PassThrough();

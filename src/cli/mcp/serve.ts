@@ -11,7 +11,7 @@ import type { Store } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { packageVersion } from '../version.js';
-import { envLifecycleOptions, readMcpEnv } from './config.js';
+import { lifecycleOptions } from './lifecycle-options.js';
 
 /** What a transport is given to connect: everything is built, nothing listens yet. */
 export interface TransportContext {
@@ -22,7 +22,6 @@ export interface TransportContext {
   protocolOut: Writable;
   log: Log;
   failpoints: Failpoints;
-  env: NodeJS.ProcessEnv;
   /** The shared store, for what is served beside MCP (HTTP's REST search). */
   store: Store;
 }
@@ -53,17 +52,20 @@ export interface McpTransport {
 export async function serveMcp(ctx: CliContext, transport: McpTransport): Promise<Lifecycle> {
   const { log } = ctx;
   const protocolOut = claimStdout(log);
-  const config = readMcpEnv(ctx.env, log);
-  const { failpoints } = config;
+  const { failpoints } = ctx.config;
   const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
-  const lifecycle = createLifecycle({ ...transport.sources, log, ...(await envLifecycleOptions(config, log)) });
+  const lifecycle = createLifecycle({
+    ...transport.sources,
+    log,
+    ...(await lifecycleOptions(ctx.config.lifecycle, log)),
+  });
   const version = packageVersion();
   const createServer = (gate: HandlerGate = lifecycle.gate) =>
     createMcpServer({ store, gate, failpoints, log, version });
 
   let connected: OpenTransport;
   try {
-    connected = await transport.open({ createServer, lifecycle, protocolOut, log, failpoints, env: ctx.env, store });
+    connected = await transport.open({ createServer, lifecycle, protocolOut, log, failpoints, store });
   } catch (error) {
     await store.close();
     throw error;

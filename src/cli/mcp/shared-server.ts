@@ -11,9 +11,8 @@ import { claimPidfile, type PidRecord, releasePidfile } from '../daemon/pidfile.
 import { readIdentity } from '../daemon/proc.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { packageVersion } from '../version.js';
-import { envLifecycleOptions, readMcpEnv } from './config.js';
+import { lifecycleOptions } from './lifecycle-options.js';
 import { leaveOnFatalErrors } from './serve.js';
-import { readSharedEnv } from './shared-config.js';
 
 /** The shared server's record beside its socket: who it is, and what `qmd status` shows. */
 export interface SharedRecord extends PidRecord {
@@ -70,12 +69,10 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     }
   };
 
-  const config = readMcpEnv(ctx.env, log);
-  const shared = readSharedEnv(ctx.env);
-  const { failpoints } = config;
+  const { failpoints, shared } = ctx.config;
   const storeLog = watchModelLoads(log, () => update({ modelLoaded: true }));
   const store = openStore(ctx.indexPath, { readonly: true, log: storeLog, failpoints, ...embedStoreOptions(ctx) });
-  const fromEnv = await envLifecycleOptions(config, log);
+  const fromEnv = await lifecycleOptions(ctx.config.lifecycle, log);
   const lifecycle = createSharedLifecycle({
     log,
     ...(shared.idleMs !== undefined && { idleTimeoutMs: shared.idleMs }),

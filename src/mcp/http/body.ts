@@ -1,12 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 
-/**
- * A tool call is a few hundred bytes; the largest legal one (a long `multi_get` pattern, 64
- * collection names) is well under 64 KiB. 1 MiB leaves room for any honest client and keeps
- * a hostile one from making us buffer megabytes per request.
- */
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-
 export type BodyResult =
   | { kind: 'ok'; value: unknown }
   | { kind: 'tooLarge'; limit: number }

@@ -1,0 +1,214 @@
+import { envText, MAX_TIMER_MS, nonBlank, parseWholeNumber } from '../env.js';
+import { QmdError } from '../errors.js';
+import { type Failpoints, parseFailpoints } from '../failpoints.js';
+import type { Log } from '../log.js';
+import { resolveIndexPath } from '../store/paths.js';
+
+/**
+ * Every `QMD_*` variable and every global flag, read in one place into one typed object
+ * (docs/design.md §6 lists them). A command reads only the sections it uses, on first use:
+ * a malformed `QMD_HTTP_MAX_SESSIONS` fails `qmd mcp --http` with a clear error, and not
+ * `qmd search`. A flag beats its variable, and no flag is passed on as a variable: a child
+ * process that needs one (the shared server) is given the flag.
+ */
+
+/** The root's flags, as commander parses them for every command. */
+export interface GlobalOptions {
+  index?: string;
+  debug?: boolean;
+  embedModel?: string;
+}
+
+export interface EmbedConfig {
+  /** `--embed-model`, else `QMD_EMBED_MODEL`; unset: the LLM's `DEFAULT_EMBED_MODEL` (`embedStoreOptions`). */
+  model?: string;
+  /** `QMD_EMBED_THREADS` (≥ 1): llama.cpp threads; unset: one per core. */
+  threads?: number;
+  /** `QMD_DEBUG_EMBED=1`: a `QMD debug:` line before each embedding call and when the store closes. */
+  debug: boolean;
+}
+
+/** The bounds and observers of `qmd mcp`'s lifecycle, the same over stdio, HTTP and `--shared`. */
+export interface LifecycleConfig {
+  /** `QMD_DRAIN_TIMEOUT_MS`: how long the drain waits for handlers in flight. */
+  drainTimeoutMs?: number;
+  /** `QMD_STEP_TIMEOUT_MS`: how long one teardown step may take. */
+  stepTimeoutMs?: number;
+  /** `QMD_EXIT_WATCHDOG_MS`: the hard bound on the whole exit. */
+  watchdogMs?: number;
+  /** `QMD_LIFECYCLE_TRACE`: the machine's transitions, as JSONL, to this file. */
+  traceFile?: string;
+  /** `QMD_INSPECT`: the Stately inspector's WebSocket URL. */
+  inspectUrl?: string;
+}
+
+/**
+ * 30 minutes: an editor left open over lunch keeps its session, while a client that crashed
+ * without a DELETE stops costing anything within the half hour (the peer never reaped them).
+ * A reaped client gets 404 and, per the spec, starts a new session.
+ */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+/** A session is one McpServer and transport: 39 KB of heap, measured (500 built, SDK 1.32.2). */
+export const DEFAULT_MAX_SESSIONS = 64;
+/**
+ * A tool call is a few hundred bytes; the largest legal one (a long `multi_get` pattern, 64
+ * collection names) is well under 64 KiB. 1 MiB leaves room for any honest client and keeps
+ * a hostile one from making us buffer megabytes per request.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export interface HttpConfig {
+  /** `QMD_HTTP_SESSION_IDLE_MS` (≥ 1): a session with nothing open for this long is closed. */
+  sessionIdleMs: number;
+  /** `QMD_HTTP_MAX_SESSIONS` (≥ 1): more sessions than this evict the least recently used idle one. */
+  maxSessions: number;
+  /** `QMD_HTTP_MAX_BODY_BYTES` (≥ 1): a larger request body is refused with 413. */
+  maxBodyBytes: number;
+}
+
+export interface SharedConfig {
+  /** `QMD_SHARED=1`: `qmd mcp` relays to the index's shared server, as `--shared` does. */
+  requested: boolean;
+  /** `QMD_SHARED_IDLE_MS`: the shared server leaves after this long with no session (default: its machine's). */
+  idleMs?: number;
+  /** `QMD_SHARED_CONNECT_MS`: how long a relay tries to reach or start a server before serving alone. */
+  connectBoundMs?: number;
+  /** `QMD_SHARED_TRACE`: the shared server's trace (its machine and every session), JSONL. */
+  traceFile?: string;
+}
+
+/** Set by `qmd mcp --http --daemon` in the environment of the detached child it starts. */
+export const DAEMON_CHILD_ENV = 'QMD_DAEMON_CHILD';
+
+export interface Config {
+  /** `--index`, else `QMD_INDEX`, else `INDEX_PATH`, else the cache directory's (`resolveIndexPath`). */
+  readonly indexPath: string;
+  /** `--debug`: stack traces with errors. */
+  readonly debug: boolean;
+  readonly embed: EmbedConfig;
+  readonly lifecycle: LifecycleConfig;
+  /** `QMD_FAILPOINTS` (src/failpoints.ts); each one that fires says so on the log. */
+  readonly failpoints: Failpoints;
+  readonly http: HttpConfig;
+  readonly shared: SharedConfig;
+  /** `QMD_DAEMON_CHILD=1`: this process is the detached child of `qmd mcp --http --daemon`. */
+  readonly daemonChild: boolean;
+}
+
+/** Reads the flags now and each variable section when first used (then keeps it). Never throws itself. */
+export function readConfig(options: GlobalOptions, env: NodeJS.ProcessEnv, log?: Log): Config {
+  const embed = once(() => readEmbed(options, env));
+  const lifecycle = once(() => readLifecycle(env));
+  const failpoints = once(() => readFailpoints(env, log));
+  const http = once(() => readHttp(env));
+  const shared = once(() => readShared(env));
+  return {
+    indexPath: resolveIndexPath({ ...(options.index !== undefined && { flag: options.index }), env }),
+    debug: options.debug ?? false,
+    get embed() {
+      return embed();
+    },
+    get lifecycle() {
+      return lifecycle();
+    },
+    get failpoints() {
+      return failpoints();
+    },
+    get http() {
+      return http();
+    },
+    get shared() {
+      return shared();
+    },
+    get daemonChild() {
+      return envText(env, DAEMON_CHILD_ENV) === '1';
+    },
+  };
+}
+
+function readEmbed(options: GlobalOptions, env: NodeJS.ProcessEnv): EmbedConfig {
+  const model = nonBlank(options.embedModel) ?? envText(env, 'QMD_EMBED_MODEL');
+  const threads = whole(env, 'QMD_EMBED_THREADS', { min: 1 });
+  return {
+    ...(model !== undefined && { model }),
+    ...(threads !== undefined && { threads }),
+    debug: envText(env, 'QMD_DEBUG_EMBED') === '1',
+  };
+}
+
+function readLifecycle(env: NodeJS.ProcessEnv): LifecycleConfig {
+  return defined({
+    drainTimeoutMs: milliseconds(env, 'QMD_DRAIN_TIMEOUT_MS'),
+    stepTimeoutMs: milliseconds(env, 'QMD_STEP_TIMEOUT_MS'),
+    watchdogMs: milliseconds(env, 'QMD_EXIT_WATCHDOG_MS'),
+    traceFile: envText(env, 'QMD_LIFECYCLE_TRACE'),
+    inspectUrl: envText(env, 'QMD_INSPECT'),
+  });
+}
+
+/** With `log`, each failpoint that fires says so on stderr: `QMD Debug: failpoint tool.query hit (hang)`. */
+function readFailpoints(env: NodeJS.ProcessEnv, log: Log | undefined): Failpoints {
+  try {
+    return parseFailpoints(
+      env.QMD_FAILPOINTS,
+      log && ((name, action) => log.line(`QMD Debug: failpoint ${name} hit (${action})`)),
+    );
+  } catch (error) {
+    throw new QmdError('BAD_ARGUMENT', (error as Error).message);
+  }
+}
+
+function readHttp(env: NodeJS.ProcessEnv): HttpConfig {
+  return {
+    sessionIdleMs: milliseconds(env, 'QMD_HTTP_SESSION_IDLE_MS', 1) ?? DEFAULT_SESSION_IDLE_MS,
+    maxSessions: whole(env, 'QMD_HTTP_MAX_SESSIONS', { min: 1 }) ?? DEFAULT_MAX_SESSIONS,
+    maxBodyBytes: whole(env, 'QMD_HTTP_MAX_BODY_BYTES', { min: 1 }) ?? DEFAULT_MAX_BODY_BYTES,
+  };
+}
+
+function readShared(env: NodeJS.ProcessEnv): SharedConfig {
+  return {
+    requested: envText(env, 'QMD_SHARED') === '1',
+    ...defined({
+      idleMs: milliseconds(env, 'QMD_SHARED_IDLE_MS'),
+      connectBoundMs: milliseconds(env, 'QMD_SHARED_CONNECT_MS'),
+      traceFile: envText(env, 'QMD_SHARED_TRACE'),
+    }),
+  };
+}
+
+/** A delay: whole milliseconds a Node timer can hold (`MAX_TIMER_MS`). */
+function milliseconds(env: NodeJS.ProcessEnv, name: string, min = 0): number | undefined {
+  return whole(env, name, { min, max: MAX_TIMER_MS, unit: 'milliseconds' });
+}
+
+function whole(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  { min = 0, max = Number.MAX_SAFE_INTEGER, unit }: { min?: number; max?: number; unit?: string },
+): number | undefined {
+  const raw = envText(env, name);
+  if (raw === undefined) return undefined;
+  const value = parseWholeNumber(raw, min, max);
+  if (value === undefined) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw new QmdError(
+      'BAD_ARGUMENT',
+      `${name} must be a whole number${unit ? ` of ${unit}` : ''} ${range}, got "${raw}"`,
+    );
+  }
+  return value;
+}
+
+/** The object without its undefined properties (exactOptionalPropertyTypes: absent, not undefined). */
+function defined<T extends object>(object: { [K in keyof T]: T[K] | undefined }): T {
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as T;
+}
+
+function once<T>(read: () => T): () => T {
+  let cached: { value: T } | undefined;
+  return () => {
+    cached ??= { value: read() };
+    return cached.value;
+  };
+}
