@@ -120,7 +120,6 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
   const observed = observers.length > 0;
   let forwardHandlerEvents = observed;
   const gate = createInflightGate({
-    clock,
     onStarted: () => {
       if (forwardHandlerEvents) send({ type: 'handler.started' });
     },

@@ -59,6 +59,8 @@ export interface Harness {
   log: Captured;
   /** Counts `handler.started`: resolves the next waiter each time a handler enters the gate. */
   nextStart(): Promise<void>;
+  /** Counts `handler.settled`: resolves the next waiter each time a handler leaves the gate. */
+  nextSettle(): Promise<void>;
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   close(): Promise<void>;
 }
@@ -89,7 +91,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   for (const [path, text] of Object.entries(options.contexts ?? {})) store.setContext(path, text);
 
   const starts: Array<() => void> = [];
-  const gate = createInflightGate({ onStarted: () => starts.shift()?.() });
+  const settles: Array<() => void> = [];
+  const gate = createInflightGate({ onStarted: () => starts.shift()?.(), onSettled: () => settles.shift()?.() });
   const log = captureLog();
   const server = createMcpServer({
     store,
@@ -114,6 +117,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     client,
     log,
     nextStart: () => new Promise<void>((resolve) => starts.push(resolve)),
+    nextSettle: () => new Promise<void>((resolve) => settles.push(resolve)),
     call: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult,
     async close() {
       await client.close().catch(() => {});
