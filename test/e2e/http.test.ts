@@ -15,6 +15,7 @@ import { createOriginGuard } from '../../src/mcp/http/guard.js';
 import { createModernLeg } from '../../src/mcp/http/modern.js';
 import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
 import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+import { recordingLog } from '../support/recording-log.js';
 import { waitForExit } from '../support/spawn.js';
 import {
   connectClient,
@@ -243,8 +244,8 @@ describe('the HTTP pieces, in process', () => {
 
 describe('the HTTP app, in process (real node:http, real SDK transport, no store)', () => {
   async function startApp(options: { maxSessions?: number } = {}) {
-    const lines: string[] = [];
-    const log = { line: (t: string) => lines.push(t), warn: (t: string) => lines.push(`QMD Warning: ${t}`) };
+    const log = recordingLog();
+    const { lines } = log;
     const sessions = createSessionRegistry({
       createServer: () => new McpServer({ name: 'in-process', version: '0.0.0' }),
       idleMs: 60_000,

@@ -12,6 +12,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFailpoints } from '../../src/failpoints.js';
 import { createInflightGate } from '../../src/lifecycle/gate.js';
+import { silentLog } from '../../src/log.js';
 import { createHttpApp } from '../../src/mcp/http/app.js';
 import { createOriginGuard } from '../../src/mcp/http/guard.js';
 import { createModernLeg } from '../../src/mcp/http/modern.js';
@@ -178,19 +179,18 @@ describe('the REST leg in process (real node:http, real store, real gate)', () =
     const starts: Array<() => void> = [];
     const settled: Array<() => void> = [];
     const gate = createInflightGate({ onStarted: () => starts.shift()?.(), onSettled: () => settled.shift()?.() });
-    const log = { line: () => {}, warn: () => {} };
     const mcp = () => new McpServer({ name: 'in-process', version: '0.0.0' });
-    const sessions = createSessionRegistry({ createServer: mcp, idleMs: 60_000, maxSessions: 8, log });
+    const sessions = createSessionRegistry({ createServer: mcp, idleMs: 60_000, maxSessions: 8, log: silentLog });
     const listener = createServer();
     const app = createHttpApp({
       gate,
       sessions,
-      modern: createModernLeg({ createServer: mcp, maxBodyBytes: 64 * 1024, log }),
+      modern: createModernLeg({ createServer: mcp, maxBodyBytes: 64 * 1024, log: silentLog }),
       guard: createOriginGuard('127.0.0.1'),
-      rest: createRestHandler({ store, failpoints: parseFailpoints(failpoints), log }),
+      rest: createRestHandler({ store, failpoints: parseFailpoints(failpoints), log: silentLog }),
       maxBodyBytes: 64 * 1024,
       version: '0.0.0',
-      log,
+      log: silentLog,
     });
     listener.on('request', app.handle);
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));

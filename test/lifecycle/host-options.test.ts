@@ -12,12 +12,7 @@ import type { Log } from '../../src/log.js';
 import { deferred } from '../support/deferred.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
 import { createHarness, FakeStdin, FakeStdout } from '../support/lifecycle-harness.js';
-
-function recordingLog() {
-  const lines: string[] = [];
-  const log: Log = { line: (t) => lines.push(t), warn: (t) => lines.push(`QMD Warning: ${t}`) };
-  return { lines, log };
-}
+import { recordingLog } from '../support/recording-log.js';
 
 /** Options with every source faked; the test overrides what it is about. */
 function fakes(overrides: Partial<LifecycleOptions> = {}) {
@@ -27,7 +22,8 @@ function fakes(overrides: Partial<LifecycleOptions> = {}) {
   const signals = new EventEmitter();
   const exits: number[] = [];
   let exitCode: unknown;
-  const { lines, log } = recordingLog();
+  const log = recordingLog();
+  const { lines } = log;
   const options: LifecycleOptions = {
     closeTransport: () => {},
     disposeStore: () => {},
@@ -181,7 +177,7 @@ describe('the keep-alive timer, on the real clock', () => {
     process.on('warning', onWarning);
     try {
       const closing = deferred();
-      const { log } = recordingLog();
+      const log = recordingLog();
       const lifecycle = startLifecycle({
         closeTransport: () => closing.promise,
         disposeStore: () => {},

@@ -9,6 +9,7 @@ import { startLifecycle } from '../../src/lifecycle/host.js';
 import { createLog } from '../../src/log.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
 import { createHarness } from '../support/lifecycle-harness.js';
+import { recordingLog } from '../support/recording-log.js';
 
 describe('the host, by scenario', () => {
   it('stdin end tears down in order and exits 0', async () => {
@@ -78,7 +79,7 @@ describe('the host, by scenario', () => {
     stdin.end();
     await new Promise((resolve) => stdin.once('end', resolve));
     expect(stdin.readableEnded).toBe(true);
-    const lines: string[] = [];
+    const log = recordingLog();
     const lifecycle = startLifecycle({
       closeTransport: () => {},
       disposeStore: () => {},
@@ -87,12 +88,12 @@ describe('the host, by scenario', () => {
       signals: null,
       parent: null,
       clock: new FakeClock(),
-      log: { line: (t) => lines.push(t), warn: (t) => lines.push(t) },
+      log,
       exitCode: { get: () => undefined, set: () => {} },
       exit: () => {},
     });
     const output = await lifecycle.done;
-    expect(lines[0]).toBe('Shutting down (stdin closed)...');
+    expect(log.lines[0]).toBe('Shutting down (stdin closed)...');
     expect(output.exitCode).toBe(0);
     expect(stdin.listenerCount('end') + stdin.listenerCount('close')).toBe(0);
   });
@@ -100,7 +101,7 @@ describe('the host, by scenario', () => {
   it('a destroyed stdin starts teardown at once', async () => {
     const stdin = new PassThrough();
     stdin.destroy();
-    const lines: string[] = [];
+    const log = recordingLog();
     const lifecycle = startLifecycle({
       closeTransport: () => {},
       disposeStore: () => {},
@@ -109,12 +110,12 @@ describe('the host, by scenario', () => {
       signals: null,
       parent: null,
       clock: new FakeClock(),
-      log: { line: (t) => lines.push(t), warn: (t) => lines.push(t) },
+      log,
       exitCode: { get: () => undefined, set: () => {} },
       exit: () => {},
     });
     const output = await lifecycle.done;
-    expect(lines[0]).toBe('Shutting down (stdin closed)...');
+    expect(log.lines[0]).toBe('Shutting down (stdin closed)...');
     expect(output.reason).toBe('stdin closed');
   });
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { startLifecycle } from '../../src/lifecycle/host.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
 import { createHarness, type Harness } from '../support/lifecycle-harness.js';
+import { recordingLog } from '../support/recording-log.js';
 
 const summary = (h: Harness) => h.lines.find((l) => l.startsWith('Shutdown complete'));
 
@@ -53,7 +54,7 @@ describe('the summary line', () => {
   });
 
   it('a step that rejects with something other than an Error is described by its text', async () => {
-    const lines: string[] = [];
+    const log = recordingLog();
     const lifecycle = startLifecycle({
       closeTransport: () => Promise.reject('socket gone'),
       disposeStore: () => Promise.reject(42),
@@ -62,7 +63,7 @@ describe('the summary line', () => {
       signals: null,
       parent: null,
       clock: new FakeClock(),
-      log: { line: (t) => lines.push(t), warn: (t) => lines.push(`QMD Warning: ${t}`) },
+      log,
       exitCode: { get: () => undefined, set: () => {} },
       exit: () => {},
     });
@@ -71,7 +72,7 @@ describe('the summary line', () => {
       { step: 'closeTransport', error: 'socket gone' },
       { step: 'disposeStore', error: '42' },
     ]);
-    expect(lines[0]).toBe('Shutting down (maintenance)...');
+    expect(log.lines[0]).toBe('Shutting down (maintenance)...');
     expect(output.summary).toBe(
       'maintenance: drained, failed: closeTransport (socket gone), disposeStore (42), exit 1',
     );

@@ -8,7 +8,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLifecycle } from '../../src/lifecycle/host.js';
+import { silentLog } from '../../src/log.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { recordingLog } from '../support/recording-log.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
@@ -44,12 +46,12 @@ describe('sources default to the process', () => {
     const before = snapshotListeners();
     cleanUpAfter(before);
     const clock = new FakeClock();
-    const lines: string[] = [];
+    const log = recordingLog();
     const lifecycle = startLifecycle({
       closeTransport: () => {},
       disposeStore: () => {},
       clock,
-      log: { line: (t) => lines.push(t), warn: (t) => lines.push(t) },
+      log,
       exitCode: { get: () => undefined, set: () => {} },
       exit: () => {},
     });
@@ -65,7 +67,7 @@ describe('sources default to the process', () => {
     expect(clock.pending('unref')).toBe(1);
 
     await lifecycle.shutdown();
-    expect(lines[0]).toBe('Shutting down (shutdown requested)...');
+    expect(log.lines[0]).toBe('Shutting down (shutdown requested)...');
     expect(process.stdin.listenerCount('end') + process.stdin.listenerCount('close')).toBe(before.stdin);
   });
 
@@ -84,7 +86,7 @@ describe('sources default to the process', () => {
         signals: null,
         parent: null,
         clock: new FakeClock(),
-        log: { line: () => {}, warn: () => {} },
+        log: silentLog,
         exit: () => {},
       });
       const output = await lifecycle.shutdown();
@@ -101,7 +103,7 @@ describe('sources default to the process', () => {
 
   it('the watchdog names what process.getActiveResourcesInfo() reports', async () => {
     const clock = new FakeClock();
-    const warnings: string[] = [];
+    const log = recordingLog();
     const exits: number[] = [];
     const lifecycle = startLifecycle({
       closeTransport: () => {},
@@ -112,16 +114,16 @@ describe('sources default to the process', () => {
       parent: null,
       clock,
       watchdogMs: 10,
-      log: { line: () => {}, warn: (t) => warnings.push(t) },
+      log,
       exitCode: { get: () => undefined, set: () => {} },
       exit: (code) => exits.push(code),
     });
     await lifecycle.shutdown();
     await clock.advance(10);
     expect(exits).toEqual([0]);
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^still running 10 ms after teardown; held by: (.+)\. Exiting with code 0\.$/);
-    expect(warnings[0]).not.toContain('held by: unknown');
+    expect(log.warnings).toHaveLength(1);
+    expect(log.warnings[0]).toMatch(/^still running 10 ms after teardown; held by: (.+)\. Exiting with code 0\.$/);
+    expect(log.warnings[0]).not.toContain('held by: unknown');
   });
 
   it('logs to process.stderr, guarding it against EPIPE once', async () => {

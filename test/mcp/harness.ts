@@ -5,10 +5,10 @@ import { type CallToolResult, Client, InMemoryTransport } from '@modelcontextpro
 import type { McpServer } from '@modelcontextprotocol/server';
 import { parseFailpoints } from '../../src/failpoints.js';
 import { createInflightGate, type InflightGate } from '../../src/lifecycle/gate.js';
-import type { Log } from '../../src/log.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store, StoreOptions } from '../../src/store/types.js';
+import { type RecordingLog, recordingLog } from '../support/recording-log.js';
 
 /** 40 lines for `get` to slice; it says WAL four times to `pools.md`'s once, at a similar length. */
 const sqliteNote = [
@@ -39,24 +39,13 @@ export const corpus: Record<string, string> = {
   'secret.md': '# Secret\n\nzebrafish password hunter2\n',
 };
 
-export interface Captured extends Log {
-  readonly lines: string[];
-  readonly warnings: string[];
-}
-
-export function captureLog(): Captured {
-  const lines: string[] = [];
-  const warnings: string[] = [];
-  return { lines, warnings, line: (text) => lines.push(text), warn: (text) => warnings.push(text) };
-}
-
 export interface Harness {
   dir: string;
   store: Store;
   gate: InflightGate;
   server: McpServer;
   client: Client;
-  log: Captured;
+  log: RecordingLog;
   /** Counts `handler.started`: resolves the next waiter each time a handler enters the gate. */
   nextStart(): Promise<void>;
   /** Counts `handler.settled`: resolves the next waiter each time a handler leaves the gate. */
@@ -93,7 +82,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const starts: Array<() => void> = [];
   const settles: Array<() => void> = [];
   const gate = createInflightGate({ onStarted: () => starts.shift()?.(), onSettled: () => settles.shift()?.() });
-  const log = captureLog();
+  const log = recordingLog();
   const server = createMcpServer({
     store,
     gate,

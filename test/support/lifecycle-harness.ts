@@ -5,6 +5,7 @@ import { type Lifecycle, type LifecycleOptions, startLifecycle } from '../../src
 import type { Log } from '../../src/log.js';
 import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
+import { recordingLog } from './recording-log.js';
 
 /** A stdin that emits exactly what the test says, and reports `readableEnded`/`destroyed` like a stream. */
 export class FakeStdin extends EventEmitter {
@@ -70,7 +71,8 @@ export function createHarness(options: HarnessOptions = {}) {
     calls.push(call);
     callTimes.push(clock.now());
   };
-  const lines: string[] = [];
+  const recorder = recordingLog((kind, text) => record(`${kind === 'warn' ? 'warn' : 'log'}:${text}`));
+  const log = options.log ?? recorder;
   const stdin = options.stdin ?? new FakeStdin();
   const stdout = new FakeStdout();
   const signals = new EventEmitter();
@@ -82,17 +84,6 @@ export function createHarness(options: HarnessOptions = {}) {
   const handlers: HandlerProbe[] = [];
   let exitCode: unknown = options.priorExitCode;
   let ppid = 4242;
-
-  const log: Log = options.log ?? {
-    line: (text) => {
-      lines.push(text);
-      record(`log:${text}`);
-    },
-    warn: (text) => {
-      lines.push(`QMD Warning: ${text}`);
-      record(`warn:${text}`);
-    },
-  };
 
   // Assigned below; a step can begin inside startLifecycle (a stdin that had already ended).
   let lifecycle: Lifecycle | undefined;
@@ -158,7 +149,7 @@ export function createHarness(options: HarnessOptions = {}) {
     clock,
     calls,
     callTimes,
-    lines,
+    lines: recorder.lines,
     stdin,
     stdout,
     signals,

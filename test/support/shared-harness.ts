@@ -7,6 +7,7 @@ import {
 } from '../../src/lifecycle/shared-host.js';
 import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
+import { recordingLog } from './recording-log.js';
 
 export type SharedStepMode = 'ok' | 'manual' | 'throw' | 'hang';
 
@@ -39,7 +40,7 @@ export interface SessionHandler {
 export function createSharedHarness(options: SharedHarnessOptions = {}) {
   const clock = new FakeClock();
   const calls: string[] = [];
-  const lines: string[] = [];
+  const log = recordingLog((kind, text) => calls.push(`${kind === 'warn' ? 'warn' : 'log'}:${text}`));
   const signals = new EventEmitter();
   const exits: number[] = [];
   const pending = new Map<string, Deferred<void>>();
@@ -65,16 +66,7 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
 
   const lifecycle = createSharedLifecycle({
     clock,
-    log: {
-      line: (text) => {
-        lines.push(text);
-        calls.push(`log:${text}`);
-      },
-      warn: (text) => {
-        lines.push(`QMD Warning: ${text}`);
-        calls.push(`warn:${text}`);
-      },
-    },
+    log,
     signals,
     exitCode: {
       get: () => exitCode,
@@ -104,7 +96,7 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
   return {
     clock,
     calls,
-    lines,
+    lines: log.lines,
     exits,
     pending,
     lifecycle,

@@ -64,21 +64,3 @@ export function fakeLifecycle(options: {
     },
   };
 }
-
-/** A log that remembers every line, and can be awaited for the first warning. */
-export function recordingLog() {
-  const lines: string[] = [];
-  const warnings: string[] = [];
-  let onWarn: (() => void) | undefined;
-  const firstWarning = new Promise<void>((resolve) => {
-    onWarn = resolve;
-  });
-  const log: Log = {
-    line: (text) => lines.push(text),
-    warn: (text) => {
-      warnings.push(text);
-      onWarn?.();
-    },
-  };
-  return { log, lines, warnings, firstWarning };
-}

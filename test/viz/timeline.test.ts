@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderTimeline } from '../../src/viz/timeline.js';
 import { parseTrace } from '../../src/viz/trace-parse.js';
-import { fakeLifecycle, recordingLog, type StepBehaviour } from './fakes.js';
+import { recordingLog } from '../support/recording-log.js';
+import { fakeLifecycle, type StepBehaviour } from './fakes.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -19,7 +20,7 @@ function traceFile(): string {
 
 /** Records one real run into `file`: serving for 100 ms, then the client closes stdin. */
 async function record(file: string, steps: { closeTransport: StepBehaviour; disposeStore: StepBehaviour }) {
-  const { log } = recordingLog();
+  const log = recordingLog();
   const run = fakeLifecycle({ log, traceFile: file, ...steps });
   await run.clock.advance(100);
   run.endStdin();
