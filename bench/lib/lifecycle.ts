@@ -1,4 +1,4 @@
-import { type Lifecycle, startLifecycle } from '../../src/lifecycle/host.js';
+import { createLifecycle, type Lifecycle } from '../../src/lifecycle/host.js';
 import { silentLog } from '../../src/log.js';
 
 /**
@@ -6,9 +6,7 @@ import { silentLog } from '../../src/log.js';
  * and `parent` null) and no way to touch the process: its exit code and exit are sinks.
  */
 export function benchLifecycle(): Lifecycle {
-  return startLifecycle({
-    closeTransport: async () => {},
-    disposeStore: async () => {},
+  const lifecycle = createLifecycle({
     stdin: null,
     stdout: null,
     signals: null,
@@ -17,4 +15,6 @@ export function benchLifecycle(): Lifecycle {
     exitCode: { get: () => undefined, set: () => {} },
     exit: () => {},
   });
+  lifecycle.start({ closeTransport: async () => {}, disposeStore: async () => {} });
+  return lifecycle;
 }

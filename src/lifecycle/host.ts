@@ -22,7 +22,7 @@ export interface TeardownSteps {
 
 export type { ExitCodeSlot };
 
-export interface LifecycleOptions extends Partial<TeardownSteps> {
+export interface LifecycleOptions {
   /** The client's end of the conversation; `null` when stdin is not a client (HTTP mode). */
   stdin?: StdinSource | null;
   /** Where replies go: its EPIPE means the client left; `null` when stdout is not the protocol. */
@@ -66,13 +66,6 @@ export interface Lifecycle {
   readonly actor: Actor<LifecycleMachine>;
 }
 
-/** Creates and starts the lifecycle at once (see `createLifecycle`). */
-export function startLifecycle(options: LifecycleOptions): Lifecycle {
-  const lifecycle = createLifecycle(options);
-  lifecycle.start();
-  return lifecycle;
-}
-
 /**
  * Hosts the lifecycle machine: provides its effects, turns stdin, stdout, signals and the
  * parent into events, and applies the exit policy. All I/O comes in through `options` and
@@ -80,7 +73,7 @@ export function startLifecycle(options: LifecycleOptions): Lifecycle {
  * top to bottom: create the lifecycle, build the server with its gate, connect the transport,
  * then start the lifecycle with the teardown steps that close what was just built.
  */
-export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(steps?: TeardownSteps): void } {
+export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(steps: TeardownSteps): void } {
   const clock = options.clock ?? realClock;
   const log = options.log ?? createLog(process.stderr);
   const policy = createExitPolicy({
@@ -128,7 +121,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     },
   });
 
-  // Given at `start()` (or, for tests, in the options); the actors look them up when invoked.
+  // Given at `start()`; the actors look them up when invoked.
   let steps: TeardownSteps | undefined;
   const machine = lifecycleMachine.provide({
     actors: {
@@ -200,11 +193,9 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     },
   });
   let started = false;
-  const start = (given?: TeardownSteps): void => {
+  const start = (given: TeardownSteps): void => {
     if (started) return;
-    const { closeTransport, disposeStore } = given ?? options;
-    if (!closeTransport || !disposeStore) throw new Error('the lifecycle needs its two teardown steps to start');
-    steps = { closeTransport, disposeStore };
+    steps = given;
     started = true;
     actor.start();
 

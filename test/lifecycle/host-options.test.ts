@@ -4,83 +4,41 @@
  * timer on the real clock. Hand-written fakes throughout; the real clock only where the
  * point is what Node does with a real timer, and then no test waits for it to fire.
  */
-import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
-import { createLifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
-import type { Log } from '../../src/log.js';
+import { createLifecycle } from '../../src/lifecycle/host.js';
+import { type Log, silentLog } from '../../src/log.js';
 import { deferred } from '../support/deferred.js';
-import { FakeClock, flush } from '../support/fake-clock.js';
-import { createHarness, FakeStdin, FakeStdout } from '../support/lifecycle-harness.js';
-import { recordingLog } from '../support/recording-log.js';
-
-/** Options with every source faked; the test overrides what it is about. */
-function fakes(overrides: Partial<LifecycleOptions> = {}) {
-  const clock = new FakeClock();
-  const stdin = new FakeStdin();
-  const stdout = new FakeStdout();
-  const signals = new EventEmitter();
-  const exits: number[] = [];
-  let exitCode: unknown;
-  const log = recordingLog();
-  const { lines } = log;
-  const options: LifecycleOptions = {
-    closeTransport: () => {},
-    disposeStore: () => {},
-    stdin,
-    stdout,
-    signals,
-    parent: { ppid: () => 4242, intervalMs: 100 },
-    clock,
-    log,
-    exitCode: {
-      get: () => exitCode,
-      set: (code) => {
-        exitCode = code;
-      },
-    },
-    exit: (code) => exits.push(code),
-    activeResources: () => [],
-    ...overrides,
-  };
-  const listeners = () => ({
-    stdin: stdin.listenerCount('end') + stdin.listenerCount('close'),
-    stdout: stdout.listenerCount('error'),
-    signals: signals.listenerCount('SIGTERM') + signals.listenerCount('SIGINT') + signals.listenerCount('SIGHUP'),
-  });
-  return { options, clock, stdin, stdout, signals, exits, lines, listeners, exitCode: () => exitCode };
-}
+import { flush } from '../support/fake-clock.js';
+import { createHarness } from '../support/lifecycle-harness.js';
 
 describe('starting', () => {
   it('nothing listens until start(), and a second start() changes nothing', async () => {
-    const f = fakes();
-    const lifecycle = createLifecycle(f.options);
-    expect(f.listeners()).toEqual({ stdin: 0, stdout: 0, signals: 0 });
-    expect(f.clock.pending()).toBe(0);
-    lifecycle.start();
-    lifecycle.start();
-    expect(f.listeners()).toEqual({ stdin: 2, stdout: 1, signals: 3 });
-    expect(f.clock.pending('unref')).toBe(1);
-    f.signals.emit('SIGTERM');
-    await lifecycle.done;
-    expect(f.lines.filter((l) => l.startsWith('Shutting down'))).toEqual(['Shutting down (SIGTERM)...']);
+    const h = createHarness({ start: false });
+    expect(h.listeners()).toEqual({ stdin: 0, stdout: 0, signals: 0 });
+    expect(h.clock.pending()).toBe(0);
+    h.start();
+    h.start();
+    expect(h.listeners()).toEqual({ stdin: 2, stdout: 1, signals: 3 });
+    expect(h.clock.pending('unref')).toBe(1);
+    h.signal('SIGTERM');
+    await h.lifecycle.done;
+    expect(h.lines.filter((l) => l.startsWith('Shutting down'))).toEqual(['Shutting down (SIGTERM)...']);
   });
 
   it('in HTTP mode (no stdin) the HTTP server stopping is the trigger', async () => {
-    const f = fakes({ stdin: null });
-    const lifecycle = startLifecycle(f.options);
-    expect(f.listeners().stdin).toBe(0);
-    lifecycle.trigger({ type: 'http.stop' });
-    const output = await lifecycle.done;
-    expect(f.lines[0]).toBe('Shutting down (HTTP server stopped)...');
+    const h = createHarness({ stdin: null });
+    expect(h.listeners().stdin).toBe(0);
+    h.lifecycle.trigger({ type: 'http.stop' });
+    const output = await h.lifecycle.done;
+    expect(h.lines[0]).toBe('Shutting down (HTTP server stopped)...');
     expect(output.reason).toBe('HTTP server stopped');
   });
 
   it('trigger() stamps the exit code already set', async () => {
-    const f = fakes({ exitCode: { get: () => '5', set: () => {} } });
-    const lifecycle = startLifecycle(f.options);
-    lifecycle.trigger({ type: 'parent.gone' });
-    expect((await lifecycle.done).exitCode).toBe(5);
+    const h = createHarness({ priorExitCode: '5' });
+    h.lifecycle.trigger({ type: 'parent.gone' });
+    expect((await h.lifecycle.done).exitCode).toBe(5);
   });
 });
 
@@ -110,7 +68,6 @@ describe('a lifecycle whose own effects throw', () => {
     [new Error('stderr exploded'), 'stderr exploded'],
     ['plain words', 'plain words'],
   ])('still finishes (exit 1) when the log throws %j', async (thrown, message) => {
-    const f = fakes();
     const lines: string[] = [];
     const log: Log = {
       line: (t) => {
@@ -119,9 +76,9 @@ describe('a lifecycle whose own effects throw', () => {
       },
       warn: (t) => lines.push(`QMD Warning: ${t}`),
     };
-    const lifecycle = startLifecycle({ ...f.options, log });
-    f.stdin.end();
-    const output = await lifecycle.done;
+    const h = createHarness({ log });
+    h.stdin.end();
+    const output = await h.lifecycle.done;
     expect(output).toEqual({
       exitCode: 1,
       reason: 'unknown',
@@ -134,12 +91,12 @@ describe('a lifecycle whose own effects throw', () => {
       `QMD Warning: the lifecycle machine failed: ${message}`,
       'Shutdown complete in 0 ms: lifecycle error, exit 1',
     ]);
-    expect(f.exitCode()).toBe(1);
+    expect(h.exitCode).toBe(1);
     // The actor failed before detaching its sources: finishing lets go of them.
-    expect(f.listeners().stdin).toBe(0);
-    expect(f.clock.pending()).toBe(1); // the watchdog, not the parent poll
-    await f.clock.advance(1000);
-    expect(f.exits).toEqual([1]);
+    expect(h.listeners().stdin).toBe(0);
+    expect(h.clock.pending()).toBe(1); // the watchdog, not the parent poll
+    await h.clock.advance(1000);
+    expect(h.exits).toEqual([1]);
   });
 });
 
@@ -177,19 +134,17 @@ describe('the keep-alive timer, on the real clock', () => {
     process.on('warning', onWarning);
     try {
       const closing = deferred();
-      const log = recordingLog();
-      const lifecycle = startLifecycle({
-        closeTransport: () => closing.promise,
-        disposeStore: () => {},
+      const lifecycle = createLifecycle({
         stdin: null,
         stdout: null,
         signals: null,
         parent: null,
-        log,
+        log: silentLog,
         exitCode: { get: () => undefined, set: () => {} },
         exit: () => {},
         activeResources: () => [],
       });
+      lifecycle.start({ closeTransport: () => closing.promise, disposeStore: () => {} });
       const before = timeouts();
       void lifecycle.shutdown();
       await flush();

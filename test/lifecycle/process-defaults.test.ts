@@ -7,7 +7,7 @@
  * one default not exercised here: the spawned test (process.test.ts) sees it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLifecycle } from '../../src/lifecycle/host.js';
+import { createLifecycle } from '../../src/lifecycle/host.js';
 import { silentLog } from '../../src/log.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { recordingLog } from '../support/recording-log.js';
@@ -47,14 +47,13 @@ describe('sources default to the process', () => {
     cleanUpAfter(before);
     const clock = new FakeClock();
     const log = recordingLog();
-    const lifecycle = startLifecycle({
-      closeTransport: () => {},
-      disposeStore: () => {},
+    const lifecycle = createLifecycle({
       clock,
       log,
       exitCode: { get: () => undefined, set: () => {} },
       exit: () => {},
     });
+    lifecycle.start({ closeTransport: () => {}, disposeStore: () => {} });
     expect(SIGNALS.map((s) => process.listenerCount(s) - before.signals[SIGNALS.indexOf(s)]!.length)).toEqual([
       1, 1, 1,
     ]);
@@ -78,9 +77,7 @@ describe('sources default to the process', () => {
     });
     const run = async (prior: number | undefined, disposeStore: () => void) => {
       process.exitCode = prior;
-      const lifecycle = startLifecycle({
-        closeTransport: () => {},
-        disposeStore,
+      const lifecycle = createLifecycle({
         stdin: null,
         stdout: null,
         signals: null,
@@ -89,6 +86,7 @@ describe('sources default to the process', () => {
         log: silentLog,
         exit: () => {},
       });
+      lifecycle.start({ closeTransport: () => {}, disposeStore });
       const output = await lifecycle.shutdown();
       return [output.exitCode, process.exitCode];
     };
@@ -105,9 +103,7 @@ describe('sources default to the process', () => {
     const clock = new FakeClock();
     const log = recordingLog();
     const exits: number[] = [];
-    const lifecycle = startLifecycle({
-      closeTransport: () => {},
-      disposeStore: () => {},
+    const lifecycle = createLifecycle({
       stdin: null,
       stdout: null,
       signals: null,
@@ -118,6 +114,7 @@ describe('sources default to the process', () => {
       exitCode: { get: () => undefined, set: () => {} },
       exit: (code) => exits.push(code),
     });
+    lifecycle.start({ closeTransport: () => {}, disposeStore: () => {} });
     await lifecycle.shutdown();
     await clock.advance(10);
     expect(exits).toEqual([0]);
@@ -133,10 +130,8 @@ describe('sources default to the process', () => {
         if (!before.includes(l)) process.stderr.off('error', l as () => void);
       }
     });
-    const start = () =>
-      startLifecycle({
-        closeTransport: () => {},
-        disposeStore: () => {},
+    const start = () => {
+      const lifecycle = createLifecycle({
         stdin: null,
         stdout: null,
         signals: null,
@@ -145,6 +140,9 @@ describe('sources default to the process', () => {
         exitCode: { get: () => undefined, set: () => {} },
         exit: () => {},
       });
+      lifecycle.start({ closeTransport: () => {}, disposeStore: () => {} });
+      return lifecycle;
+    };
     const lifecycles = [start(), start()];
     expect(process.stderr.listenerCount('error')).toBe(before.length + 1);
     // Two breadcrumbs and two summaries reach the test's stderr.

@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
 import type { LifecycleOutput } from '../../machines/lifecycle.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
-import { type Lifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
+import { createLifecycle, type LifecycleOptions } from '../../src/lifecycle/host.js';
 import type { Log } from '../../src/log.js';
 import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
+import { fakeStep, type StepMode } from './fake-step.js';
 import { recordingLog } from './recording-log.js';
 
 /** A stdin that emits exactly what the test says, and reports `readableEnded`/`destroyed` like a stream. */
@@ -28,8 +29,7 @@ export class FakeStdout extends EventEmitter {
   }
 }
 
-/** How a teardown step behaves: settle on the test's say-so, succeed, fail, or never settle. */
-export type StepMode = 'manual' | 'ok' | 'throw' | 'hang';
+export type { StepMode };
 
 export interface HarnessOptions {
   closeTransport?: StepMode;
@@ -38,8 +38,12 @@ export interface HarnessOptions {
   stepTimeoutMs?: number;
   watchdogMs?: number;
   parentPollMs?: number;
-  priorExitCode?: number;
-  stdin?: FakeStdin;
+  /** What the exit code slot holds before any trigger (`process.exitCode` in production). */
+  priorExitCode?: unknown;
+  /** `null`: stdin is not a client (HTTP mode); `h.stdin` is then connected to nothing. */
+  stdin?: FakeStdin | null;
+  /** `false`: created but not started, as a composition root has it before `start(steps)`. */
+  start?: boolean;
   log?: Log;
   traceFile?: string;
   activeResources?: string[];
@@ -58,8 +62,9 @@ export interface HandlerProbe {
 export type Harness = ReturnType<typeof createHarness>;
 
 /**
- * The real host (`startLifecycle`) with hand-written fakes for every piece of I/O: stdin,
- * stdout, the log, signals, the parent PID, the clock, the exit code and `process.exit`.
+ * The one fake lifecycle: the real host (`createLifecycle`, then `start(steps)` as
+ * src/cli/mcp/serve.ts does) with hand-written fakes for every piece of I/O: stdin, stdout,
+ * the log, signals, the parent PID, the clock, the exit code and `process.exit`.
  * `calls` records, in order, every effect a user could observe.
  */
 export function createHarness(options: HarnessOptions = {}) {
@@ -85,36 +90,20 @@ export function createHarness(options: HarnessOptions = {}) {
   let exitCode: unknown = options.priorExitCode;
   let ppid = 4242;
 
-  // Assigned below; a step can begin inside startLifecycle (a stdin that had already ended).
-  let lifecycle: Lifecycle | undefined;
   const step = (name: 'closeTransport' | 'disposeStore', mode: StepMode) => (signal: AbortSignal) => {
     record(name);
     stepSignals.push(signal);
     stepLog.push({
       name,
       at: clock.now(),
-      inflight: lifecycle?.gate.size ?? 0,
-      drain: lifecycle?.actor.getSnapshot().context.drain ?? null,
+      inflight: lifecycle.gate.size,
+      drain: lifecycle.actor.getSnapshot().context.drain,
     });
-    switch (mode) {
-      case 'ok':
-        return Promise.resolve();
-      case 'throw':
-        return Promise.reject(new Error(`${name} exploded`));
-      case 'hang':
-        return new Promise<void>(() => {});
-      case 'manual': {
-        const d = deferred();
-        pending[name].push(d);
-        return d.promise;
-      }
-    }
+    return fakeStep(name, mode, clock, (d) => pending[name].push(d));
   };
 
-  lifecycle = startLifecycle({
-    closeTransport: step('closeTransport', options.closeTransport ?? 'ok'),
-    disposeStore: step('disposeStore', options.disposeStore ?? 'ok'),
-    stdin,
+  const lifecycle = createLifecycle({
+    stdin: options.stdin === null ? null : stdin,
     stdout,
     log,
     signals,
@@ -138,6 +127,12 @@ export function createHarness(options: HarnessOptions = {}) {
     },
     activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
   });
+  const start = (): void =>
+    lifecycle.start({
+      closeTransport: step('closeTransport', options.closeTransport ?? 'ok'),
+      disposeStore: step('disposeStore', options.disposeStore ?? 'ok'),
+    });
+  if (options.start !== false) start();
 
   // What `shutdown()` and `done` resolve with, once teardown completes.
   let output: LifecycleOutput | undefined;
@@ -159,6 +154,8 @@ export function createHarness(options: HarnessOptions = {}) {
     stepLog,
     handlers,
     lifecycle,
+    /** Starts a harness made with `start: false`; a second call changes nothing. */
+    start,
     get exitCode() {
       return exitCode;
     },

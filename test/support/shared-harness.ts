@@ -7,9 +7,8 @@ import {
 } from '../../src/lifecycle/shared-host.js';
 import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
+import { fakeStep, type StepMode } from './fake-step.js';
 import { recordingLog } from './recording-log.js';
-
-export type SharedStepMode = 'ok' | 'manual' | 'throw' | 'hang';
 
 export interface SharedHarnessOptions {
   idleTimeoutMs?: number;
@@ -18,11 +17,11 @@ export interface SharedHarnessOptions {
   sessionDrainTimeoutMs?: number;
   sessionStepTimeoutMs?: number;
   watchdogMs?: number;
-  closeListener?: SharedStepMode;
-  disposeStore?: SharedStepMode;
+  closeListener?: StepMode;
+  disposeStore?: StepMode;
   /** How every session's steps behave. */
-  closeServer?: SharedStepMode;
-  releaseSession?: SharedStepMode;
+  closeServer?: StepMode;
+  releaseSession?: StepMode;
   inspect?: SharedLifecycleOptions['inspect'];
 }
 
@@ -47,21 +46,9 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
   const sessions = new Map<string, { opened: OpenedSession; handlers: SessionHandler[] }>();
   let exitCode: unknown;
 
-  const step = (name: string, mode: SharedStepMode) => (): Promise<void> => {
+  const step = (name: string, mode: StepMode) => (): Promise<void> => {
     calls.push(name);
-    switch (mode) {
-      case 'ok':
-        return Promise.resolve();
-      case 'throw':
-        return Promise.reject(new Error(`${name} exploded`));
-      case 'hang':
-        return new Promise<void>(() => {});
-      case 'manual': {
-        const d = deferred();
-        pending.set(name, d);
-        return d.promise;
-      }
-    }
+    return fakeStep(name, mode, clock, (d) => pending.set(name, d));
   };
 
   const lifecycle = createSharedLifecycle({

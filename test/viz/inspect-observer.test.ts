@@ -3,8 +3,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createInspectObserver, serialize } from '../../src/viz/inspect-observer.js';
+import { createHarness } from '../support/lifecycle-harness.js';
 import { recordingLog } from '../support/recording-log.js';
-import { fakeLifecycle } from './fakes.js';
 
 interface Message {
   type: string;
@@ -68,13 +68,13 @@ describe('createInspectObserver', () => {
     const log = recordingLog();
     const { warnings } = log;
     const observer = createInspectObserver(inspector.url, log);
-    const run = fakeLifecycle({ log, closeTransport: { ms: 3 }, disposeStore: { ms: 4 }, inspect: [observer.observe] });
+    const run = createHarness({ log, closeTransport: { ms: 3 }, disposeStore: { ms: 4 }, inspect: [observer.observe] });
 
     const { closed } = await inspector.connected;
     // Two ends of one connection in this process: only the receiver's holds the loop.
     expect(refdSockets()).toBe(baseline + 1);
 
-    run.endStdin();
+    run.stdin.end();
     await run.clock.advance(10);
     expect((await run.lifecycle.done).exitCode).toBe(0);
     await closed;
@@ -116,8 +116,8 @@ describe('createInspectObserver', () => {
     const log = recordingLog();
     const { warnings, firstWarning } = log;
     const observer = createInspectObserver(`ws://127.0.0.1:${port}`, log);
-    const run = fakeLifecycle({ log, inspect: [observer.observe] });
-    run.endStdin();
+    const run = createHarness({ log, inspect: [observer.observe] });
+    run.stdin.end();
     await run.clock.advance(10);
     expect((await run.lifecycle.done).summary).toBe('stdin closed: drained, all steps ok, exit 0');
 
@@ -147,9 +147,9 @@ describe('createInspectObserver', () => {
     const log = recordingLog();
     const { warnings } = log;
     const observer = createInspectObserver(`ws://127.0.0.1:${port}`, log);
-    const run = fakeLifecycle({ log, inspect: [observer.observe] });
+    const run = createHarness({ log, inspect: [observer.observe] });
     await vi.waitFor(() => expect(sockets).toHaveLength(1));
-    run.endStdin();
+    run.stdin.end();
     await run.clock.advance(10);
     await run.lifecycle.done;
 
@@ -166,9 +166,9 @@ describe('createInspectObserver', () => {
     const log = recordingLog();
     const { warnings } = log;
     const observer = createInspectObserver(inspector.url, log, { maxPending: 5 });
-    const run = fakeLifecycle({ log, inspect: [observer.observe] });
+    const run = createHarness({ log, inspect: [observer.observe] });
     // The whole teardown runs while the handshake is held: everything waits in the queue.
-    run.endStdin();
+    run.stdin.end();
     await run.clock.advance(10);
     await run.lifecycle.done;
     // @statelyai/inspect 0.7.2 hands each event over on its own setTimeout(0); timers of equal

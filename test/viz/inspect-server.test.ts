@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { createInspectObserver } from '../../src/viz/inspect-observer.js';
 import { type InspectorServer, serveInspector } from '../../src/viz/inspect-server.js';
+import { createHarness } from '../support/lifecycle-harness.js';
 import { recordingLog } from '../support/recording-log.js';
-import { fakeLifecycle } from './fakes.js';
 
 const servers: InspectorServer[] = [];
 afterEach(async () => {
@@ -47,8 +47,8 @@ function get(url: string, host?: string): Promise<{ status: number; body: string
 async function runLifecycleAgainst(url: string) {
   const log = recordingLog();
   const observer = createInspectObserver(url, log, { pid: 4242 });
-  const run = fakeLifecycle({ log, inspect: [observer.observe] });
-  run.endStdin();
+  const run = createHarness({ log, inspect: [observer.observe] });
+  run.stdin.end();
   await run.clock.advance(10);
   await run.lifecycle.done;
   await vi.waitFor(() => expect(observer.state()).toBe('closed'));
