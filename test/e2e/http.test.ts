@@ -14,6 +14,7 @@ import { createHttpApp } from '../../src/mcp/http/app.js';
 import { createOriginGuard } from '../../src/mcp/http/guard.js';
 import { createModernLeg } from '../../src/mcp/http/modern.js';
 import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
+import { within } from '../support/bounded.js';
 import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 import { recordingLog } from '../support/recording-log.js';
 import { waitForExit } from '../support/spawn.js';
@@ -38,14 +39,6 @@ afterAll(() => ws.cleanup());
 type Content = Array<{ type: string; text?: string }>;
 function textOf(result: unknown): string {
   return (((result as { content?: Content }).content ?? []) as Content).map((c) => c.text ?? '').join('\n');
-}
-
-function within<T>(promise: Promise<T>, what: string, ms = 20_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not arrive within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
 }
 
 describe('one shared HTTP server', () => {
