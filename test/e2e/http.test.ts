@@ -155,9 +155,15 @@ describe('one shared HTTP server', () => {
 
 describe('SIGTERM on an HTTP server', () => {
   it('idle sessions are reaped, a cancelled request ends, a reply in flight is delivered, then a clean exit', async () => {
+    // A query holds until SIGUSR2 (or its own signal): in flight for exactly as long as the test says.
     const server = await startHttpServer(
-      qmdEnv(ws.index, { QMD_FAILPOINTS: 'tool.query=delay(1500)', QMD_HTTP_SESSION_IDLE_MS: '1000' }),
+      qmdEnv(ws.index, { QMD_FAILPOINTS: 'tool.query=until(SIGUSR2)', QMD_HTTP_SESSION_IDLE_MS: '1000' }),
     );
+    const queriesHeld = (n: number) =>
+      server.p.waitFor(
+        () => server.p.stderr().split('QMD Debug: failpoint tool.query hit (until)').length > n || undefined,
+        `query ${n} in its handler`,
+      );
     try {
       // A session that never comes back (no event stream, no DELETE) is closed once idle.
       const init = await rawRequest(server.port, {
@@ -185,7 +191,8 @@ describe('SIGTERM on an HTTP server', () => {
       const cancelled = client
         .callTool({ name: 'query', arguments: { query: 'bread' } }, { signal: cancelling.signal })
         .catch((e: Error) => e);
-      while ((await inflight()) < 1) {}
+      await queriesHeld(1);
+      expect(await inflight()).toBe(1);
       cancelling.abort();
       expect(await cancelled).toBeInstanceOf(Error);
       await within(
@@ -197,10 +204,13 @@ describe('SIGTERM on an HTTP server', () => {
 
       const reply = client.callTool({ name: 'query', arguments: { query: 'sourdough' } });
       // In flight = the server holds the request (its exchange counts until the reply is sent).
-      while ((await inflight()) < 1) {}
+      await queriesHeld(2);
+      expect(await inflight()).toBe(1);
 
       server.p.child.kill('SIGTERM');
       await server.p.waitForStderr('Shutting down (SIGTERM)...');
+      // Teardown has begun with the query still in its handler; only now may it finish.
+      server.p.child.kill('SIGUSR2');
       // The reply itself, not a shutdown error: the drain waited for it to be delivered.
       const result = await within(reply, 'the in-flight reply');
       expect(result.isError).toBeFalsy();

@@ -113,15 +113,20 @@ describe('qmd mcp over stdio', () => {
   });
 
   it('survives a client that stops reading while a reply is pending: no EPIPE crash, a clean exit', async () => {
-    const { server, client } = await connect({ QMD_FAILPOINTS: 'tool.query=delay(300)' });
+    // Ten minutes unless its signal fires: the query is pending for as long as the test needs.
+    const { server, client } = await connect({ QMD_FAILPOINTS: 'tool.query=delay(600000)' });
     try {
       const pending = client.callTool({ name: 'query', arguments: { query: 'bread' } }).catch((e: Error) => e);
-      // The client closes its read end of our stdout; the reply, when written, hits EPIPE.
+      await server.waitForStderr('QMD Debug: failpoint tool.query hit (delay)');
+      // The client closes its read end of our stdout; the next reply written (the ping's) hits EPIPE.
       server.child.stdout?.destroy();
+      void client.ping().catch(() => {});
       const exit = await waitForExit(server);
       expect(exit).toEqual({ code: 0, signal: null });
       expect(server.stderr()).toContain('Shutting down (stdout closed)...');
       expect(server.stderr()).not.toMatch(/Error: write EPIPE|Unhandled 'error' event/);
+      // Teardown aborted the pending query (closing the transport fires its signal), then found nothing in flight.
+      expect(server.stderr()).toMatch(/Shutdown complete in [\d.]+ ms: stdout closed: drained, all steps ok, exit 0/);
       void pending;
     } finally {
       server.kill();
