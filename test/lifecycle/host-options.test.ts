@@ -10,7 +10,7 @@ import { createLifecycle } from '../../src/lifecycle/host.js';
 import { type Log, silentLog } from '../../src/log.js';
 import { deferred } from '../support/deferred.js';
 import { flush } from '../support/fake-clock.js';
-import { createHarness } from '../support/lifecycle-harness.js';
+import { createHarness, DETACHED } from '../support/lifecycle-harness.js';
 
 describe('starting', () => {
   it('nothing listens until start(), and a second start() changes nothing', async () => {
@@ -134,16 +134,8 @@ describe('the keep-alive timer, on the real clock', () => {
     process.on('warning', onWarning);
     try {
       const closing = deferred();
-      const lifecycle = createLifecycle({
-        stdin: null,
-        stdout: null,
-        signals: null,
-        parent: null,
-        log: silentLog,
-        exitCode: { get: () => undefined, set: () => {} },
-        exit: () => {},
-        activeResources: () => [],
-      });
+      // The clock is the one default here: Node's own timers.
+      const lifecycle = createLifecycle({ ...DETACHED, log: silentLog, activeResources: () => [] });
       lifecycle.start({ closeTransport: () => closing.promise, disposeStore: () => {} });
       const before = timeouts();
       void lifecycle.shutdown();

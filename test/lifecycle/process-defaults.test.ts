@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLifecycle } from '../../src/lifecycle/host.js';
 import { silentLog } from '../../src/log.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { DETACHED } from '../support/lifecycle-harness.js';
 import { recordingLog } from '../support/recording-log.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
@@ -77,15 +78,8 @@ describe('sources default to the process', () => {
     });
     const run = async (prior: number | undefined, disposeStore: () => void) => {
       process.exitCode = prior;
-      const lifecycle = createLifecycle({
-        stdin: null,
-        stdout: null,
-        signals: null,
-        parent: null,
-        clock: new FakeClock(),
-        log: silentLog,
-        exit: () => {},
-      });
+      // The exit code slot is the one default here: process.exitCode.
+      const lifecycle = createLifecycle({ ...DETACHED, exitCode: undefined, clock: new FakeClock(), log: silentLog });
       lifecycle.start({ closeTransport: () => {}, disposeStore });
       const output = await lifecycle.shutdown();
       return [output.exitCode, process.exitCode];
@@ -103,17 +97,7 @@ describe('sources default to the process', () => {
     const clock = new FakeClock();
     const log = recordingLog();
     const exits: number[] = [];
-    const lifecycle = createLifecycle({
-      stdin: null,
-      stdout: null,
-      signals: null,
-      parent: null,
-      clock,
-      watchdogMs: 10,
-      log,
-      exitCode: { get: () => undefined, set: () => {} },
-      exit: (code) => exits.push(code),
-    });
+    const lifecycle = createLifecycle({ ...DETACHED, clock, watchdogMs: 10, log, exit: (code) => exits.push(code) });
     lifecycle.start({ closeTransport: () => {}, disposeStore: () => {} });
     await lifecycle.shutdown();
     await clock.advance(10);
@@ -131,15 +115,8 @@ describe('sources default to the process', () => {
       }
     });
     const start = () => {
-      const lifecycle = createLifecycle({
-        stdin: null,
-        stdout: null,
-        signals: null,
-        parent: null,
-        clock: new FakeClock(),
-        exitCode: { get: () => undefined, set: () => {} },
-        exit: () => {},
-      });
+      // The log is the one default here: a writer over process.stderr.
+      const lifecycle = createLifecycle({ ...DETACHED, clock: new FakeClock() });
       lifecycle.start({ closeTransport: () => {}, disposeStore: () => {} });
       return lifecycle;
     };

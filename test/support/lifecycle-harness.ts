@@ -62,6 +62,20 @@ export interface HandlerProbe {
 export type Harness = ReturnType<typeof createHarness>;
 
 /**
+ * Options for a real lifecycle that hears no process-level source and cannot touch the
+ * process: no stdin, stdout, signals or parent watch; the exit code and `exit` are sinks.
+ * Spread it, then name what the test is about.
+ */
+export const DETACHED = {
+  stdin: null,
+  stdout: null,
+  signals: null,
+  parent: null,
+  exitCode: { get: () => undefined, set: () => {} },
+  exit: () => {},
+} satisfies LifecycleOptions;
+
+/**
  * The one fake lifecycle: the real host (`createLifecycle`, then `start(steps)` as
  * src/cli/mcp/serve.ts does) with hand-written fakes for every piece of I/O: stdin, stdout,
  * the log, signals, the parent PID, the clock, the exit code and `process.exit`.
