@@ -4,14 +4,13 @@
  * bounds and SIGKILLs its child in `finally`.
  */
 
-import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildTransport } from '../support/child-transport.js';
-import { QMD_BIN, qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { sdkSession } from '../support/sdk-session.js';
 import { waitForExit } from '../support/spawn.js';
 
 const ws = tempWorkspace();
@@ -64,31 +63,15 @@ describe('qmd mcp over stdio', () => {
   });
 
   it("exits on its own under the SDK client's close(), before the SDK's SIGTERM", async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [QMD_BIN, 'mcp'],
-      env: qmdEnv(ws.index) as Record<string, string>,
-      stderr: 'pipe',
-    });
-    let stderr = '';
-    transport.stderr?.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const client = new Client({ name: 'e2e-sdk', version: '1.0.0' });
-    await client.connect(transport);
-    // Observing the SDK's child (private) to read how it ended; the test does not drive it.
-    const child = (transport as unknown as { _process: ChildProcess })._process;
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
+    const s = await sdkSession(qmdEnv(ws.index));
     try {
-      await client.callTool({ name: 'status', arguments: {} });
-      await client.close();
-      expect(await exited).toEqual({ code: 0, signal: null });
-      expect(stderr).toContain('Shutting down (stdin closed)...');
-      expect(stderr).not.toContain('SIGTERM');
+      await s.client.callTool({ name: 'status', arguments: {} });
+      await s.client.close();
+      expect(await s.exit()).toEqual({ code: 0, signal: null });
+      expect(s.stderr()).toContain('Shutting down (stdin closed)...');
+      expect(s.stderr()).not.toContain('SIGTERM');
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      s.kill();
     }
   });
 
