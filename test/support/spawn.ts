@@ -9,7 +9,8 @@ export interface Exit {
 /**
  * A spawned child with its output collected, and waits for what it does: each is for an
  * observable event (output, an exit) and bounded, so a hang fails with the stderr so far.
- * The one way tests and benchmarks start a process and wait on it.
+ * The one way tests and benchmarks start a process and wait on it (where the SDK's client
+ * spawns it instead, `sdk-session.ts` observes the child it made).
  */
 export interface Spawned {
   child: ChildProcess;
