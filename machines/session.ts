@@ -220,6 +220,12 @@ export const sessionMachine = setup({
           actions: { type: 'recordStepTimeout', params: { step: 'releaseSession' } },
         },
       },
+      on: {
+        // Still ending: a handler that outlived the drain deadline is aborted when the socket
+        // closes (the release closes it) or the server hurries, as in the states before.
+        'connection.closed': { guard: 'isLateClose', actions: ['recordEscalation', 'abortHandlers'] },
+        'server.escalated': { actions: ['recordEscalation', 'abortHandlers'] },
+      },
     },
     failedStep: {
       description: 'A step failed or timed out: warn, remember it, go on to the next step.',

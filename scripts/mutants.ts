@@ -1,6 +1,7 @@
 /**
  * `npm run test:mutants [NAME…]`: proves the generated tests judge the machine.
- * Each hand-written mutant of `machines/` (test/model/mutants.ts) is applied to a fresh copy
+ * Each hand-written mutant of `machines/` (test/model/mutants.ts, with the shared server's and
+ * the session's from test/model/shared-mutants.ts) is applied to a fresh copy
  * of the repository in the OS temp dir (node_modules linked, the working tree untouched), and
  * only the generated tests run there (`vitest run test/model`). A mutant is killed when a test
  * fails; the table says which test failed first (path tests before the property test), which
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MUTANTS } from '../test/model/mutants.js';
 import { GUARANTEES } from '../test/model/oracle.js';
+import { SHARED_GUARANTEES } from '../test/model/shared-oracle.js';
 import { mutatedCopy } from '../test/support/mutant-copy.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -99,17 +101,26 @@ function run(name: string): Outcome {
 }
 
 /**
- * Which of the oracle's rules some mutant made fail, and for the others whether
- * test/model/oracle.test.ts proves them with tampered observations: every rule must be able to fail.
+ * Which of an oracle's rules some mutant made fail, and for the others whether a tampering test
+ * proves them with tampered observations: every rule must be able to fail. The lifecycle's
+ * oracle is judged by the lifecycle's mutants, the shared server's by the shared ones (some
+ * names are the same in both).
  */
-function ruleCoverage(outcomes: Outcome[]): string {
-  const tampered = readFileSync(join(ROOT, 'test/model/oracle.test.ts'), 'utf8');
-  const lines = GUARANTEES.map((g) => {
-    const by = outcomes.filter((o) => o.guarantees.includes(g)).map((o) => `\`${o.name}\``);
+function ruleCoverage(
+  outcomes: Outcome[],
+  title: string,
+  guarantees: readonly string[],
+  tamperingTest: string,
+  files: readonly string[],
+): string {
+  const tampered = readFileSync(join(ROOT, tamperingTest), 'utf8');
+  const mine = outcomes.filter((o) => files.includes(MUTANTS.find((m) => m.name === o.name)!.file));
+  const lines = guarantees.map((g) => {
+    const by = mine.filter((o) => o.guarantees.includes(g)).map((o) => `\`${o.name}\``);
     if (by.length > 0) return `- "${g}": ${by.join(', ')}`;
-    return `- "${g}": ${tampered.includes(`broken('${g}')`) ? 'test/model/oracle.test.ts (a tampered host)' : 'NOTHING'}`;
+    return `- "${g}": ${tampered.includes(`broken('${g}')`) ? `${tamperingTest} (a tampered host)` : 'NOTHING'}`;
   });
-  return `Each rule of the oracle, and what made it fail:\n\n${lines.join('\n')}`;
+  return `Each rule of ${title}, and what made it fail:\n\n${lines.join('\n')}`;
 }
 
 function table(outcomes: Outcome[]): string {
@@ -143,7 +154,16 @@ for (const mutant of MUTANTS.filter((m) => names.length === 0 || names.includes(
   console.error(`${outcome.verdict.padEnd(8)} ${mutant.name} (${outcome.seconds} s) ${outcome.message.slice(0, 160)}`);
 }
 const summary = `${outcomes.filter((o) => o.verdict === 'killed').length}/${outcomes.length} killed`;
-const rules = ruleCoverage(outcomes);
+const rules = [
+  ruleCoverage(outcomes, 'the lifecycle’s oracle', GUARANTEES, 'test/model/oracle.test.ts', [
+    'machines/lifecycle.ts',
+    'machines/triggers.ts',
+  ]),
+  ruleCoverage(outcomes, 'the shared server’s oracle', SHARED_GUARANTEES, 'test/model/shared-oracle.test.ts', [
+    'machines/shared-server.ts',
+    'machines/session.ts',
+  ]),
+].join('\n\n');
 console.log(`\n${table(outcomes)}\n\n${summary}\n\n${rules}`);
 if (names.length === 0) {
   // Only the part between the markers is generated; the prose around it is written by hand.

@@ -95,6 +95,22 @@ describe('the shared server host', () => {
     expect(await h.lifecycle.done).toMatchObject({ exitCode: 0, drain: 'cutShort', escalatedBy: 'SIGINT' });
   });
 
+  it('a second signal aborts a handler that outlived its session’s drain deadline while the session releases', async () => {
+    const h = createSharedHarness({ sessionDrainTimeoutMs: 1000, releaseSession: 'manual' });
+    const a = h.open()!;
+    const stuck = h.startHandler(a);
+    h.signal('SIGTERM');
+    await flush();
+    await h.clock.advance(1000);
+    expect(h.steps()).toContain(`releaseSession:${a}`);
+    expect(stuck.signal.aborted).toBe(false);
+    h.signal('SIGINT');
+    await flush();
+    expect(stuck.signal.aborted).toBe(true);
+    h.settleStep(`releaseSession:${a}`);
+    expect(await h.lifecycle.done).toMatchObject({ exitCode: 0, escalatedBy: 'SIGINT' });
+  });
+
   it('the server’s drain deadline hurries a session whose handler ignores its signal; still one store disposal', async () => {
     const h = createSharedHarness({ drainTimeoutMs: 1000, sessionDrainTimeoutMs: 60_000 });
     const a = h.open()!;

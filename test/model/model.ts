@@ -4,7 +4,12 @@
  * and which transitions the machine defines (computed from its definition, never listed).
  */
 
-import { __unsafe_getAllOwnEventDescriptors, type AnyMachineSnapshot, type InspectionEvent } from 'xstate';
+import {
+  __unsafe_getAllOwnEventDescriptors,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type InspectionEvent,
+} from 'xstate';
 import { type LifecycleEvent, lifecycleMachine } from '../../machines/lifecycle.js';
 import type { TriggerEvent } from '../../machines/triggers.js';
 import { flush } from '../support/fake-clock.js';
@@ -131,7 +136,7 @@ export function transitionKey(t: TransitionLike, index: number): string {
 }
 
 /** Every state id of the machine, from `machine.root`. */
-export function definedStates(): string[] {
+export function definedStates(machine: AnyStateMachine = lifecycleMachine): string[] {
   const out: string[] = [];
   const walk = (node: NodeLike): void => {
     for (const child of Object.values(node.states)) {
@@ -139,12 +144,12 @@ export function definedStates(): string[] {
       walk(child);
     }
   };
-  walk(lifecycleMachine.root as unknown as NodeLike);
+  walk(machine.root as unknown as NodeLike);
   return out;
 }
 
 /** Every transition the machine defines (event, delayed, done/error and eventless), keyed. */
-export function definedTransitions(): string[] {
+export function definedTransitions(machine: AnyStateMachine = lifecycleMachine): string[] {
   const out: string[] = [];
   const walk = (node: NodeLike): void => {
     for (const list of [...node.transitions.values(), node.always ?? []]) {
@@ -152,7 +157,7 @@ export function definedTransitions(): string[] {
     }
     for (const child of Object.values(node.states)) walk(child);
   };
-  walk(lifecycleMachine.root as unknown as NodeLike);
+  walk(machine.root as unknown as NodeLike);
   return out;
 }
 

@@ -9,6 +9,8 @@
  * silently testing nothing.
  */
 
+import { FAST_SHARED_MUTANTS, SHARED_MUTANTS } from './shared-mutants.js';
+
 export interface Edit {
   search: string;
   replace: string;
@@ -20,7 +22,7 @@ export interface Mutant {
   name: string;
   /** The promise it breaks, in docs/design.md's words. */
   breaks: string;
-  file: 'machines/lifecycle.ts' | 'machines/triggers.ts';
+  file: 'machines/lifecycle.ts' | 'machines/triggers.ts' | 'machines/shared-server.ts' | 'machines/session.ts';
   edits: Edit[];
 }
 
@@ -28,7 +30,7 @@ const START = "actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSour
 const ESCALATE_IN_DRAIN =
   "actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],";
 
-export const MUTANTS: Mutant[] = [
+const LIFECYCLE_MUTANTS: Mutant[] = [
   {
     name: 'drain-skipped',
     breaks: 'close the transport → drain in-flight handlers → dispose the store',
@@ -328,12 +330,16 @@ export const MUTANTS: Mutant[] = [
   },
 ];
 
+/** The lifecycle's, then the shared server's and the session's (./shared-mutants.ts). */
+export const MUTANTS: Mutant[] = [...LIFECYCLE_MUTANTS, ...SHARED_MUTANTS];
+
 /** The mutants `npm test` runs (test/mutants/): cheap to kill, one per kind of rule. */
 export const FAST_MUTANTS = [
   'drain-skipped',
   'repeated-departure-reenters-closing',
   'same-departure-escalates',
   'store-skipped-after-transport-failure',
+  ...FAST_SHARED_MUTANTS,
 ];
 
 /** `source` with `mutant`'s edits applied; throws if an edit's search text does not occur exactly `times` times. */

@@ -13,7 +13,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { lifecycleMachine } from '../../machines/lifecycle.js';
-import { otherTransitions } from './edges.js';
+import { lifecycleTraversal, otherTransitions } from './edges.js';
 import { definedStates, eventsFor, INPUT, serializeState, transitionRecorder } from './model.js';
 import { probeAll } from './probes.js';
 import { expectFullCoverage, expectNone, groupByTrigger, replayAll, withoutPrefixes } from './replay-all.js';
@@ -27,7 +27,7 @@ const shortest = getShortestPaths(lifecycleMachine, { input: INPUT, serializeSta
 
 // Every transition of the same graph that no shortest path takes: the path to its source and
 // the transition (./edges.ts). Cheap, so it runs under mutation testing too.
-const transitions = otherTransitions(lifecycleMachine, shortest, bounds);
+const transitions = otherTransitions(lifecycleMachine, shortest, lifecycleTraversal(bounds));
 
 // Every trigger kind, every step outcome, the deadline, in-flight ≤ 2. Bounded further so
 // the enumeration stays in seconds (the full model has far more than 10^5 simple paths):

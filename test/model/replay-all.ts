@@ -1,9 +1,8 @@
-import type { AnyMachineSnapshot } from 'xstate';
-import type { LifecycleEvent } from '../../machines/lifecycle.js';
+import type { AnyMachineSnapshot, AnyStateMachine, EventObject } from 'xstate';
 import { definedStates, definedTransitions, describePath, type transitionRecorder } from './model.js';
 import { replay } from './replay.js';
 
-type Path = { steps: Array<{ event: LifecycleEvent; state: AnyMachineSnapshot }> };
+type Path = { steps: Array<{ event: EventObject; state: AnyMachineSnapshot }> };
 
 /** Paths grouped by their first trigger, so a test reports a group and a failure names its path. */
 export function groupByTrigger<P extends Path>(paths: P[]): Array<[string, P[]]> {
@@ -18,12 +17,21 @@ export function groupByTrigger<P extends Path>(paths: P[]): Array<[string, P[]]>
   return [...groups].sort(([a], [b]) => a.localeCompare(b));
 }
 
-/** Replays every path; collects failures with the path that failed rather than stopping at one. */
-export async function replayAll(paths: Path[], observe?: Parameters<typeof replay>[1]): Promise<string[]> {
+type Observer = Parameters<typeof replay>[1];
+
+/**
+ * Replays every path (with ./replay.ts's `replay`, or `run`); collects failures with the path
+ * that failed rather than stopping at one.
+ */
+export async function replayAll<P extends Path>(
+  paths: P[],
+  observe?: Observer,
+  run: (steps: P['steps'], observe?: Observer) => Promise<void> = replay as never,
+): Promise<string[]> {
   const failures: string[] = [];
   for (const path of paths) {
     try {
-      await replay(path.steps, observe);
+      await run(path.steps, observe);
     } catch (error) {
       failures.push(`${describePath(path.steps)}\n  ${(error as Error).message.split('\n').slice(0, 6).join('\n  ')}`);
     }
@@ -49,12 +57,13 @@ export function expectNone(failures: string[], total: number): void {
 
 /** Fails unless the replays took every state and every transition the machine defines. */
 export function expectFullCoverage(
-  recorder: ReturnType<typeof transitionRecorder>,
+  recorder: Pick<ReturnType<typeof transitionRecorder>, 'taken' | 'states'>,
   expectFn: (value: unknown) => { toEqual(expected: unknown): void },
   label: string,
+  machine?: AnyStateMachine,
 ): void {
-  const states = definedStates();
-  const transitions = definedTransitions();
+  const states = definedStates(machine);
+  const transitions = definedTransitions(machine);
   const missedStates = states.filter((s) => !recorder.states.has(s));
   const missedTransitions = transitions.filter((t) => !recorder.taken.has(t));
   console.error(

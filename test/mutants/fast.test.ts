@@ -20,6 +20,16 @@ const EXPECTED: Record<string, string> = {
   'repeated-departure-reenters-closing': 'teardown runs exactly once',
   'same-departure-escalates': 'a repeated departure never escalates',
   'store-skipped-after-transport-failure': 'a failed step does not stop the chain',
+  'store-disposed-with-live-session': 'the store is disposed only after every session is done',
+  'late-close-ignored': 'a late close aborts the session’s handlers',
+};
+
+/** The lifecycle's cut (test/model/quick.ts), or the shared server's (test/model/shared-quick.ts). */
+const CUT: Record<string, string> = {
+  'machines/lifecycle.ts': 'test/model/quick.ts',
+  'machines/triggers.ts': 'test/model/quick.ts',
+  'machines/shared-server.ts': 'test/model/shared-quick.ts',
+  'machines/session.ts': 'test/model/shared-quick.ts',
 };
 
 afterAll(() => rmSync(WORK, { recursive: true, force: true }));
@@ -29,7 +39,7 @@ describe('the generated tests kill', () => {
     const mutant = MUTANTS.find((m) => m.name === name)!;
     const dir = mutatedCopy(ROOT, join(WORK, name), mutant, ['machines', 'src', 'test/support', 'test/model'], false);
     const quick = (await import(
-      pathToFileURL(join(dir, 'test/model/quick.ts')).href
+      pathToFileURL(join(dir, CUT[mutant.file]!)).href
     )) as typeof import('../model/quick.js');
     const message = await quick.brokenGuarantee(EXPECTED[name]!);
     expect(message).toContain(`guarantee "${EXPECTED[name]}" broken: `);

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { ServerOutput } from '../../machines/shared-server.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import {
   createSharedLifecycle,
@@ -19,7 +20,7 @@ export interface SharedHarnessOptions {
   watchdogMs?: number;
   closeListener?: StepMode;
   disposeStore?: StepMode;
-  /** How every session's steps behave. */
+  /** How every session's steps behave (`manual`: each session's step waits for `settleStep`). */
   closeServer?: StepMode;
   releaseSession?: StepMode;
   inspect?: SharedLifecycleOptions['inspect'];
@@ -27,27 +28,41 @@ export interface SharedHarnessOptions {
 
 /** A handler in flight in one session, settled when the test says. */
 export interface SessionHandler {
+  session: string;
   signal: AbortSignal;
+  /** `calls.length` when its signal fired: the abort came before `calls[abortedAt]`. */
+  abortedAt?: number;
+  settled: boolean;
   settle(): void;
 }
 
 /**
  * The real shared-server host (`createSharedLifecycle`) with hand-written fakes for its I/O:
  * signals, the clock, the exit code, `process.exit`, and every step. `calls` records, in order,
- * every effect a user could observe: steps by session, breadcrumbs, warnings, the exit code.
+ * every effect a user could observe (steps by session, `open:<id>` or `open:refused` for each
+ * relay that connects, `detach:<id>`, breadcrumbs, warnings, the exit code), and `callTimes`
+ * when each happened on the fake clock: the contract oracle (test/model/shared-oracle.ts) reads both.
  */
 export function createSharedHarness(options: SharedHarnessOptions = {}) {
   const clock = new FakeClock();
   const calls: string[] = [];
-  const log = recordingLog((kind, text) => calls.push(`${kind === 'warn' ? 'warn' : 'log'}:${text}`));
+  const callTimes: number[] = [];
+  const record = (call: string): void => {
+    calls.push(call);
+    callTimes.push(clock.now());
+  };
+  const log = recordingLog((kind, text) => record(`${kind === 'warn' ? 'warn' : 'log'}:${text}`));
   const signals = new EventEmitter();
   const exits: number[] = [];
+  /** The latest run of each step by name (`closeListener`, `closeServer:session-1`, …) in manual mode. */
   const pending = new Map<string, Deferred<void>>();
-  const sessions = new Map<string, { opened: OpenedSession; handlers: SessionHandler[] }>();
+  const settledSteps = new WeakSet<Deferred<void>>();
+  const sessions = new Map<string, OpenedSession>();
+  const handlers: SessionHandler[] = [];
   let exitCode: unknown;
 
   const step = (name: string, mode: StepMode) => (): Promise<void> => {
-    calls.push(name);
+    record(name);
     return fakeStep(name, mode, clock, (d) => pending.set(name, d));
   };
 
@@ -59,12 +74,12 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
       get: () => exitCode,
       set: (code) => {
         exitCode = code;
-        calls.push(`exitCode=${code}`);
+        record(`exitCode=${code}`);
       },
     },
     exit: (code) => {
       exits.push(code);
-      calls.push(`exit(${code})`);
+      record(`exit(${code})`);
     },
     activeResources: () => ['TCPServerWrap'],
     ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
@@ -80,12 +95,19 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
     disposeStore: step('disposeStore', options.disposeStore ?? 'ok'),
   });
 
+  let output: ServerOutput | undefined;
+  void lifecycle.done.then((o) => {
+    output = o;
+  });
+
   return {
     clock,
     calls,
+    callTimes,
     lines: log.lines,
     exits,
     pending,
+    handlers,
     lifecycle,
     get exitCode() {
       return exitCode;
@@ -93,6 +115,8 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
     set exitCode(value: unknown) {
       exitCode = value;
     },
+    /** What `done` resolved with, or `undefined` while teardown has not completed. */
+    output: () => output,
     signal(name: ShutdownSignal) {
       signals.emit(name);
     },
@@ -102,34 +126,61 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
       const opened = lifecycle.openSession({
         closeServer: () => step(`closeServer:${id}`, options.closeServer ?? 'ok')(),
         releaseSession: () => step(`releaseSession:${id}`, options.releaseSession ?? 'ok')(),
+        detach: () => record(`detach:${id}`),
       });
+      record(`open:${opened?.id ?? 'refused'}`);
       if (opened === null) return null;
       id = opened.id;
-      sessions.set(id, { opened, handlers: [] });
+      sessions.set(id, opened);
       return id;
     },
     /** A tool call starts in a session; the test settles it. */
     startHandler(id: string): SessionHandler {
-      const entry = sessions.get(id)!;
       const d = deferred();
       let signal!: AbortSignal;
-      void entry.opened.gate
-        .run((s) => {
+      void sessions
+        .get(id)!
+        .gate.run((s) => {
           signal = s;
           return d.promise;
         })
         .catch(() => {});
-      const handler = { signal, settle: () => d.resolve() };
-      entry.handlers.push(handler);
+      const handler: SessionHandler = {
+        session: id,
+        signal,
+        settled: false,
+        settle: () => {
+          handler.settled = true;
+          d.resolve();
+        },
+      };
+      if (signal.aborted) handler.abortedAt = calls.length;
+      else signal.addEventListener('abort', () => (handler.abortedAt = calls.length), { once: true });
+      handlers.push(handler);
       return handler;
     },
     trigger(id: string, type: 'connection.ended' | 'connection.closed' | 'transport.closed') {
-      sessions.get(id)!.opened.trigger({ type });
+      sessions.get(id)!.trigger({ type });
     },
     inflight(id: string): number {
-      return sessions.get(id)!.opened.gate.size;
+      return sessions.get(id)!.gate.size;
     },
-    steps: () => calls.filter((c) => !c.startsWith('log:') && !c.startsWith('warn:') && !c.startsWith('exit(')),
+    /** Whether the step `name` is running in manual mode and the test has not settled it. */
+    stepRunning(name: string): boolean {
+      const d = pending.get(name);
+      return d !== undefined && !settledSteps.has(d);
+    },
+    /** Settles the running manual step `name`: resolves it, or rejects it with `error`. */
+    settleStep(name: string, error?: unknown): void {
+      const d = pending.get(name);
+      if (!d || settledSteps.has(d)) throw new Error(`${name} is not running`);
+      settledSteps.add(d);
+      if (error === undefined) d.resolve();
+      else d.reject(error);
+    },
+    steps: () => calls.filter((c) => !/^(log:|warn:|exit\(|open:|detach:)/.test(c)),
+    listeners: () =>
+      signals.listenerCount('SIGTERM') + signals.listenerCount('SIGINT') + signals.listenerCount('SIGHUP'),
   };
 }
 
