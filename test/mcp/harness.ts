@@ -4,10 +4,11 @@ import { dirname, join } from 'node:path';
 import { type CallToolResult, Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { parseFailpoints } from '../../src/failpoints.js';
-import { createInflightGate, type InflightGate } from '../../src/lifecycle/gate.js';
+import type { InflightGate } from '../../src/lifecycle/gate.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store, StoreOptions } from '../../src/store/types.js';
+import { probedGate } from '../support/gate-probe.js';
 import { type RecordingLog, recordingLog } from '../support/recording-log.js';
 
 /** 40 lines for `get` to slice; it says WAL four times to `pools.md`'s once, at a similar length. */
@@ -79,9 +80,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   if (options.embed) await store.embed();
   for (const [path, text] of Object.entries(options.contexts ?? {})) store.setContext(path, text);
 
-  const starts: Array<() => void> = [];
-  const settles: Array<() => void> = [];
-  const gate = createInflightGate({ onStarted: () => starts.shift()?.(), onSettled: () => settles.shift()?.() });
+  const { gate, nextStart, nextSettle } = probedGate();
   const log = recordingLog();
   const server = createMcpServer({
     store,
@@ -105,8 +104,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     server,
     client,
     log,
-    nextStart: () => new Promise<void>((resolve) => starts.push(resolve)),
-    nextSettle: () => new Promise<void>((resolve) => settles.push(resolve)),
+    nextStart,
+    nextSettle,
     call: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult,
     async close() {
       await client.close().catch(() => {});
