@@ -6,7 +6,7 @@ import type { Log } from '../../src/log.js';
 import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
 import { fakeStep, type StepMode } from './fake-step.js';
-import { recordingLog } from './recording-log.js';
+import { recordProcess } from './process-record.js';
 
 /** A stdin that emits exactly what the test says, and reports `readableEnded`/`destroyed` like a stream. */
 export class FakeStdin extends EventEmitter {
@@ -83,25 +83,18 @@ export const DETACHED = {
  */
 export function createHarness(options: HarnessOptions = {}) {
   const clock = new FakeClock();
-  const calls: string[] = [];
-  /** When each entry of `calls` happened, on the fake clock (the contract oracle reads it). */
-  const callTimes: number[] = [];
-  const record = (call: string): void => {
-    calls.push(call);
-    callTimes.push(clock.now());
-  };
-  const recorder = recordingLog((kind, text) => record(`${kind === 'warn' ? 'warn' : 'log'}:${text}`));
-  const log = options.log ?? recorder;
+  // `callTimes`: when each entry of `calls` happened, on the fake clock (the contract oracle reads it).
+  const recorded = recordProcess(clock, options.priorExitCode);
+  const { calls, callTimes, record } = recorded;
+  const log = options.log ?? recorded.log;
   const stdin = options.stdin ?? new FakeStdin();
   const stdout = new FakeStdout();
   const signals = new EventEmitter();
-  const exits: number[] = [];
   const pending: Record<'closeTransport' | 'disposeStore', Deferred<void>[]> = { closeTransport: [], disposeStore: [] };
   const stepSignals: AbortSignal[] = [];
   /** Each teardown step as it began: when, and how many handlers were still in flight. */
   const stepLog: Array<{ name: string; at: number; inflight: number; drain: string | null }> = [];
   const handlers: HandlerProbe[] = [];
-  let exitCode: unknown = options.priorExitCode;
   let ppid = 4242;
 
   const step = (name: 'closeTransport' | 'disposeStore', mode: StepMode) => (signal: AbortSignal) => {
@@ -128,17 +121,8 @@ export function createHarness(options: HarnessOptions = {}) {
     ...(options.watchdogMs !== undefined && { watchdogMs: options.watchdogMs }),
     ...(options.traceFile !== undefined && { traceFile: options.traceFile }),
     ...(options.inspect !== undefined && { inspect: options.inspect }),
-    exitCode: {
-      get: () => exitCode,
-      set: (code) => {
-        exitCode = code;
-        record(`exitCode=${code}`);
-      },
-    },
-    exit: (code) => {
-      exits.push(code);
-      record(`exit(${code})`);
-    },
+    exitCode: recorded.exitCode,
+    exit: recorded.exit,
     activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
   });
   const start = (): void =>
@@ -158,11 +142,11 @@ export function createHarness(options: HarnessOptions = {}) {
     clock,
     calls,
     callTimes,
-    lines: recorder.lines,
+    lines: recorded.log.lines,
     stdin,
     stdout,
     signals,
-    exits,
+    exits: recorded.exits,
     pending,
     stepSignals,
     stepLog,
@@ -171,10 +155,10 @@ export function createHarness(options: HarnessOptions = {}) {
     /** Starts a harness made with `start: false`; a second call changes nothing. */
     start,
     get exitCode() {
-      return exitCode;
+      return recorded.current;
     },
     set exitCode(value: unknown) {
-      exitCode = value;
+      recorded.current = value;
     },
     /** What `done` resolved with, or `undefined` while teardown has not completed. */
     output: () => output,

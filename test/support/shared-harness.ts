@@ -9,7 +9,7 @@ import {
 import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
 import { fakeStep, type StepMode } from './fake-step.js';
-import { recordingLog } from './recording-log.js';
+import { recordProcess } from './process-record.js';
 
 export interface SharedHarnessOptions {
   idleTimeoutMs?: number;
@@ -45,21 +45,14 @@ export interface SessionHandler {
  */
 export function createSharedHarness(options: SharedHarnessOptions = {}) {
   const clock = new FakeClock();
-  const calls: string[] = [];
-  const callTimes: number[] = [];
-  const record = (call: string): void => {
-    calls.push(call);
-    callTimes.push(clock.now());
-  };
-  const log = recordingLog((kind, text) => record(`${kind === 'warn' ? 'warn' : 'log'}:${text}`));
+  const recorded = recordProcess(clock);
+  const { calls, callTimes, record } = recorded;
   const signals = new EventEmitter();
-  const exits: number[] = [];
   /** The latest run of each step by name (`closeListener`, `closeServer:session-1`, …) in manual mode. */
   const pending = new Map<string, Deferred<void>>();
   const settledSteps = new WeakSet<Deferred<void>>();
   const sessions = new Map<string, OpenedSession>();
   const handlers: SessionHandler[] = [];
-  let exitCode: unknown;
 
   const step = (name: string, mode: StepMode) => (): Promise<void> => {
     record(name);
@@ -68,19 +61,10 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
 
   const lifecycle = createSharedLifecycle({
     clock,
-    log,
+    log: recorded.log,
     signals,
-    exitCode: {
-      get: () => exitCode,
-      set: (code) => {
-        exitCode = code;
-        record(`exitCode=${code}`);
-      },
-    },
-    exit: (code) => {
-      exits.push(code);
-      record(`exit(${code})`);
-    },
+    exitCode: recorded.exitCode,
+    exit: recorded.exit,
     activeResources: () => ['TCPServerWrap'],
     ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
     ...(options.drainTimeoutMs !== undefined && { drainTimeoutMs: options.drainTimeoutMs }),
@@ -104,16 +88,16 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
     clock,
     calls,
     callTimes,
-    lines: log.lines,
-    exits,
+    lines: recorded.log.lines,
+    exits: recorded.exits,
     pending,
     handlers,
     lifecycle,
     get exitCode() {
-      return exitCode;
+      return recorded.current;
     },
     set exitCode(value: unknown) {
-      exitCode = value;
+      recorded.current = value;
     },
     /** What `done` resolved with, or `undefined` while teardown has not completed. */
     output: () => output,
