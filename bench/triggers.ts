@@ -12,7 +12,7 @@
  * noticing the trigger, and the process leaving. Prints a table, writes
  * `bench/results-triggers.md`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
@@ -20,7 +20,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { BUNDLE_OPTIONS } from '../scripts/build.js';
 import { DEFAULT_PARENT_POLL_MS } from '../src/lifecycle/parent.js';
+import { within } from '../test/support/bounded.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../test/support/qmd.js';
+import { type Spawned, spawnProcess } from '../test/support/spawn.js';
 
 const runsArg = process.argv.indexOf('--runs');
 const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 20;
@@ -35,37 +37,19 @@ interface Sample {
 }
 
 interface Run {
-  /** What the test process holds: the child it waits on, and its stderr. */
-  child: ChildProcess;
-  stderr(): string;
+  /** What the test process holds: the child it waits on, with its output. */
+  p: Spawned;
   /** Resolves when the server is gone (see the header). */
-  gone: Promise<void>;
+  gone: Promise<unknown>;
   /** Fires the trigger; returns nothing, the clock starts just before. */
   fire(): void;
+  /** SIGKILLs what may be left. */
   cleanup(): void;
 }
 
-function collect(child: ChildProcess): () => string {
-  let text = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    text += d.toString();
-  });
-  return () => text;
-}
-
-function bounded<T>(promise: Promise<T>, what: string, stderr: () => string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} within ${BOUND_MS} ms; stderr:\n${stderr()}`)), BOUND_MS);
-  });
-  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
-  });
+/** A run whose server is the child itself: gone at its `exit` event. */
+function childRun(p: Spawned, fire: () => void): Run {
+  return { p, gone: p.exited, fire, cleanup: () => p.kill() };
 }
 
 const INITIALIZE = `${JSON.stringify({
@@ -77,57 +61,33 @@ const INITIALIZE = `${JSON.stringify({
 
 /** `qmd mcp` over stdio, serving: `initialize` answered, so the lifecycle is listening. */
 async function stdioRun(index: string, fire: (child: ChildProcess) => void): Promise<Run> {
-  const child = spawn(process.execPath, [QMD_BIN, 'mcp'], { env: qmdEnv(index), stdio: ['pipe', 'pipe', 'pipe'] });
-  const stderr = collect(child);
-  let out = '';
-  const ready = new Promise<void>((resolve) => {
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      if (out.includes('"id":1')) {
-        child.stdout?.off('data', onData);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-  });
-  child.stdin?.write(INITIALIZE);
-  await bounded(ready, 'initialize was not answered', stderr);
-  return {
-    child,
-    stderr,
-    gone: exited(child),
-    fire: () => fire(child),
-    cleanup: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    },
-  };
+  const p = spawnProcess(process.execPath, [QMD_BIN, 'mcp'], { env: qmdEnv(index) });
+  p.child.stdin?.write(INITIALIZE);
+  await p.waitFor(() => p.stdout().includes('"id":1') || undefined, 'the reply to initialize', BOUND_MS);
+  return childRun(p, () => fire(p.child));
 }
 
 /** test → intermediate parent → qmd mcp, a sibling `sleep` holding qmd's stdin open. */
 async function parentDeathRun(index: string): Promise<Run> {
-  const parent = spawn(process.execPath, [FIXTURE, QMD_BIN, 'shared'], {
+  const parent = spawnProcess(process.execPath, [FIXTURE, QMD_BIN, 'shared'], {
     env: qmdEnv(index),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const stderr = collect(parent);
-  const gone = new Promise<void>((resolve) => parent.stderr?.once('end', () => resolve()));
-  let out = '';
-  const pids = await bounded(
-    new Promise<{ qmd: number; holder: number }>((resolve) => {
-      parent.stdout?.on('data', (d: Buffer) => {
-        out += d.toString();
-        const line = out.split('\n').find((l) => l.includes('"holder"'));
-        if (line) resolve(JSON.parse(line) as { qmd: number; holder: number });
-      });
-    }),
-    'the process tree did not start',
-    stderr,
+  const gone = new Promise<void>((resolve) => parent.child.stderr?.once('end', () => resolve()));
+  const line = await parent.waitFor(
+    () =>
+      parent
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes('"holder"')),
+    'the pids of the process tree',
+    BOUND_MS,
   );
+  const pids = JSON.parse(line) as { qmd: number; holder: number };
   return {
-    child: parent,
-    stderr,
+    p: parent,
     gone,
-    fire: () => parent.kill('SIGKILL'),
+    fire: () => parent.kill(),
     cleanup: () => {
       for (const pid of [pids.holder, pids.qmd]) {
         try {
@@ -136,7 +96,7 @@ async function parentDeathRun(index: string): Promise<Run> {
           // Already gone.
         }
       }
-      if (parent.exitCode === null && parent.signalCode === null) parent.kill('SIGKILL');
+      parent.kill();
     },
   };
 }
@@ -153,31 +113,17 @@ function getHealth(port: number): Promise<number> {
 }
 
 async function httpRun(index: string): Promise<Run> {
-  const child = spawn(process.execPath, [QMD_BIN, 'mcp', '--http', '--port', '0'], {
+  const p = spawnProcess(process.execPath, [QMD_BIN, 'mcp', '--http', '--port', '0'], {
     env: qmdEnv(index),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const stderr = collect(child);
-  const port = await bounded(
-    new Promise<number>((resolve) => {
-      child.stderr?.on('data', () => {
-        const match = /Listening on http:\/\/127\.0\.0\.1:(\d+)\//.exec(stderr());
-        if (match) resolve(Number(match[1]));
-      });
-    }),
-    'the HTTP server did not listen',
-    stderr,
+  const port = await p.waitFor(
+    () => /Listening on http:\/\/127\.0\.0\.1:(\d+)\//.exec(p.stderr())?.[1],
+    'the HTTP server to listen',
+    BOUND_MS,
   );
-  if ((await getHealth(port)) !== 200) throw new Error('/health did not answer 200');
-  return {
-    child,
-    stderr,
-    gone: exited(child),
-    fire: () => child.kill('SIGTERM'),
-    cleanup: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    },
-  };
+  if ((await getHealth(Number(port))) !== 200) throw new Error('/health did not answer 200');
+  return childRun(p, () => p.child.kill('SIGTERM'));
 }
 
 /**
@@ -192,22 +138,11 @@ async function baselineRun(): Promise<Run> {
     "process.on('SIGTERM', () => clearInterval(keep));",
     "process.stderr.write('ready\\n');",
   ].join('\n');
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const stderr = collect(child);
-  await bounded(
-    new Promise<void>((resolve) => child.stderr?.on('data', () => stderr().includes('ready') && resolve())),
-    'the baseline did not start',
-    stderr,
-  );
-  return {
-    child,
-    stderr,
-    gone: exited(child),
-    fire: () => child.kill('SIGTERM'),
-    cleanup: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    },
-  };
+  const p = spawnProcess(process.execPath, ['--input-type=module', '-e', code], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await p.waitForStderr('ready', BOUND_MS);
+  return childRun(p, () => p.child.kill('SIGTERM'));
 }
 
 let baseline: Promise<string> | undefined;
@@ -259,10 +194,10 @@ async function measure(start: () => Promise<Run>): Promise<Sample> {
   try {
     const t0 = performance.now();
     run.fire();
-    await bounded(run.gone, 'it did not exit', run.stderr);
+    await within(run.gone, () => `the server to exit; stderr:\n${run.p.stderr()}`, BOUND_MS);
     const ms = performance.now() - t0;
     // The breadcrumb and the summary line may still be in the pipe when the exit is seen.
-    const text = run.stderr();
+    const text = run.p.stderr();
     const teardown = /Shutdown complete in ([\d.]+) ms/.exec(text);
     const reason = /Shutting down \(([^)]+)\)/.exec(text);
     return { ms, teardownMs: teardown ? Number(teardown[1]) : null, reason: reason?.[1] ?? null };

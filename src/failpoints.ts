@@ -1,16 +1,22 @@
 /**
  * Failpoints: how tests and benchmarks make faults happen inside the real binary.
- * `QMD_FAILPOINTS="NAME=ACTION;NAME=ACTION"`, ACTION one of `delay(MS)`, `hang`, `throw`
- * (semantics in `docs/design.md` §6). Inert unless set: with no spec, `hit()`
+ * `QMD_FAILPOINTS="NAME=ACTION;NAME=ACTION"`, ACTION one of `delay(MS)`, `until(SIGUSR2)`,
+ * `hang`, `throw` (semantics in `docs/design.md` §6). Inert unless set: with no spec, `hit()`
  * returns `undefined` synchronously, so a handler pays one Map lookup and no await.
  *
  * - `delay(MS)` is slow but well behaved: settles after MS, or rejects at once when its
  *   abort signal fires.
+ * - `until(SIGUSR2)` is the same with the end chosen from outside: it settles when the process
+ *   gets SIGUSR2, so a test holds a request in flight exactly as long as it needs, no timing.
  * - `hang` is the worst case: ignores its signal, never settles, and holds the event loop
  *   open with a ref'd timer, like a stuck native call or a socket that ignores cancellation.
  * - `throw` rejects at once with an error that names the failpoint.
  */
-export type FailpointAction = { kind: 'delay'; ms: number } | { kind: 'hang' } | { kind: 'throw' };
+export type FailpointAction =
+  | { kind: 'delay'; ms: number }
+  | { kind: 'until'; signal: 'SIGUSR2' }
+  | { kind: 'hang' }
+  | { kind: 'throw' };
 
 export interface Failpoints {
   readonly names: readonly string[];
@@ -60,9 +66,12 @@ export function parseFailpoints(spec: string | undefined, onHit?: (name: string,
 function parseAction(name: string, text: string): FailpointAction {
   if (text === 'hang') return { kind: 'hang' };
   if (text === 'throw') return { kind: 'throw' };
+  if (text === 'until(SIGUSR2)') return { kind: 'until', signal: 'SIGUSR2' };
   const delay = /^delay\((\d+)\)$/.exec(text);
   if (delay?.[1] !== undefined) return { kind: 'delay', ms: Number(delay[1]) };
-  throw new Error(`QMD_FAILPOINTS: unknown action "${text}" for ${name} (use delay(MS), hang or throw)`);
+  throw new Error(
+    `QMD_FAILPOINTS: unknown action "${text}" for ${name} (use delay(MS), until(SIGUSR2), hang or throw)`,
+  );
 }
 
 function run(name: string, action: FailpointAction, signal: AbortSignal | undefined): Promise<void> {
@@ -74,7 +83,36 @@ function run(name: string, action: FailpointAction, signal: AbortSignal | undefi
       return new Promise<void>(() => {});
     case 'delay':
       return abortableDelay(action.ms, signal);
+    case 'until':
+      return untilSignal(action.signal, signal);
   }
+}
+
+/**
+ * Settles when the process gets `name`, or rejects at once when `signal` fires. Its listener
+ * is on only while it waits (the signal's default action, exit, is back once none waits).
+ */
+function untilSignal(name: NodeJS.Signals, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const stop = (): void => {
+      process.off(name, onSignal);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onSignal = (): void => {
+      stop();
+      resolve();
+    };
+    const onAbort = (): void => {
+      stop();
+      reject(signal?.reason);
+    };
+    process.on(name, onSignal);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /** The failpoints of this process, from `QMD_FAILPOINTS`. */

@@ -29,15 +29,9 @@ const LONG_QUERY = Array.from({ length: 120 }, (_, i) => `note${i % 37} dispose`
 
 const count = (text: string, needle: string): number => text.split(needle).length - 1;
 
-/** Resolves once `peer`'s stderr holds `needle` more than `already` times; rejects after `ms` or at exit. */
+/** Resolves once `peer`'s stderr holds `needle` more than `already` times; rejects after `ms` or once it is gone. */
 async function untilStderr(peer: RpcChild, needle: string, already: number, ms: number): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    if (count(peer.stderr(), needle) > already) return;
-    if (peer.child.exitCode !== null || peer.child.signalCode !== null) throw new Error(`exited before "${needle}"`);
-    if (Date.now() - started > ms) throw new Error(`no "${needle}" on stderr within ${ms} ms`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  await peer.p.waitFor(() => count(peer.p.stderr(), needle) > already || undefined, `"${needle}" on stderr`, ms);
 }
 
 /**
@@ -53,7 +47,7 @@ async function sample(mode: Mode, server: ReturnType<typeof qmdServer>): Promise
   try {
     await peer.initialize();
     await peer.callTool('query', { query: 'warm the model' }, 120_000);
-    const before = count(peer.stderr(), ENTERING);
+    const before = count(peer.p.stderr(), ENTERING);
     peer.request('tools/call', { name: 'query', arguments: { query: LONG_QUERY } }, 120_000).catch(() => {});
     await untilStderr(peer, ENTERING, before, 20_000);
     peer.endStdin();

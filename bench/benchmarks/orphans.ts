@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import { within } from '../../test/support/bounded.js';
+import { spawnProcess } from '../../test/support/spawn.js';
 import { qmdFixture } from '../lib/fixture.js';
 import { pool } from '../lib/interleave.js';
 import { CONTENDERS, QMD_BIN, TMP } from '../lib/paths.js';
@@ -74,9 +75,11 @@ function runSession(plan: SessionPlan, settings: SoakSettings): Promise<SessionO
     closeAfterMs: plan.delayMs,
     ...(plan.scenario === 'mid-request' && { failpoints: `tool.query=delay(${settings.slowQueryMs})` }),
   };
-  const child: ChildProcess = spawn(process.execPath, [`${CONTENDERS}/client-parent.mjs`, JSON.stringify(config)], {
+  const p = spawnProcess(process.execPath, [`${CONTENDERS}/client-parent.mjs`, JSON.stringify(config)], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    keepStdout: false,
   });
+  const child = p.child;
   const outcome: SessionOutcome = { plan };
   let endedAt: number | undefined;
   let gone: Promise<number | undefined> = Promise.resolve(undefined);
@@ -108,20 +111,16 @@ function runSession(plan: SessionPlan, settings: SoakSettings): Promise<SessionO
       if (plan.polite && message.event === 'closing') watch();
     }
   });
-  child.stderr?.resume();
-  const bound = setTimeout(() => {
+  const finished = within(p.exited, 'the client parent to finish', 60_000).catch(() => {
     outcome.error ??= 'the client parent did not finish within 60 s';
-    child.kill('SIGKILL');
-  }, 60_000);
-  return new Promise((resolve) => {
-    child.on('exit', () => {
-      clearTimeout(bound);
-      if (endedAt === undefined) watch();
-      void gone.then((ms) => {
-        if (ms !== undefined) outcome.goneMs = ms;
-        resolve(outcome);
-      });
-    });
+    p.kill();
+    return p.exited;
+  });
+  return finished.then(async () => {
+    if (endedAt === undefined) watch();
+    const ms = await gone;
+    if (ms !== undefined) outcome.goneMs = ms;
+    return outcome;
   });
 }
 

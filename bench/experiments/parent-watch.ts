@@ -18,13 +18,13 @@
  *
  * Prints tables and writes `bench/results-parent-watch.md`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { watch, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { realClock } from '../../src/lifecycle/clock.js';
 import { watchParent } from '../../src/lifecycle/parent.js';
+import { type Spawned, spawnProcess } from '../../test/support/spawn.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const RESULTS = fileURLToPath(new URL('../results-parent-watch.md', import.meta.url));
@@ -32,15 +32,15 @@ const INTERVALS = [500, 250, 100, 50];
 const BOUND_MS = 10_000;
 
 /** This file again, as another role, through the same loader (tsx). */
-function spawnRole(role: string[], stdio: Array<'ignore' | 'pipe' | 'inherit'>): ChildProcess {
-  return spawn(process.execPath, [...process.execArgv, SELF, ...role], { stdio });
+function spawnRole(role: string[], stdio: Array<'ignore' | 'pipe' | 'inherit'>): Spawned {
+  return spawnProcess(process.execPath, [...process.execArgv, SELF, ...role], { stdio });
 }
 
 // ---- roles that run in child processes ---------------------------------------------------
 
 /** The parent that gets killed: starts the watcher with our stderr, reports its pid, waits. */
 function middle(role: string[]): void {
-  const child = spawnRole(role, ['ignore', 'ignore', 'inherit']);
+  const { child } = spawnRole(role, ['ignore', 'ignore', 'inherit']);
   process.stdout.write(`${JSON.stringify({ child: child.pid })}\n`);
   setInterval(() => {}, 1 << 30);
 }
@@ -107,26 +107,9 @@ function childIdle(interval: string, seconds: number): void {
 
 // ---- the experiment ----------------------------------------------------------------------
 
-function lines(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
-  let buffered = '';
-  stream?.setEncoding('utf8');
-  stream?.on('data', (chunk: string) => {
-    buffered += chunk;
-    for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
-      onLine(buffered.slice(0, nl));
-      buffered = buffered.slice(nl + 1);
-    }
-  });
-}
-
-function until<T>(what: string, register: (resolve: (value: T) => void) => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} within ${BOUND_MS} ms`)), BOUND_MS);
-    register((value) => {
-      clearTimeout(timer);
-      resolve(value);
-    });
-  });
+/** The first whole line of `text` that `match` accepts. */
+function lineOf(text: string, match: (line: string) => boolean): string | undefined {
+  return text.split('\n').slice(0, -1).find(match);
 }
 
 function killQuietly(pid: number | undefined): void {
@@ -139,35 +122,22 @@ function killQuietly(pid: number | undefined): void {
 }
 
 /** Starts middle → child(`role`); resolves once the child says it is watching. */
-async function tree(role: string[]): Promise<{ middle: ChildProcess; child: number; stderr: string[] }> {
+async function tree(role: string[]): Promise<{ middle: Spawned; child: number }> {
   const parent = spawnRole(['middle', ...role], ['ignore', 'pipe', 'pipe']);
-  const stderr: string[] = [];
-  const watching = until<void>('the child did not start watching', (resolve) =>
-    lines(parent.stderr, (line) => {
-      stderr.push(line);
-      if (line === 'watching') resolve();
-    }),
-  );
-  const child = await until<number>('no child pid', (resolve) =>
-    lines(parent.stdout, (line) => resolve((JSON.parse(line) as { child: number }).child)),
-  );
-  await watching;
-  return { middle: parent, child, stderr };
+  const pid = await parent.waitFor(() => lineOf(parent.stdout(), () => true), 'the child pid', BOUND_MS);
+  await parent.waitFor(() => lineOf(parent.stderr(), (l) => l === 'watching'), 'the child to watch', BOUND_MS);
+  return { middle: parent, child: (JSON.parse(pid) as { child: number }).child };
 }
 
 async function inotifyProbe(): Promise<string[]> {
   const t = await tree(['child-inotify']);
   try {
-    t.middle.kill('SIGKILL');
-    const report = await until<string>('no inotify report', (resolve) => {
-      const check = setInterval(() => {
-        const line = t.stderr.find((l) => l.startsWith('{'));
-        if (line !== undefined) {
-          clearInterval(check);
-          resolve(line);
-        }
-      }, 20);
-    });
+    t.middle.kill();
+    const report = await t.middle.waitFor(
+      () => lineOf(t.middle.stderr(), (l) => l.startsWith('{')),
+      'the inotify report',
+      BOUND_MS,
+    );
     return (JSON.parse(report) as { events: string[] }).events;
   } finally {
     killQuietly(t.child);
@@ -178,11 +148,14 @@ async function detectionMs(interval: number): Promise<number> {
   const t = await tree(['child-watch', String(interval)]);
   try {
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * interval));
-    const gone = until<number>('no parent.gone', (resolve) =>
-      lines(t.middle.stderr, (line) => line === 'gone' && resolve(performance.now())),
+    // Timed where the line arrives: the check runs as each chunk of stderr comes in.
+    const gone = t.middle.waitFor(
+      () => (lineOf(t.middle.stderr(), (l) => l === 'gone') === undefined ? undefined : performance.now()),
+      'parent.gone',
+      BOUND_MS,
     );
     const killed = performance.now();
-    t.middle.kill('SIGKILL');
+    t.middle.kill();
     return (await gone) - killed;
   } finally {
     killQuietly(t.child);
@@ -198,15 +171,14 @@ async function idleCpu(seconds: number): Promise<Map<string, { cpuUs: number; po
     ),
   );
   const reports = await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<{ interval: string; cpuUs: number; polls: number }>((resolve, reject) => {
-          lines(child.stdout, (line) =>
-            resolve(JSON.parse(line) as { interval: string; cpuUs: number; polls: number }),
-          );
-          child.once('exit', (code) => reject(new Error(`an idle child exited ${code} without a report`)));
-        }),
-    ),
+    children.map(async (child) => {
+      const line = await child.waitFor(
+        () => lineOf(child.stdout(), () => true),
+        "an idle child's report",
+        (seconds + 60) * 1000,
+      );
+      return JSON.parse(line) as { interval: string; cpuUs: number; polls: number };
+    }),
   );
   const byKind = new Map<string, { cpuUs: number; polls: number }[]>();
   for (const r of reports) byKind.set(r.interval, [...(byKind.get(r.interval) ?? []), r]);

@@ -1,20 +1,13 @@
-import { type Lifecycle, startLifecycle } from '../../src/lifecycle/host.js';
+import { createLifecycle, type Lifecycle } from '../../src/lifecycle/host.js';
 import { silentLog } from '../../src/log.js';
+import { DETACHED } from '../../test/support/lifecycle-harness.js';
 
 /**
  * A real lifecycle, started, with every process-level source off (`stdin`, `stdout`, `signals`
  * and `parent` null) and no way to touch the process: its exit code and exit are sinks.
  */
 export function benchLifecycle(): Lifecycle {
-  return startLifecycle({
-    closeTransport: async () => {},
-    disposeStore: async () => {},
-    stdin: null,
-    stdout: null,
-    signals: null,
-    parent: null,
-    log: silentLog,
-    exitCode: { get: () => undefined, set: () => {} },
-    exit: () => {},
-  });
+  const lifecycle = createLifecycle({ ...DETACHED, log: silentLog });
+  lifecycle.start({ closeTransport: async () => {}, disposeStore: async () => {} });
+  return lifecycle;
 }

@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { within } from '../../test/support/bounded.js';
+import { spawnProcess } from '../../test/support/spawn.js';
 import { BENCH_CACHE_HOME, QMD_BIN } from './paths.js';
 
 /** Env for a spawned qmd: no inherited QMD_* settings, the bench's cache home, then `extra`. */
@@ -23,25 +24,21 @@ export function runQmd(args: string[], env: NodeJS.ProcessEnv, bound = 600_000):
   return runCommand(process.execPath, [QMD_BIN, ...args], env, bound);
 }
 
-/** Runs a command to completion (SIGKILLed after `bound` ms), collecting its output. */
-export function runCommand(command: string, args: string[], env: NodeJS.ProcessEnv, bound = 600_000): Promise<QmdRun> {
+/** Runs a command to completion (SIGKILLed after `bound` ms), collecting its output (the last 16 KiB of stderr). */
+export async function runCommand(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  bound = 600_000,
+): Promise<QmdRun> {
   const started = performance.now();
-  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
+  const p = spawnProcess(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { code, signal } = await within(p.closed, 'the command to finish', bound).catch(() => {
+    p.kill();
+    return p.closed;
   });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    stderr = (stderr + d).slice(-16_384);
-  });
-  const timer = setTimeout(() => child.kill('SIGKILL'), bound);
-  return new Promise((resolve) => {
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: performance.now() - started });
-    });
-  });
+  const ms = performance.now() - started;
+  return { code, signal, stdout: p.stdout(), stderr: p.stderr().slice(-16_384), ms };
 }
 
 /** Throws with the command's stderr unless it exited 0. */

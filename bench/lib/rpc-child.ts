@@ -1,5 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { within } from '../../test/support/bounded.js';
+import { type Spawned, spawnProcess } from '../../test/support/spawn.js';
 import { descendants } from './proc.js';
 
 /** How to start one server contender. */
@@ -31,30 +33,26 @@ export const PROTOCOL_VERSION = '2025-06-18';
  * the reply's line, the `exit` event).
  */
 export class RpcChild {
+  readonly p: Spawned;
   readonly child: ChildProcess;
   readonly spawnedAt: number;
   readonly exited: Promise<ChildExit>;
   private nextId = 1;
   private buffered = '';
-  private errText = '';
   /** Each stderr chunk with the time it arrived (bounded), to time lines the server prints. */
   private readonly errChunks: Array<{ at: number; text: string }> = [];
   private readonly pending = new Map<unknown, (reply: RpcReply) => void>();
 
   constructor(server: ServerCommand) {
     this.spawnedAt = performance.now();
-    this.child = spawn(server.command, server.args, {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: server.env ?? process.env,
-    });
+    // Stdout is the replies, read here; the helper keeps stderr (and guards stdin against EPIPE).
+    this.p = spawnProcess(server.command, server.args, { env: server.env ?? process.env, keepStdout: false });
+    this.child = this.p.child;
     this.exited = new Promise<ChildExit>((resolve) => {
       this.child.on('exit', (code, signal) => resolve({ code, signal, at: performance.now() }));
     });
-    // A server that dies first must not crash the parent with EPIPE on its stdin.
-    this.child.stdin?.on('error', () => {});
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => this.onData(chunk));
     this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      this.errText = (this.errText + chunk).slice(-8192);
       this.errChunks.push({ at: performance.now(), text: chunk });
       if (this.errChunks.length > 256) this.errChunks.shift();
     });
@@ -66,7 +64,7 @@ export class RpcChild {
 
   /** The last 8 KiB of stderr. */
   stderr(): string {
-    return this.errText;
+    return this.p.stderr().slice(-8192);
   }
 
   /** `performance.now()` when the stderr chunk holding `needle` arrived (a line split across chunks is missed). */
@@ -77,7 +75,7 @@ export class RpcChild {
   /** The last line of stderr, for error messages. */
   private lastErrLine(): string {
     return (
-      this.errText
+      this.stderr()
         .trim()
         .split('\n')
         .filter((line) => line.trim() !== '')
@@ -108,23 +106,17 @@ export class RpcChild {
   /** Sends a request; resolves with its reply, or rejects after `ms` or when the child exits first. */
   request(method: string, params: unknown, ms = 30_000): Promise<RpcReply> {
     const id = this.nextId++;
-    return new Promise<RpcReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`${method}: no reply within ${ms} ms; stderr ends: ${this.lastErrLine()}`));
-      }, ms);
-      this.pending.set(id, (reply) => {
-        clearTimeout(timer);
-        resolve(reply);
-      });
+    const reply = new Promise<RpcReply>((resolve, reject) => {
+      this.pending.set(id, resolve);
       void this.exited.then((exit) => {
-        if (!this.pending.has(id)) return;
-        this.pending.delete(id);
-        clearTimeout(timer);
+        if (!this.pending.delete(id)) return;
         reject(new Error(`${method}: the server exited first (${exit.code ?? exit.signal}): ${this.lastErrLine()}`));
       });
       this.child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     });
+    return within(reply, () => `${method}'s reply; stderr ends: ${this.lastErrLine()}`, ms).finally(() =>
+      this.pending.delete(id),
+    );
   }
 
   notify(method: string, params: unknown = {}): void {
@@ -167,19 +159,13 @@ export class RpcChild {
     return at;
   }
 
-  /** Waits for the exit; SIGKILLs the child and rejects if it takes longer than `ms`. */
+  /** Waits for the exit; SIGKILLs the child (and what it spawned) and rejects if it takes longer than `ms`. */
   async waitExit(ms = 20_000): Promise<ChildExit> {
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.kill();
-        reject(new Error(`did not exit within ${ms} ms; stderr ends: ${this.lastErrLine()}`));
-      }, ms);
-    });
     try {
-      return await Promise.race([this.exited, bound]);
-    } finally {
-      clearTimeout(timer);
+      return await within(this.exited, () => `the exit; stderr ends: ${this.lastErrLine()}`, ms);
+    } catch (error) {
+      this.kill();
+      throw error;
     }
   }
 

@@ -1,10 +1,7 @@
-import type { Clock, TimerHandle } from './clock.js';
-import { realClock } from './clock.js';
-
 /**
  * The in-flight gate: every tool handler runs through it, so the lifecycle knows how many
  * are running (`handler.started` / `handler.settled`) and can abort them on escalation.
- * Modelled on p-queue's `onIdle()`.
+ * The machine waits for the drain itself (it counts those events), so the gate has no `onIdle`.
  */
 export interface InflightGate {
   /**
@@ -24,11 +21,6 @@ export interface InflightGate {
   readonly size: number;
   /** Aborts every running handler's signal, and the signal of any handler started later. */
   abortAll(reason?: unknown): void;
-  /**
-   * Settles when no handler is running: at once if none is. With `timeoutMs`, resolves
-   * `false` if the deadline passes first; otherwise `true`.
-   */
-  onIdle(options?: { timeoutMs?: number }): Promise<boolean>;
 }
 
 /** What a tool handler needs of a gate: a way to run, with a signal that the lifecycle can abort. */
@@ -37,21 +29,17 @@ export type HandlerGate = Pick<InflightGate, 'run'>;
 export interface GateOptions {
   onStarted?: () => void;
   onSettled?: () => void;
-  clock?: Clock;
 }
 
 export function createInflightGate(options: GateOptions = {}): InflightGate {
-  const clock = options.clock ?? realClock;
   const running = new Set<AbortController>();
   const runningUncounted = new Set<AbortController>();
-  const idleWaiters = new Set<() => void>();
   let abortReason: unknown;
   let abortedAll = false;
 
   const settle = (controller: AbortController): void => {
     running.delete(controller);
     options.onSettled?.();
-    if (running.size === 0) for (const wake of [...idleWaiters]) wake();
   };
 
   const runUnit = async <T>(
@@ -99,25 +87,6 @@ export function createInflightGate(options: GateOptions = {}): InflightGate {
           // An abort listener that throws must not stop the others from being aborted.
         }
       }
-    },
-
-    onIdle(idleOptions) {
-      if (running.size === 0) return Promise.resolve(true);
-      return new Promise<boolean>((resolve) => {
-        let timer: TimerHandle | undefined;
-        const wake = (): void => {
-          idleWaiters.delete(wake);
-          clock.clearTimeout(timer);
-          resolve(true);
-        };
-        idleWaiters.add(wake);
-        if (idleOptions?.timeoutMs !== undefined) {
-          timer = clock.setTimeout(() => {
-            idleWaiters.delete(wake);
-            resolve(false);
-          }, idleOptions.timeoutMs);
-        }
-      });
     },
   };
 }

@@ -1,4 +1,3 @@
-import type { Readable, Writable } from 'node:stream';
 import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
 import { type LifecycleMachine, type LifecycleOutput, lifecycleMachine } from '../../machines/lifecycle.js';
 import { describeTrigger, normalizeExitCode, type TriggerEvent } from '../../machines/triggers.js';
@@ -9,8 +8,8 @@ import { createExitPolicy, type ExitCodeSlot, inspectOption } from './exit-polic
 import { createInflightGate, type InflightGate } from './gate.js';
 import { watchParent } from './parent.js';
 import { type SignalSource, watchSignals } from './signals.js';
-import { stdinAlreadyGone, watchStdin } from './stdin.js';
-import { guardStdout } from './stdout.js';
+import { type StdinSource, stdinAlreadyGone, watchStdin } from './stdin.js';
+import { guardStdout, type StdoutSink } from './stdout.js';
 import { createTraceWriter } from './trace.js';
 
 /** The two teardown steps: the composition root hands them over when it starts the lifecycle. */
@@ -23,10 +22,11 @@ export interface TeardownSteps {
 
 export type { ExitCodeSlot };
 
-export interface LifecycleOptions extends Partial<TeardownSteps> {
+export interface LifecycleOptions {
   /** The client's end of the conversation; `null` when stdin is not a client (HTTP mode). */
-  stdin?: Readable | null;
-  stdout?: Writable | null;
+  stdin?: StdinSource | null;
+  /** Where replies go: its EPIPE means the client left; `null` when stdout is not the protocol. */
+  stdout?: StdoutSink | null;
   /** Where breadcrumbs and warnings go; defaults to a writer over `process.stderr`. */
   log?: Log;
   signals?: SignalSource | null;
@@ -66,13 +66,6 @@ export interface Lifecycle {
   readonly actor: Actor<LifecycleMachine>;
 }
 
-/** Creates and starts the lifecycle at once (see `createLifecycle`). */
-export function startLifecycle(options: LifecycleOptions): Lifecycle {
-  const lifecycle = createLifecycle(options);
-  lifecycle.start();
-  return lifecycle;
-}
-
 /**
  * Hosts the lifecycle machine: provides its effects, turns stdin, stdout, signals and the
  * parent into events, and applies the exit policy. All I/O comes in through `options` and
@@ -80,7 +73,7 @@ export function startLifecycle(options: LifecycleOptions): Lifecycle {
  * top to bottom: create the lifecycle, build the server with its gate, connect the transport,
  * then start the lifecycle with the teardown steps that close what was just built.
  */
-export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(steps?: TeardownSteps): void } {
+export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(steps: TeardownSteps): void } {
   const clock = options.clock ?? realClock;
   const log = options.log ?? createLog(process.stderr);
   const policy = createExitPolicy({
@@ -120,7 +113,6 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
   const observed = observers.length > 0;
   let forwardHandlerEvents = observed;
   const gate = createInflightGate({
-    clock,
     onStarted: () => {
       if (forwardHandlerEvents) send({ type: 'handler.started' });
     },
@@ -129,7 +121,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     },
   });
 
-  // Given at `start()` (or, for tests, in the options); the actors look them up when invoked.
+  // Given at `start()`; the actors look them up when invoked.
   let steps: TeardownSteps | undefined;
   const machine = lifecycleMachine.provide({
     actors: {
@@ -201,11 +193,9 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     },
   });
   let started = false;
-  const start = (given?: TeardownSteps): void => {
+  const start = (given: TeardownSteps): void => {
     if (started) return;
-    const { closeTransport, disposeStore } = given ?? options;
-    if (!closeTransport || !disposeStore) throw new Error('the lifecycle needs its two teardown steps to start');
-    steps = { closeTransport, disposeStore };
+    steps = given;
     started = true;
     actor.start();
 

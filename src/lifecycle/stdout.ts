@@ -1,4 +1,8 @@
-import type { Writable } from 'node:stream';
+/** What the stdout guard needs of stdout: its `error` event. `process.stdout` is one; so is a test's fake. */
+export interface StdoutSink {
+  on(event: 'error', listener: (error: NodeJS.ErrnoException) => void): unknown;
+  off(event: 'error', listener: (error: NodeJS.ErrnoException) => void): unknown;
+}
 
 /**
  * A write to stdout after the client closed its read end fails with EPIPE, and an unhandled
@@ -7,7 +11,7 @@ import type { Writable } from 'node:stream';
  * process, because a later write can fail the same way during teardown.
  */
 export function guardStdout(
-  stdout: Writable,
+  stdout: StdoutSink,
   send: (event: { type: 'stdout.closed'; code?: string }) => void,
 ): () => void {
   let sent = false;

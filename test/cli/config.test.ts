@@ -11,15 +11,10 @@ import { embedStoreOptions } from '../../src/cli/embed-model.js';
 import { MAX_TIMER_MS, parseWholeNumber, qmdCacheDir } from '../../src/env.js';
 import { QmdError } from '../../src/errors.js';
 import { DEFAULT_EMBED_MODEL, defaultModelsDir } from '../../src/llm/index.js';
-import type { Log } from '../../src/log.js';
 import { resolveIndexPath } from '../../src/store/paths.js';
+import { recordingLog } from '../support/recording-log.js';
 
 const config = (env: NodeJS.ProcessEnv, flags = {}) => readConfig(flags, env);
-
-function recordingLog(): Log & { lines: string[] } {
-  const lines: string[] = [];
-  return { lines, line: (text) => lines.push(text), warn: (text) => lines.push(`QMD Warning: ${text}`) };
-}
 
 /** The error a section throws, so a test can say which variable it names. */
 function failure(read: () => unknown): QmdError {

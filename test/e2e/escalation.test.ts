@@ -4,13 +4,12 @@
  * `stdin.end()`, then SIGTERM 2 s later, then SIGKILL 2 s after that, to the direct child
  * (docs/design.md §5). A handler that ignores cancellation must not turn that into a SIGKILL.
  */
-import type { ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildTransport } from '../support/child-transport.js';
-import { QMD_BIN, qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
-import { type Exit, waitForExit } from '../support/spawn.js';
+import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { sdkSession } from '../support/sdk-session.js';
+import { waitForExit } from '../support/spawn.js';
 
 const ws = tempWorkspace();
 beforeAll(async () => {
@@ -19,28 +18,8 @@ beforeAll(async () => {
 });
 afterAll(() => ws.cleanup());
 
-/** `qmd mcp` under the SDK's own stdio client, as MCP hosts run it. */
-async function sdkSession(failpoints: string) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [QMD_BIN, 'mcp'],
-    // The default drain timeout (5000 ms) on purpose: longer than the SDK's 2 s grace.
-    env: qmdEnv(ws.index, { QMD_FAILPOINTS: failpoints }) as Record<string, string>,
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const client = new Client({ name: 'e2e-escalation', version: '1.0.0' });
-  await client.connect(transport);
-  // Observing, not driving: the SDK keeps its child private, and only the child can say
-  // whether it exited by itself (a code) or was killed (a signal). `close()` forgets it, so
-  // it is taken now.
-  const child = (transport as unknown as { _process: ChildProcess })._process;
-  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return { client, child, exited, stderr: () => stderr };
-}
+/** The default drain timeout (5000 ms) on purpose: longer than the SDK's 2 s grace. */
+const session = (failpoints: string) => sdkSession(qmdEnv(ws.index, { QMD_FAILPOINTS: failpoints }), 'e2e-escalation');
 
 /**
  * Starts a query and returns once its handler is surely running: requests are dispatched in
@@ -56,11 +35,11 @@ async function queryInFlight(client: Client): Promise<{ reply: Promise<unknown> 
 
 describe("the SDK client's close() with a query in flight", () => {
   it('hang: its SIGTERM escalates; the server exits by itself before the SIGKILL, code 0', async () => {
-    const s = await sdkSession('tool.query=hang');
+    const s = await session('tool.query=hang');
     try {
       const { reply } = await queryInFlight(s.client);
       await s.client.close();
-      const exit = await s.exited;
+      const exit = await s.exit();
 
       // Not killed: a SIGKILL at 4 s would show here as the signal.
       expect(exit).toEqual({ code: 0, signal: null });
@@ -75,16 +54,16 @@ describe("the SDK client's close() with a query in flight", () => {
       expect(stderr).not.toContain('drain deadline');
       void reply;
     } finally {
-      if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
+      s.kill();
     }
   });
 
   it('delay(10000), which honours its signal: the EOF alone ends it, before any SIGTERM', async () => {
-    const s = await sdkSession('tool.query=delay(10000)');
+    const s = await session('tool.query=delay(10000)');
     try {
       const { reply } = await queryInFlight(s.client);
       await s.client.close();
-      const exit = await s.exited;
+      const exit = await s.exit();
 
       expect(exit).toEqual({ code: 0, signal: null });
       const stderr = s.stderr();
@@ -96,7 +75,7 @@ describe("the SDK client's close() with a query in flight", () => {
       expect(stderr).not.toContain('held by');
       void reply;
     } finally {
-      if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
+      s.kill();
     }
   });
 });

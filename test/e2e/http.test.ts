@@ -14,7 +14,9 @@ import { createHttpApp } from '../../src/mcp/http/app.js';
 import { createOriginGuard } from '../../src/mcp/http/guard.js';
 import { createModernLeg } from '../../src/mcp/http/modern.js';
 import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
+import { within } from '../support/bounded.js';
 import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+import { recordingLog } from '../support/recording-log.js';
 import { waitForExit } from '../support/spawn.js';
 import {
   connectClient,
@@ -37,14 +39,6 @@ afterAll(() => ws.cleanup());
 type Content = Array<{ type: string; text?: string }>;
 function textOf(result: unknown): string {
   return (((result as { content?: Content }).content ?? []) as Content).map((c) => c.text ?? '').join('\n');
-}
-
-function within<T>(promise: Promise<T>, what: string, ms = 20_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not arrive within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
 }
 
 describe('one shared HTTP server', () => {
@@ -161,9 +155,15 @@ describe('one shared HTTP server', () => {
 
 describe('SIGTERM on an HTTP server', () => {
   it('idle sessions are reaped, a cancelled request ends, a reply in flight is delivered, then a clean exit', async () => {
+    // A query holds until SIGUSR2 (or its own signal): in flight for exactly as long as the test says.
     const server = await startHttpServer(
-      qmdEnv(ws.index, { QMD_FAILPOINTS: 'tool.query=delay(1500)', QMD_HTTP_SESSION_IDLE_MS: '1000' }),
+      qmdEnv(ws.index, { QMD_FAILPOINTS: 'tool.query=until(SIGUSR2)', QMD_HTTP_SESSION_IDLE_MS: '1000' }),
     );
+    const queriesHeld = (n: number) =>
+      server.p.waitFor(
+        () => server.p.stderr().split('QMD Debug: failpoint tool.query hit (until)').length > n || undefined,
+        `query ${n} in its handler`,
+      );
     try {
       // A session that never comes back (no event stream, no DELETE) is closed once idle.
       const init = await rawRequest(server.port, {
@@ -191,7 +191,8 @@ describe('SIGTERM on an HTTP server', () => {
       const cancelled = client
         .callTool({ name: 'query', arguments: { query: 'bread' } }, { signal: cancelling.signal })
         .catch((e: Error) => e);
-      while ((await inflight()) < 1) {}
+      await queriesHeld(1);
+      expect(await inflight()).toBe(1);
       cancelling.abort();
       expect(await cancelled).toBeInstanceOf(Error);
       await within(
@@ -203,10 +204,13 @@ describe('SIGTERM on an HTTP server', () => {
 
       const reply = client.callTool({ name: 'query', arguments: { query: 'sourdough' } });
       // In flight = the server holds the request (its exchange counts until the reply is sent).
-      while ((await inflight()) < 1) {}
+      await queriesHeld(2);
+      expect(await inflight()).toBe(1);
 
       server.p.child.kill('SIGTERM');
       await server.p.waitForStderr('Shutting down (SIGTERM)...');
+      // Teardown has begun with the query still in its handler; only now may it finish.
+      server.p.child.kill('SIGUSR2');
       // The reply itself, not a shutdown error: the drain waited for it to be delivered.
       const result = await within(reply, 'the in-flight reply');
       expect(result.isError).toBeFalsy();
@@ -243,8 +247,8 @@ describe('the HTTP pieces, in process', () => {
 
 describe('the HTTP app, in process (real node:http, real SDK transport, no store)', () => {
   async function startApp(options: { maxSessions?: number } = {}) {
-    const lines: string[] = [];
-    const log = { line: (t: string) => lines.push(t), warn: (t: string) => lines.push(`QMD Warning: ${t}`) };
+    const log = recordingLog();
+    const { lines } = log;
     const sessions = createSessionRegistry({
       createServer: () => new McpServer({ name: 'in-process', version: '0.0.0' }),
       idleMs: 60_000,

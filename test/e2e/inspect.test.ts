@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type InspectorServer, serveInspector } from '../../src/viz/inspect-server.js';
 import { ChildTransport } from '../support/child-transport.js';
 import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { recordingLog } from '../support/recording-log.js';
 import { waitForExit } from '../support/spawn.js';
 
 const ws = tempWorkspace();
@@ -73,9 +74,10 @@ describe('QMD_INSPECT on a spawned qmd mcp', () => {
 
   describe('with a receiver listening', () => {
     let inspector: InspectorServer;
-    const lines: string[] = [];
+    const log = recordingLog();
+    const { lines } = log;
     beforeAll(async () => {
-      inspector = await serveInspector({ port: 0, log: { line: (l) => lines.push(l), warn: (l) => lines.push(l) } });
+      inspector = await serveInspector({ port: 0, log });
     });
     afterAll(async () => {
       await inspector.close();

@@ -12,11 +12,11 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readIdentity } from '../../src/cli/daemon/proc.js';
+import { within } from '../support/bounded.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 import { type Exit, type Spawned, spawnProcess, waitForExit } from '../support/spawn.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/intermediate-parent.mjs', import.meta.url));
-const BOUND_MS = 20_000;
 
 const ws = tempWorkspace();
 beforeAll(async () => {
@@ -34,41 +34,31 @@ interface Tree {
   qmdExit: Promise<Exit>;
 }
 
-/** Resolves with the first JSON line on the child's stdout that `pick` accepts. */
-function jsonLine<T>(p: Spawned, pick: (value: Record<string, unknown>) => boolean): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`no such line within ${BOUND_MS} ms:\n${p.stderr()}`)), BOUND_MS);
-    const onData = (chunk: Buffer): void => {
-      buffer += chunk.toString();
-      for (const line of buffer.split('\n').slice(0, -1)) {
-        const value = JSON.parse(line) as Record<string, unknown>;
-        if (pick(value)) {
-          clearTimeout(timer);
-          p.child.stdout?.off('data', onData);
-          resolve(value as T);
-          return;
-        }
-      }
-    };
-    p.child.stdout?.on('data', onData);
-  });
+/** Resolves with the first whole JSON line on the child's stdout that `pick` accepts. */
+function jsonLine<T>(p: Spawned, pick: (value: Record<string, unknown>) => boolean, what: string): Promise<T> {
+  const lines = () => p.stdout().split('\n').slice(0, -1);
+  return p.waitFor(
+    () =>
+      lines()
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find(pick) as T | undefined,
+    what,
+  );
 }
 
-function bounded<T>(promise: Promise<T>, what: string, p: Spawned): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} within ${BOUND_MS} ms; stderr:\n${p.stderr()}`)), BOUND_MS);
-  });
-  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
+/** Waits for qmd, which is not our child: its end is an event of the tree (`stderrClosed`, `qmdExit`). */
+function qmdGone<T>(event: Promise<T>, p: Spawned): Promise<T> {
+  return within(event, () => `qmd to exit (else an orphan); stderr:\n${p.stderr()}`);
 }
 
 async function startTree(mode: 'shared' | 'handoff' | 'alone'): Promise<Tree> {
   const parent = spawnProcess(process.execPath, [FIXTURE, QMD_BIN, mode], { env: qmdEnv(ws.index) });
   const stderrClosed = new Promise<void>((resolve) => parent.child.stderr?.once('end', resolve));
-  const qmdExit = jsonLine<{ exit: Exit }>(parent, (v) => 'exit' in v).then((v) => v.exit);
+  const qmdExit = jsonLine<{ exit: Exit }>(parent, (v) => 'exit' in v, "qmd's exit, as its parent saw it").then(
+    (v) => v.exit,
+  );
   qmdExit.catch(() => {});
-  const pids = await jsonLine<Tree['pids']>(parent, (v) => 'qmd' in v);
+  const pids = await jsonLine<Tree['pids']>(parent, (v) => 'qmd' in v, 'the pids of the tree');
   return { parent, pids, stderrClosed, qmdExit };
 }
 
@@ -93,7 +83,7 @@ describe('the parent goes away', () => {
       tree.parent.child.kill('SIGKILL');
       expect(await waitForExit(tree.parent)).toEqual({ code: null, signal: 'SIGKILL' });
 
-      await bounded(tree.stderrClosed, 'qmd did not exit', tree.parent);
+      await qmdGone(tree.stderrClosed, tree.parent);
       const stderr = tree.parent.stderr();
       expect(stderr).toContain('Shutting down (parent exited)...');
       expect(stderr).toMatch(/Shutdown complete in [\d.]+ ms: parent exited: drained, all steps ok, exit 0/);
@@ -113,7 +103,7 @@ describe('the parent goes away', () => {
       killIfOurs(tree.pids.holder, 'sleep');
 
       // The parent is alive and reports its child's exit: a real exit status, not by signal.
-      expect(await bounded(tree.qmdExit, 'qmd did not exit', tree.parent)).toEqual({ code: 0, signal: null });
+      expect(await qmdGone(tree.qmdExit, tree.parent)).toEqual({ code: 0, signal: null });
       const stderr = tree.parent.stderr();
       expect(stderr).toContain('Shutting down (stdin closed)...');
       expect(stderr).toMatch(/Shutdown complete in [\d.]+ ms: stdin closed: drained, all steps ok, exit 0/);
@@ -130,7 +120,7 @@ describe('the parent goes away', () => {
       tree.parent.child.kill('SIGKILL');
       await waitForExit(tree.parent);
 
-      await bounded(tree.stderrClosed, 'qmd did not exit: an orphan', tree.parent);
+      await qmdGone(tree.stderrClosed, tree.parent);
       const stderr = tree.parent.stderr();
       // Both facts are true at once (EOF and a new parent); whichever the server sees first
       // starts the one teardown, and the other source is detached by then.

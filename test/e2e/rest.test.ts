@@ -11,13 +11,14 @@ import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFailpoints } from '../../src/failpoints.js';
-import { createInflightGate } from '../../src/lifecycle/gate.js';
+import { silentLog } from '../../src/log.js';
 import { createHttpApp } from '../../src/mcp/http/app.js';
 import { createOriginGuard } from '../../src/mcp/http/guard.js';
 import { createModernLeg } from '../../src/mcp/http/modern.js';
 import { createRestHandler } from '../../src/mcp/http/rest.js';
 import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
 import { openStore } from '../../src/store/index.js';
+import { probedGate } from '../support/gate-probe.js';
 import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 import { waitForExit } from '../support/spawn.js';
 import { type HttpServer, health, rawRequest, requestOn, startHttpServer } from './fixtures/http-server.js';
@@ -175,22 +176,19 @@ describe('SIGTERM with a REST search in flight', () => {
 describe('the REST leg in process (real node:http, real store, real gate)', () => {
   async function startApp(failpoints: string) {
     const store = openStore(ws.index, { readonly: true });
-    const starts: Array<() => void> = [];
-    const settled: Array<() => void> = [];
-    const gate = createInflightGate({ onStarted: () => starts.shift()?.(), onSettled: () => settled.shift()?.() });
-    const log = { line: () => {}, warn: () => {} };
+    const { gate, nextStart, nextSettle } = probedGate();
     const mcp = () => new McpServer({ name: 'in-process', version: '0.0.0' });
-    const sessions = createSessionRegistry({ createServer: mcp, idleMs: 60_000, maxSessions: 8, log });
+    const sessions = createSessionRegistry({ createServer: mcp, idleMs: 60_000, maxSessions: 8, log: silentLog });
     const listener = createServer();
     const app = createHttpApp({
       gate,
       sessions,
-      modern: createModernLeg({ createServer: mcp, maxBodyBytes: 64 * 1024, log }),
+      modern: createModernLeg({ createServer: mcp, maxBodyBytes: 64 * 1024, log: silentLog }),
       guard: createOriginGuard('127.0.0.1'),
-      rest: createRestHandler({ store, failpoints: parseFailpoints(failpoints), log }),
+      rest: createRestHandler({ store, failpoints: parseFailpoints(failpoints), log: silentLog }),
       maxBodyBytes: 64 * 1024,
       version: '0.0.0',
-      log,
+      log: silentLog,
     });
     listener.on('request', app.handle);
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
@@ -200,8 +198,8 @@ describe('the REST leg in process (real node:http, real store, real gate)', () =
       gate,
       store,
       port,
-      nextStart: () => new Promise<void>((resolve) => starts.push(resolve)),
-      nextSettled: () => new Promise<void>((resolve) => settled.push(resolve)),
+      nextStart,
+      nextSettle,
       async close() {
         await sessions.closeAll();
         listener.closeAllConnections();
@@ -245,7 +243,7 @@ describe('the REST leg in process (real node:http, real store, real gate)', () =
       req.on('error', () => {});
       req.end(JSON.stringify({ query: 'sourdough' }));
       await started;
-      const settled = s.nextSettled();
+      const settled = s.nextSettle();
       req.destroy();
       await settled;
       expect(s.gate.size).toBe(0);

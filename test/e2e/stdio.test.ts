@@ -4,14 +4,13 @@
  * bounds and SIGKILLs its child in `finally`.
  */
 
-import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildTransport } from '../support/child-transport.js';
-import { QMD_BIN, qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { sdkSession } from '../support/sdk-session.js';
 import { waitForExit } from '../support/spawn.js';
 
 const ws = tempWorkspace();
@@ -64,31 +63,15 @@ describe('qmd mcp over stdio', () => {
   });
 
   it("exits on its own under the SDK client's close(), before the SDK's SIGTERM", async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [QMD_BIN, 'mcp'],
-      env: qmdEnv(ws.index) as Record<string, string>,
-      stderr: 'pipe',
-    });
-    let stderr = '';
-    transport.stderr?.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const client = new Client({ name: 'e2e-sdk', version: '1.0.0' });
-    await client.connect(transport);
-    // Observing the SDK's child (private) to read how it ended; the test does not drive it.
-    const child = (transport as unknown as { _process: ChildProcess })._process;
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
+    const s = await sdkSession(qmdEnv(ws.index));
     try {
-      await client.callTool({ name: 'status', arguments: {} });
-      await client.close();
-      expect(await exited).toEqual({ code: 0, signal: null });
-      expect(stderr).toContain('Shutting down (stdin closed)...');
-      expect(stderr).not.toContain('SIGTERM');
+      await s.client.callTool({ name: 'status', arguments: {} });
+      await s.client.close();
+      expect(await s.exit()).toEqual({ code: 0, signal: null });
+      expect(s.stderr()).toContain('Shutting down (stdin closed)...');
+      expect(s.stderr()).not.toContain('SIGTERM');
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      s.kill();
     }
   });
 
@@ -113,15 +96,20 @@ describe('qmd mcp over stdio', () => {
   });
 
   it('survives a client that stops reading while a reply is pending: no EPIPE crash, a clean exit', async () => {
-    const { server, client } = await connect({ QMD_FAILPOINTS: 'tool.query=delay(300)' });
+    // Ten minutes unless its signal fires: the query is pending for as long as the test needs.
+    const { server, client } = await connect({ QMD_FAILPOINTS: 'tool.query=delay(600000)' });
     try {
       const pending = client.callTool({ name: 'query', arguments: { query: 'bread' } }).catch((e: Error) => e);
-      // The client closes its read end of our stdout; the reply, when written, hits EPIPE.
+      await server.waitForStderr('QMD Debug: failpoint tool.query hit (delay)');
+      // The client closes its read end of our stdout; the next reply written (the ping's) hits EPIPE.
       server.child.stdout?.destroy();
+      void client.ping().catch(() => {});
       const exit = await waitForExit(server);
       expect(exit).toEqual({ code: 0, signal: null });
       expect(server.stderr()).toContain('Shutting down (stdout closed)...');
       expect(server.stderr()).not.toMatch(/Error: write EPIPE|Unhandled 'error' event/);
+      // Teardown aborted the pending query (closing the transport fires its signal), then found nothing in flight.
+      expect(server.stderr()).toMatch(/Shutdown complete in [\d.]+ ms: stdout closed: drained, all steps ok, exit 0/);
       void pending;
     } finally {
       server.kill();

@@ -3,14 +3,14 @@
  * and the stderr writer. Each is driven through a hand-written fake or a real stream.
  */
 import { EventEmitter } from 'node:events';
-import { PassThrough, type Readable, Writable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { ShutdownSignal } from '../../machines/triggers.js';
-import { SHUTDOWN_SIGNALS, type SignalSource, watchSignals } from '../../src/lifecycle/signals.js';
+import { SHUTDOWN_SIGNALS, watchSignals } from '../../src/lifecycle/signals.js';
 import { stdinAlreadyGone, watchStdin } from '../../src/lifecycle/stdin.js';
 import { guardStdout } from '../../src/lifecycle/stdout.js';
 import { createLog, silentLog } from '../../src/log.js';
-import { FakeStdout } from '../support/lifecycle-harness.js';
+import { FakeStdin, FakeStdout } from '../support/lifecycle-harness.js';
 
 describe('stdin', () => {
   it.each([
@@ -19,7 +19,7 @@ describe('stdin', () => {
     [{ readableEnded: false, destroyed: true }, { type: 'stdin.close' }],
     [{ readableEnded: false, destroyed: false }, null],
   ])('a stdin already %j is reported as %j', (state, expected) => {
-    expect(stdinAlreadyGone(state as unknown as Readable)).toEqual(expected);
+    expect(stdinAlreadyGone(state)).toEqual(expected);
   });
 
   it('real streams: ended, destroyed before the end, open', async () => {
@@ -37,9 +37,9 @@ describe('stdin', () => {
   });
 
   it('turns end and close into triggers until detached', () => {
-    const stdin = new EventEmitter();
+    const stdin = new FakeStdin();
     const sent: string[] = [];
-    const detach = watchStdin(stdin as unknown as Readable, (e) => sent.push(e.type));
+    const detach = watchStdin(stdin, (e) => sent.push(e.type));
     stdin.emit('end');
     stdin.emit('close');
     detach();
@@ -54,7 +54,7 @@ describe('the stdout guard', () => {
   it('sends stdout.closed once, with the error code, and swallows every later error', () => {
     const stdout = new FakeStdout();
     const sent: unknown[] = [];
-    guardStdout(stdout as unknown as Writable, (e) => sent.push(e));
+    guardStdout(stdout, (e) => sent.push(e));
     stdout.fail('EPIPE');
     stdout.fail('ECONNRESET');
     expect(() => stdout.fail('EPIPE')).not.toThrow();
@@ -64,14 +64,14 @@ describe('the stdout guard', () => {
   it('an error without a code sends no code', () => {
     const stdout = new EventEmitter();
     const sent: unknown[] = [];
-    guardStdout(stdout as unknown as Writable, (e) => sent.push(e));
+    guardStdout(stdout, (e) => sent.push(e));
     stdout.emit('error', new Error('gone'));
     expect(sent).toStrictEqual([{ type: 'stdout.closed' }]);
   });
 
   it('detaching removes its listener', () => {
     const stdout = new FakeStdout();
-    const detach = guardStdout(stdout as unknown as Writable, () => {});
+    const detach = guardStdout(stdout, () => {});
     expect(stdout.listenerCount('error')).toBe(1);
     detach();
     expect(stdout.listenerCount('error')).toBe(0);
@@ -83,7 +83,7 @@ describe('signals', () => {
     expect(SHUTDOWN_SIGNALS).toEqual(['SIGTERM', 'SIGINT', 'SIGHUP']);
     const source = new EventEmitter();
     const heard: ShutdownSignal[] = [];
-    const detach = watchSignals(source as unknown as SignalSource, (s) => heard.push(s));
+    const detach = watchSignals(source, (s) => heard.push(s));
     source.emit('SIGHUP');
     source.emit('SIGTERM');
     source.emit('SIGINT');
@@ -96,7 +96,7 @@ describe('signals', () => {
 
   it('listens only for the signals it is given', () => {
     const source = new EventEmitter();
-    watchSignals(source as unknown as SignalSource, () => {}, ['SIGINT']);
+    watchSignals(source, () => {}, ['SIGINT']);
     expect(source.eventNames()).toEqual(['SIGINT']);
   });
 });

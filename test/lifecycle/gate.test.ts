@@ -1,67 +1,75 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createInflightGate } from '../../src/lifecycle/gate.js';
-import { FakeClock, flush } from '../support/fake-clock.js';
-import { deferred } from '../support/lifecycle-harness.js';
+import { deferred } from '../support/deferred.js';
+import { flush } from '../support/fake-clock.js';
 
 describe('the in-flight gate', () => {
-  it('is idle at once when nothing runs', async () => {
-    const gate = createInflightGate({ clock: new FakeClock() });
-    expect(gate.size).toBe(0);
-    await expect(gate.onIdle()).resolves.toBe(true);
-  });
-
-  it('waits for a settle, and reports started/settled', async () => {
+  it('counts a handler from start to settle, and reports started then settled', async () => {
     const events: string[] = [];
     const gate = createInflightGate({
-      clock: new FakeClock(),
+      onStarted: () => events.push(`started:${gate.size}`),
+      onSettled: () => events.push(`settled:${gate.size}`),
+    });
+    expect(gate.size).toBe(0);
+    const d = deferred<string>();
+    const run = gate.run(() => d.promise);
+    expect([gate.size, events]).toEqual([1, ['started:1']]);
+    await flush();
+    expect(gate.size).toBe(1);
+    d.resolve('result');
+    await expect(run).resolves.toBe('result');
+    expect([gate.size, events]).toEqual([0, ['started:1', 'settled:0']]);
+  });
+
+  it('counts each handler until it settles, the last one included', async () => {
+    const settled: number[] = [];
+    const gate = createInflightGate({ onSettled: () => settled.push(gate.size) });
+    const a = deferred();
+    const b = deferred();
+    void gate.run(() => a.promise);
+    void gate.run(() => b.promise);
+    expect(gate.size).toBe(2);
+    a.resolve();
+    await flush();
+    expect([gate.size, settled]).toEqual([1, [1]]);
+    b.resolve();
+    await flush();
+    expect([gate.size, settled]).toEqual([0, [1, 0]]);
+  });
+
+  it('uncounted(): the same signals, aborted by abortAll, but neither counted nor reported', async () => {
+    const events: string[] = [];
+    const gate = createInflightGate({
       onStarted: () => events.push('started'),
       onSettled: () => events.push('settled'),
     });
-    const d = deferred<string>();
-    const run = gate.run(() => d.promise);
-    expect(gate.size).toBe(1);
-    let idle = false;
-    void gate.onIdle().then(() => {
-      idle = true;
+    const outer = new AbortController();
+    let inner!: AbortSignal;
+    const d = deferred();
+    const run = gate.uncounted().run(
+      (signal) => {
+        inner = signal;
+        return d.promise;
+      },
+      { signal: outer.signal },
+    );
+    expect(gate.size).toBe(0);
+    gate.abortAll(new Error('escalated'));
+    expect((inner.reason as Error).message).toBe('escalated');
+    let late!: AbortSignal;
+    await gate.uncounted().run((signal) => {
+      late = signal;
     });
-    await flush();
-    expect(idle).toBe(false);
-    d.resolve('result');
-    await expect(run).resolves.toBe('result');
-    await flush();
-    expect(idle).toBe(true);
-    expect(events).toEqual(['started', 'settled']);
-  });
-
-  it('reports a missed deadline', async () => {
-    const clock = new FakeClock();
-    const gate = createInflightGate({ clock });
-    const d = deferred();
-    void gate.run(() => d.promise);
-    const idle = gate.onIdle({ timeoutMs: 100 });
-    await clock.advance(100);
-    await expect(idle).resolves.toBe(false);
-    expect(gate.size).toBe(1);
+    expect(late.aborted).toBe(true);
     d.resolve();
-    await flush();
-    expect(clock.pending()).toBe(0);
-  });
-
-  it('clears its deadline timer when idle comes first', async () => {
-    const clock = new FakeClock();
-    const gate = createInflightGate({ clock });
-    const d = deferred();
-    void gate.run(() => d.promise);
-    const idle = gate.onIdle({ timeoutMs: 100 });
-    d.resolve();
-    await expect(idle).resolves.toBe(true);
-    expect(clock.pending()).toBe(0);
+    await run;
+    expect([gate.size, events, getEventListeners(outer.signal, 'abort')]).toEqual([0, [], []]);
   });
 
   it('a rejecting handler still releases it, and the rejection reaches the caller', async () => {
     const settled: string[] = [];
-    const gate = createInflightGate({ clock: new FakeClock(), onSettled: () => settled.push('settled') });
+    const gate = createInflightGate({ onSettled: () => settled.push('settled') });
     await expect(gate.run(() => Promise.reject(new Error('nope')))).rejects.toThrow('nope');
     await expect(
       gate.run(() => {
@@ -73,7 +81,7 @@ describe('the in-flight gate', () => {
   });
 
   it("forwards the caller's abort signal to the handler", async () => {
-    const gate = createInflightGate({ clock: new FakeClock() });
+    const gate = createInflightGate();
     const outer = new AbortController();
     let inner!: AbortSignal;
     const d = deferred();
@@ -92,7 +100,7 @@ describe('the in-flight gate', () => {
   });
 
   it('abortAll aborts running handlers and any started later', async () => {
-    const gate = createInflightGate({ clock: new FakeClock() });
+    const gate = createInflightGate();
     let first!: AbortSignal;
     const d = deferred();
     void gate.run((signal) => {
@@ -109,46 +117,8 @@ describe('the in-flight gate', () => {
     d.resolve();
   });
 
-  it('is idle only once the last handler settles', async () => {
-    const gate = createInflightGate({ clock: new FakeClock() });
-    const a = deferred();
-    const b = deferred();
-    void gate.run(() => a.promise);
-    void gate.run(() => b.promise);
-    let idle = false;
-    void gate.onIdle().then(() => {
-      idle = true;
-    });
-    a.resolve();
-    await flush();
-    expect([idle, gate.size]).toEqual([false, 1]);
-    b.resolve();
-    await flush();
-    expect([idle, gate.size]).toEqual([true, 0]);
-  });
-
-  it('is idle at once, with no timer, when nothing runs and a deadline is given', async () => {
-    const clock = new FakeClock();
-    const gate = createInflightGate({ clock });
-    await expect(gate.onIdle({ timeoutMs: 100 })).resolves.toBe(true);
-    expect(clock.pending()).toBe(0);
-  });
-
-  it('on the real clock by default: a deadline that idle beats leaves no timer behind', async () => {
-    const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const gate = createInflightGate();
-    const d = deferred();
-    void gate.run(() => d.promise);
-    const before = timeouts();
-    const idle = gate.onIdle({ timeoutMs: 60_000 });
-    expect(timeouts()).toBe(before + 1);
-    d.resolve();
-    await expect(idle).resolves.toBe(true);
-    expect(timeouts()).toBe(before);
-  });
-
   it("a caller's signal that is already aborted aborts the handler at once, with its reason", async () => {
-    const gate = createInflightGate({ clock: new FakeClock() });
+    const gate = createInflightGate();
     const outer = new AbortController();
     outer.abort(new Error('client went away'));
     let inner!: AbortSignal;
@@ -163,7 +133,7 @@ describe('the in-flight gate', () => {
   });
 
   it("stops listening to the caller's signal once the handler settles", async () => {
-    const gate = createInflightGate({ clock: new FakeClock() });
+    const gate = createInflightGate();
     const outer = new AbortController();
     const d = deferred();
     const run = gate.run(() => d.promise, { signal: outer.signal });
@@ -174,7 +144,7 @@ describe('the in-flight gate', () => {
   });
 
   it('abortAll without a reason says the server is shutting down', async () => {
-    const gate = createInflightGate({ clock: new FakeClock() });
+    const gate = createInflightGate();
     let signal!: AbortSignal;
     const d = deferred();
     void gate.run((s) => {

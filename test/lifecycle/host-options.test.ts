@@ -4,87 +4,41 @@
  * timer on the real clock. Hand-written fakes throughout; the real clock only where the
  * point is what Node does with a real timer, and then no test waits for it to fire.
  */
-import { EventEmitter } from 'node:events';
-import type { Readable, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
-import { createLifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
-import type { Log } from '../../src/log.js';
-import { FakeClock, flush } from '../support/fake-clock.js';
-import { createHarness, deferred, FakeStdin, FakeStdout } from '../support/lifecycle-harness.js';
-
-function recordingLog() {
-  const lines: string[] = [];
-  const log: Log = { line: (t) => lines.push(t), warn: (t) => lines.push(`QMD Warning: ${t}`) };
-  return { lines, log };
-}
-
-/** Options with every source faked; the test overrides what it is about. */
-function fakes(overrides: Partial<LifecycleOptions> = {}) {
-  const clock = new FakeClock();
-  const stdin = new FakeStdin();
-  const stdout = new FakeStdout();
-  const signals = new EventEmitter();
-  const exits: number[] = [];
-  let exitCode: unknown;
-  const { lines, log } = recordingLog();
-  const options: LifecycleOptions = {
-    closeTransport: () => {},
-    disposeStore: () => {},
-    stdin: stdin as unknown as Readable,
-    stdout: stdout as unknown as Writable,
-    signals: signals as unknown as NonNullable<LifecycleOptions['signals']>,
-    parent: { ppid: () => 4242, intervalMs: 100 },
-    clock,
-    log,
-    exitCode: {
-      get: () => exitCode,
-      set: (code) => {
-        exitCode = code;
-      },
-    },
-    exit: (code) => exits.push(code),
-    activeResources: () => [],
-    ...overrides,
-  };
-  const listeners = () => ({
-    stdin: stdin.listenerCount('end') + stdin.listenerCount('close'),
-    stdout: stdout.listenerCount('error'),
-    signals: signals.listenerCount('SIGTERM') + signals.listenerCount('SIGINT') + signals.listenerCount('SIGHUP'),
-  });
-  return { options, clock, stdin, stdout, signals, exits, lines, listeners, exitCode: () => exitCode };
-}
+import { createLifecycle } from '../../src/lifecycle/host.js';
+import { type Log, silentLog } from '../../src/log.js';
+import { deferred } from '../support/deferred.js';
+import { flush } from '../support/fake-clock.js';
+import { createHarness, DETACHED } from '../support/lifecycle-harness.js';
 
 describe('starting', () => {
   it('nothing listens until start(), and a second start() changes nothing', async () => {
-    const f = fakes();
-    const lifecycle = createLifecycle(f.options);
-    expect(f.listeners()).toEqual({ stdin: 0, stdout: 0, signals: 0 });
-    expect(f.clock.pending()).toBe(0);
-    lifecycle.start();
-    lifecycle.start();
-    expect(f.listeners()).toEqual({ stdin: 2, stdout: 1, signals: 3 });
-    expect(f.clock.pending('unref')).toBe(1);
-    f.signals.emit('SIGTERM');
-    await lifecycle.done;
-    expect(f.lines.filter((l) => l.startsWith('Shutting down'))).toEqual(['Shutting down (SIGTERM)...']);
+    const h = createHarness({ start: false });
+    expect(h.listeners()).toEqual({ stdin: 0, stdout: 0, signals: 0 });
+    expect(h.clock.pending()).toBe(0);
+    h.start();
+    h.start();
+    expect(h.listeners()).toEqual({ stdin: 2, stdout: 1, signals: 3 });
+    expect(h.clock.pending('unref')).toBe(1);
+    h.signal('SIGTERM');
+    await h.lifecycle.done;
+    expect(h.lines.filter((l) => l.startsWith('Shutting down'))).toEqual(['Shutting down (SIGTERM)...']);
   });
 
   it('in HTTP mode (no stdin) the HTTP server stopping is the trigger', async () => {
-    const f = fakes({ stdin: null });
-    const lifecycle = startLifecycle(f.options);
-    expect(f.listeners().stdin).toBe(0);
-    lifecycle.trigger({ type: 'http.stop' });
-    const output = await lifecycle.done;
-    expect(f.lines[0]).toBe('Shutting down (HTTP server stopped)...');
+    const h = createHarness({ stdin: null });
+    expect(h.listeners().stdin).toBe(0);
+    h.lifecycle.trigger({ type: 'http.stop' });
+    const output = await h.lifecycle.done;
+    expect(h.lines[0]).toBe('Shutting down (HTTP server stopped)...');
     expect(output.reason).toBe('HTTP server stopped');
   });
 
   it('trigger() stamps the exit code already set', async () => {
-    const f = fakes({ exitCode: { get: () => '5', set: () => {} } });
-    const lifecycle = startLifecycle(f.options);
-    lifecycle.trigger({ type: 'parent.gone' });
-    expect((await lifecycle.done).exitCode).toBe(5);
+    const h = createHarness({ priorExitCode: '5' });
+    h.lifecycle.trigger({ type: 'parent.gone' });
+    expect((await h.lifecycle.done).exitCode).toBe(5);
   });
 });
 
@@ -114,7 +68,6 @@ describe('a lifecycle whose own effects throw', () => {
     [new Error('stderr exploded'), 'stderr exploded'],
     ['plain words', 'plain words'],
   ])('still finishes (exit 1) when the log throws %j', async (thrown, message) => {
-    const f = fakes();
     const lines: string[] = [];
     const log: Log = {
       line: (t) => {
@@ -123,9 +76,9 @@ describe('a lifecycle whose own effects throw', () => {
       },
       warn: (t) => lines.push(`QMD Warning: ${t}`),
     };
-    const lifecycle = startLifecycle({ ...f.options, log });
-    f.stdin.end();
-    const output = await lifecycle.done;
+    const h = createHarness({ log });
+    h.stdin.end();
+    const output = await h.lifecycle.done;
     expect(output).toEqual({
       exitCode: 1,
       reason: 'unknown',
@@ -138,12 +91,12 @@ describe('a lifecycle whose own effects throw', () => {
       `QMD Warning: the lifecycle machine failed: ${message}`,
       'Shutdown complete in 0 ms: lifecycle error, exit 1',
     ]);
-    expect(f.exitCode()).toBe(1);
+    expect(h.exitCode).toBe(1);
     // The actor failed before detaching its sources: finishing lets go of them.
-    expect(f.listeners().stdin).toBe(0);
-    expect(f.clock.pending()).toBe(1); // the watchdog, not the parent poll
-    await f.clock.advance(1000);
-    expect(f.exits).toEqual([1]);
+    expect(h.listeners().stdin).toBe(0);
+    expect(h.clock.pending()).toBe(1); // the watchdog, not the parent poll
+    await h.clock.advance(1000);
+    expect(h.exits).toEqual([1]);
   });
 });
 
@@ -181,19 +134,9 @@ describe('the keep-alive timer, on the real clock', () => {
     process.on('warning', onWarning);
     try {
       const closing = deferred();
-      const { log } = recordingLog();
-      const lifecycle = startLifecycle({
-        closeTransport: () => closing.promise,
-        disposeStore: () => {},
-        stdin: null,
-        stdout: null,
-        signals: null,
-        parent: null,
-        log,
-        exitCode: { get: () => undefined, set: () => {} },
-        exit: () => {},
-        activeResources: () => [],
-      });
+      // The clock is the one default here: Node's own timers.
+      const lifecycle = createLifecycle({ ...DETACHED, log: silentLog, activeResources: () => [] });
+      lifecycle.start({ closeTransport: () => closing.promise, disposeStore: () => {} });
       const before = timeouts();
       void lifecycle.shutdown();
       await flush();

@@ -3,12 +3,11 @@
  * a fake clock: what a user could observe — the order of teardown calls, the exit code, the
  * stderr lines.
  */
-import { PassThrough, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { startLifecycle } from '../../src/lifecycle/host.js';
 import { createLog } from '../../src/log.js';
-import { FakeClock, flush } from '../support/fake-clock.js';
-import { createHarness } from '../support/lifecycle-harness.js';
+import { flush } from '../support/fake-clock.js';
+import { createHarness, FakeStdin } from '../support/lifecycle-harness.js';
 
 describe('the host, by scenario', () => {
   it('stdin end tears down in order and exits 0', async () => {
@@ -72,50 +71,19 @@ describe('the host, by scenario', () => {
     expect(h.state()).toBe('done');
   });
 
-  it('a stdin that had already ended starts teardown at once', async () => {
-    const stdin = new PassThrough();
-    stdin.resume();
-    stdin.end();
-    await new Promise((resolve) => stdin.once('end', resolve));
-    expect(stdin.readableEnded).toBe(true);
-    const lines: string[] = [];
-    const lifecycle = startLifecycle({
-      closeTransport: () => {},
-      disposeStore: () => {},
-      stdin,
-      stdout: null,
-      signals: null,
-      parent: null,
-      clock: new FakeClock(),
-      log: { line: (t) => lines.push(t), warn: (t) => lines.push(t) },
-      exitCode: { get: () => undefined, set: () => {} },
-      exit: () => {},
-    });
-    const output = await lifecycle.done;
-    expect(lines[0]).toBe('Shutting down (stdin closed)...');
-    expect(output.exitCode).toBe(0);
-    expect(stdin.listenerCount('end') + stdin.listenerCount('close')).toBe(0);
-  });
-
-  it('a destroyed stdin starts teardown at once', async () => {
-    const stdin = new PassThrough();
-    stdin.destroy();
-    const lines: string[] = [];
-    const lifecycle = startLifecycle({
-      closeTransport: () => {},
-      disposeStore: () => {},
-      stdin,
-      stdout: null,
-      signals: null,
-      parent: null,
-      clock: new FakeClock(),
-      log: { line: (t) => lines.push(t), warn: (t) => lines.push(t) },
-      exitCode: { get: () => undefined, set: () => {} },
-      exit: () => {},
-    });
-    const output = await lifecycle.done;
-    expect(lines[0]).toBe('Shutting down (stdin closed)...');
-    expect(output.reason).toBe('stdin closed');
+  // A stdin that ended or was destroyed before anyone listened never emits again; the host
+  // asks it at start (real streams in that state: adapters.test.ts).
+  it.each([
+    ['had already ended', (stdin: FakeStdin) => stdin.end()],
+    ['was already destroyed', (stdin: FakeStdin) => stdin.close()],
+  ])('a stdin that %s starts teardown at once', async (_, gone) => {
+    const stdin = new FakeStdin();
+    gone(stdin);
+    const h = createHarness({ stdin });
+    const output = await h.lifecycle.done;
+    expect(h.lines[0]).toBe('Shutting down (stdin closed)...');
+    expect([output.reason, output.exitCode]).toEqual(['stdin closed', 0]);
+    expect(h.listeners().stdin).toBe(0);
   });
 
   it('a drain-deadline miss is logged but is not a failure', async () => {

@@ -4,8 +4,7 @@
  * Time is the fake clock's; nothing here waits for real time.
  */
 import { describe, expect, it } from 'vitest';
-import { startLifecycle } from '../../src/lifecycle/host.js';
-import { FakeClock, flush } from '../support/fake-clock.js';
+import { flush } from '../support/fake-clock.js';
 import { createHarness, type Harness } from '../support/lifecycle-harness.js';
 
 const summary = (h: Harness) => h.lines.find((l) => l.startsWith('Shutdown complete'));
@@ -53,25 +52,13 @@ describe('the summary line', () => {
   });
 
   it('a step that rejects with something other than an Error is described by its text', async () => {
-    const lines: string[] = [];
-    const lifecycle = startLifecycle({
-      closeTransport: () => Promise.reject('socket gone'),
-      disposeStore: () => Promise.reject(42),
-      stdin: null,
-      stdout: null,
-      signals: null,
-      parent: null,
-      clock: new FakeClock(),
-      log: { line: (t) => lines.push(t), warn: (t) => lines.push(`QMD Warning: ${t}`) },
-      exitCode: { get: () => undefined, set: () => {} },
-      exit: () => {},
-    });
-    const output = await lifecycle.shutdown('maintenance');
+    const h = createHarness({ closeTransport: { reject: 'socket gone' }, disposeStore: { reject: 42 } });
+    const output = await h.lifecycle.shutdown('maintenance');
     expect(output.failedSteps).toEqual([
       { step: 'closeTransport', error: 'socket gone' },
       { step: 'disposeStore', error: '42' },
     ]);
-    expect(lines[0]).toBe('Shutting down (maintenance)...');
+    expect(h.lines[0]).toBe('Shutting down (maintenance)...');
     expect(output.summary).toBe(
       'maintenance: drained, failed: closeTransport (socket gone), disposeStore (42), exit 1',
     );

@@ -7,8 +7,11 @@
  * one default not exercised here: the spawned test (process.test.ts) sees it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLifecycle } from '../../src/lifecycle/host.js';
+import { createLifecycle } from '../../src/lifecycle/host.js';
+import { silentLog } from '../../src/log.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { DETACHED } from '../support/lifecycle-harness.js';
+import { recordingLog } from '../support/recording-log.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
@@ -44,15 +47,14 @@ describe('sources default to the process', () => {
     const before = snapshotListeners();
     cleanUpAfter(before);
     const clock = new FakeClock();
-    const lines: string[] = [];
-    const lifecycle = startLifecycle({
-      closeTransport: () => {},
-      disposeStore: () => {},
+    const log = recordingLog();
+    const lifecycle = createLifecycle({
       clock,
-      log: { line: (t) => lines.push(t), warn: (t) => lines.push(t) },
+      log,
       exitCode: { get: () => undefined, set: () => {} },
       exit: () => {},
     });
+    lifecycle.start({ closeTransport: () => {}, disposeStore: () => {} });
     expect(SIGNALS.map((s) => process.listenerCount(s) - before.signals[SIGNALS.indexOf(s)]!.length)).toEqual([
       1, 1, 1,
     ]);
@@ -65,7 +67,7 @@ describe('sources default to the process', () => {
     expect(clock.pending('unref')).toBe(1);
 
     await lifecycle.shutdown();
-    expect(lines[0]).toBe('Shutting down (shutdown requested)...');
+    expect(log.lines[0]).toBe('Shutting down (shutdown requested)...');
     expect(process.stdin.listenerCount('end') + process.stdin.listenerCount('close')).toBe(before.stdin);
   });
 
@@ -76,17 +78,9 @@ describe('sources default to the process', () => {
     });
     const run = async (prior: number | undefined, disposeStore: () => void) => {
       process.exitCode = prior;
-      const lifecycle = startLifecycle({
-        closeTransport: () => {},
-        disposeStore,
-        stdin: null,
-        stdout: null,
-        signals: null,
-        parent: null,
-        clock: new FakeClock(),
-        log: { line: () => {}, warn: () => {} },
-        exit: () => {},
-      });
+      // The exit code slot is the one default here: process.exitCode.
+      const lifecycle = createLifecycle({ ...DETACHED, exitCode: undefined, clock: new FakeClock(), log: silentLog });
+      lifecycle.start({ closeTransport: () => {}, disposeStore });
       const output = await lifecycle.shutdown();
       return [output.exitCode, process.exitCode];
     };
@@ -101,27 +95,16 @@ describe('sources default to the process', () => {
 
   it('the watchdog names what process.getActiveResourcesInfo() reports', async () => {
     const clock = new FakeClock();
-    const warnings: string[] = [];
+    const log = recordingLog();
     const exits: number[] = [];
-    const lifecycle = startLifecycle({
-      closeTransport: () => {},
-      disposeStore: () => {},
-      stdin: null,
-      stdout: null,
-      signals: null,
-      parent: null,
-      clock,
-      watchdogMs: 10,
-      log: { line: () => {}, warn: (t) => warnings.push(t) },
-      exitCode: { get: () => undefined, set: () => {} },
-      exit: (code) => exits.push(code),
-    });
+    const lifecycle = createLifecycle({ ...DETACHED, clock, watchdogMs: 10, log, exit: (code) => exits.push(code) });
+    lifecycle.start({ closeTransport: () => {}, disposeStore: () => {} });
     await lifecycle.shutdown();
     await clock.advance(10);
     expect(exits).toEqual([0]);
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^still running 10 ms after teardown; held by: (.+)\. Exiting with code 0\.$/);
-    expect(warnings[0]).not.toContain('held by: unknown');
+    expect(log.warnings).toHaveLength(1);
+    expect(log.warnings[0]).toMatch(/^still running 10 ms after teardown; held by: (.+)\. Exiting with code 0\.$/);
+    expect(log.warnings[0]).not.toContain('held by: unknown');
   });
 
   it('logs to process.stderr, guarding it against EPIPE once', async () => {
@@ -131,18 +114,12 @@ describe('sources default to the process', () => {
         if (!before.includes(l)) process.stderr.off('error', l as () => void);
       }
     });
-    const start = () =>
-      startLifecycle({
-        closeTransport: () => {},
-        disposeStore: () => {},
-        stdin: null,
-        stdout: null,
-        signals: null,
-        parent: null,
-        clock: new FakeClock(),
-        exitCode: { get: () => undefined, set: () => {} },
-        exit: () => {},
-      });
+    const start = () => {
+      // The log is the one default here: a writer over process.stderr.
+      const lifecycle = createLifecycle({ ...DETACHED, clock: new FakeClock() });
+      lifecycle.start({ closeTransport: () => {}, disposeStore: () => {} });
+      return lifecycle;
+    };
     const lifecycles = [start(), start()];
     expect(process.stderr.listenerCount('error')).toBe(before.length + 1);
     // Two breadcrumbs and two summaries reach the test's stderr.

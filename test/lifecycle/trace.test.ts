@@ -7,6 +7,7 @@ import { lifecycleMachine } from '../../machines/lifecycle.js';
 import { createTraceWriter } from '../../src/lifecycle/trace.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
 import { createHarness } from '../support/lifecycle-harness.js';
+import { recordingLog } from '../support/recording-log.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -143,8 +144,8 @@ describe('the trace writer on its own', () => {
     const file = traceFile();
     const clock = new FakeClock();
     await clock.advance(1000);
-    const warnings: string[] = [];
-    const writer = createTraceWriter(file, clock, { line: () => {}, warn: (t) => warnings.push(t) }, clock.now());
+    const log = recordingLog();
+    const writer = createTraceWriter(file, clock, log, clock.now());
     // No host around it: an inspection event the writer could not handle would throw here.
     const actor = createActor(instant, { input: {}, clock, inspect: writer.observe }).start();
     await clock.advance(7.456);
@@ -155,7 +156,7 @@ describe('the trace writer on its own', () => {
     const output = await toPromise(actor);
     writer.close();
     writer.close();
-    expect(warnings).toEqual([]);
+    expect(log.warnings).toEqual([]);
     const lines = read(file);
     expect(lines.map((l) => [l.ms, l.event, l.state])).toEqual([
       [0, 'xstate.init', 'connected'],
@@ -168,17 +169,14 @@ describe('the trace writer on its own', () => {
   });
 
   it('a failed write is warned about once, and it stops trying', async () => {
-    const warnings: string[] = [];
+    const log = recordingLog();
     const clock = new FakeClock();
-    const writer = createTraceWriter('/proc/qmd-no-such-dir/trace.jsonl', clock, {
-      line: () => {},
-      warn: (t) => warnings.push(t),
-    });
+    const writer = createTraceWriter('/proc/qmd-no-such-dir/trace.jsonl', clock, log);
     const actor = createActor(instant, { input: {}, clock, inspect: writer.observe }).start();
     actor.send({ type: 'stdin.end' });
     await toPromise(actor);
     writer.close();
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^cannot write the lifecycle trace to \/proc\/qmd-no-such-dir\/trace\.jsonl: /);
+    expect(log.warnings).toHaveLength(1);
+    expect(log.warnings[0]).toMatch(/^cannot write the lifecycle trace to \/proc\/qmd-no-such-dir\/trace\.jsonl: /);
   });
 });

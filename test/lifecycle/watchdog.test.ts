@@ -5,20 +5,21 @@
 import { describe, expect, it } from 'vitest';
 import { armWatchdog, DEFAULT_WATCHDOG_MS, summarizeResources } from '../../src/lifecycle/watchdog.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { recordingLog } from '../support/recording-log.js';
 
 function arm(activeResources: () => string[], ms = 300) {
   const clock = new FakeClock();
-  const warnings: string[] = [];
+  const log = recordingLog();
   const exits: number[] = [];
   const disarm = armWatchdog({
     clock,
-    log: { line: () => {}, warn: (t) => warnings.push(t) },
+    log,
     ms,
     exitCode: 2,
     activeResources,
     exit: (code) => exits.push(code),
   });
-  return { clock, warnings, exits, disarm };
+  return { clock, warnings: log.warnings, exits, disarm };
 }
 
 describe('the watchdog', () => {

@@ -1,15 +1,16 @@
 import type { Llama, LlamaModel } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder, type Embedder, type EmbedderOptions, type LlamaModule } from '../../src/llm/index.js';
+import { silentLog } from '../../src/log.js';
+import { deferred } from '../support/deferred.js';
 import { flush } from '../support/fake-clock.js';
 import { tinyModelPath } from '../support/gguf.js';
-import { deferred, settled } from './helpers.js';
+import { settled } from './helpers.js';
 
-const quiet = { line: () => {}, warn: () => {} };
 const DISPOSED = { name: 'LlmError', code: 'DISPOSED' };
 
 function embedder(options: Partial<EmbedderOptions> = {}): Embedder {
-  return createEmbedder({ model: tinyModelPath(), log: quiet, maxThreads: 2, ...options });
+  return createEmbedder({ model: tinyModelPath(), log: silentLog, maxThreads: 2, ...options });
 }
 
 // Holds the process's one Llama for the whole file (src/llm/llama.ts): each test's embedder

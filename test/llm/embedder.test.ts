@@ -3,14 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder, type Embedder, type LlamaModule } from '../../src/llm/index.js';
+import { silentLog } from '../../src/log.js';
 import { TINY_DIMENSIONS, tinyModelPath, writeTinyModel } from '../support/gguf.js';
-
-const quiet = { line: () => {}, warn: () => {} };
 
 describe('an embedder on the tiny model', () => {
   let embedder: Embedder;
   beforeAll(() => {
-    embedder = createEmbedder({ model: tinyModelPath(), log: quiet, maxThreads: 2 });
+    embedder = createEmbedder({ model: tinyModelPath(), log: silentLog, maxThreads: 2 });
   });
   afterAll(() => embedder.dispose());
 
@@ -31,7 +30,7 @@ describe('an embedder on the tiny model', () => {
   });
 
   it('gives the same vectors in another embedder on the same model', async () => {
-    const other = createEmbedder({ model: tinyModelPath(), log: quiet, maxThreads: 2 });
+    const other = createEmbedder({ model: tinyModelPath(), log: silentLog, maxThreads: 2 });
     try {
       expect(await other.embed('the note')).toEqual(await embedder.embed('the note'));
     } finally {
@@ -71,7 +70,7 @@ describe('fingerprint', () => {
     return import('node-llama-cpp');
   };
   const fingerprintOf = async (file: string): Promise<string> => {
-    const embedder = createEmbedder({ model: file, importLlama, log: quiet });
+    const embedder = createEmbedder({ model: file, importLlama, log: silentLog });
     try {
       return await embedder.fingerprint();
     } finally {

@@ -1,21 +1,5 @@
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve: (value: T) => void;
-  reject: (error: unknown) => void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+import { spawnProcess, waitForExit } from '../support/spawn.js';
 
 /** How a promise settled, without throwing: for asserting on several calls at once. */
 export function settled<T>(promise: Promise<T>): Promise<{ value?: T; error?: unknown }> {
@@ -35,35 +19,22 @@ export interface ChildResult {
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * Runs `test/llm/fixtures/NAME.ts` in a fresh node (through tsx) and resolves when it exits.
- * The bound only stops a runaway child; the test waits for the exit, not for time.
+ * Runs `test/llm/fixtures/NAME.ts` in a fresh node (through tsx) and resolves when it exits,
+ * with all of its output. The bound only stops a runaway child (SIGKILL, and the test fails).
  */
-export function runFixture(
+export async function runFixture(
   name: string,
   args: string[] = [],
   env: NodeJS.ProcessEnv = {},
   boundMs = 50_000, // below vitest's 60 s test timeout: a timed-out test leaves no child behind
 ): Promise<ChildResult> {
   const file = fileURLToPath(new URL(`./fixtures/${name}.ts`, import.meta.url));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const bound = setTimeout(() => child.kill('SIGKILL'), boundMs);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(bound);
-      resolve({ code, signal, stdout, stderr });
-    });
+  const p = spawnProcess(process.execPath, ['--import', 'tsx', file, ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  await waitForExit(p, boundMs);
+  const exit = await p.closed;
+  return { ...exit, stdout: p.stdout(), stderr: p.stderr() };
 }

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEmbedder, DEFAULT_EMBED_MODEL, type LlamaModule } from '../../src/llm/index.js';
+import { silentLog } from '../../src/log.js';
 import { TINY_DIMENSIONS, tinyModelPath } from '../support/gguf.js';
 
-const quiet = { line: () => {}, warn: () => {} };
 const UNAVAILABLE = { name: 'LlmError', code: 'MODEL_UNAVAILABLE' };
 
 // One llama.cpp start for the file: the tests' embedders share the keeper's (src/llm/llama.ts).
-const keeper = createEmbedder({ model: tinyModelPath(), log: quiet, maxThreads: 2 });
+const keeper = createEmbedder({ model: tinyModelPath(), log: silentLog, maxThreads: 2 });
 beforeAll(() => keeper.dimensions());
 afterAll(() => keeper.dispose());
 
@@ -34,7 +34,7 @@ describe('a model that is not there', () => {
   });
 
   it('a missing file is MODEL_UNAVAILABLE, found out before loading llama.cpp', async () => {
-    const e = createEmbedder({ model: '/nonexistent/model.gguf', log: quiet, importLlama });
+    const e = createEmbedder({ model: '/nonexistent/model.gguf', log: silentLog, importLlama });
     await expect(e.embed('the note')).rejects.toMatchObject({
       ...UNAVAILABLE,
       message: expect.stringContaining('/nonexistent/model.gguf'),
@@ -48,7 +48,7 @@ describe('a model that is not there', () => {
   it('a file llama.cpp cannot read is MODEL_UNAVAILABLE, and later calls get the same error', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'qmd-llm-bad-')), 'bad.gguf');
     writeFileSync(file, 'this is not a GGUF file');
-    const e = createEmbedder({ model: file, log: quiet, importLlama });
+    const e = createEmbedder({ model: file, log: silentLog, importLlama });
     const first = await e.embed('the note').catch((error: unknown) => error);
     expect(first).toMatchObject({ ...UNAVAILABLE, message: expect.stringContaining('could not load') });
     await expect(e.embed('the note')).rejects.toBe(first);
@@ -74,7 +74,7 @@ describe('hf: models', () => {
   });
 
   it('not cached and no network: MODEL_UNAVAILABLE that says so, without waiting on retries', async () => {
-    const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, log: quiet });
+    const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, log: silentLog });
     await expect(e.embed('the note')).rejects.toMatchObject({
       ...UNAVAILABLE,
       message: expect.stringMatching(/unreachable.*no network\?.*BM25/s),
@@ -83,7 +83,7 @@ describe('hf: models', () => {
   });
 
   it('not cached and downloads off: MODEL_UNAVAILABLE', async () => {
-    const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, download: false, log: quiet });
+    const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, download: false, log: silentLog });
     await expect(e.embed('the note')).rejects.toMatchObject({
       ...UNAVAILABLE,
       message: expect.stringContaining('downloads are off'),
@@ -94,7 +94,7 @@ describe('hf: models', () => {
   it('cached: resolves from the models directory without the network', async () => {
     // node-llama-cpp's file name for the URI (the peer qmd's cache has the same name).
     copyFileSync(tinyModelPath(), join(modelsDir, 'hf_ggml-org_embeddinggemma-300M-Q8_0.gguf'));
-    const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, log: quiet, maxThreads: 2 });
+    const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, log: silentLog, maxThreads: 2 });
     try {
       expect(await e.embed('the note')).toHaveLength(TINY_DIMENSIONS);
     } finally {

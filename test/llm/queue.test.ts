@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SerialQueue } from '../../src/llm/queue.js';
+import { deferred } from '../support/deferred.js';
 import { flush } from '../support/fake-clock.js';
-import { deferred, settled } from './helpers.js';
+import { settled } from './helpers.js';
 
 describe('SerialQueue', () => {
   it('runs one task at a time, in order', async () => {

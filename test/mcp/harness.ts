@@ -4,11 +4,12 @@ import { dirname, join } from 'node:path';
 import { type CallToolResult, Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { parseFailpoints } from '../../src/failpoints.js';
-import { createInflightGate, type InflightGate } from '../../src/lifecycle/gate.js';
-import type { Log } from '../../src/log.js';
+import type { InflightGate } from '../../src/lifecycle/gate.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store, StoreOptions } from '../../src/store/types.js';
+import { probedGate } from '../support/gate-probe.js';
+import { type RecordingLog, recordingLog } from '../support/recording-log.js';
 
 /** 40 lines for `get` to slice; it says WAL four times to `pools.md`'s once, at a similar length. */
 const sqliteNote = [
@@ -39,26 +40,17 @@ export const corpus: Record<string, string> = {
   'secret.md': '# Secret\n\nzebrafish password hunter2\n',
 };
 
-export interface Captured extends Log {
-  readonly lines: string[];
-  readonly warnings: string[];
-}
-
-export function captureLog(): Captured {
-  const lines: string[] = [];
-  const warnings: string[] = [];
-  return { lines, warnings, line: (text) => lines.push(text), warn: (text) => warnings.push(text) };
-}
-
 export interface Harness {
   dir: string;
   store: Store;
   gate: InflightGate;
   server: McpServer;
   client: Client;
-  log: Captured;
+  log: RecordingLog;
   /** Counts `handler.started`: resolves the next waiter each time a handler enters the gate. */
   nextStart(): Promise<void>;
+  /** Counts `handler.settled`: resolves the next waiter each time a handler leaves the gate. */
+  nextSettle(): Promise<void>;
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   close(): Promise<void>;
 }
@@ -88,9 +80,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   if (options.embed) await store.embed();
   for (const [path, text] of Object.entries(options.contexts ?? {})) store.setContext(path, text);
 
-  const starts: Array<() => void> = [];
-  const gate = createInflightGate({ onStarted: () => starts.shift()?.() });
-  const log = captureLog();
+  const { gate, nextStart, nextSettle } = probedGate();
+  const log = recordingLog();
   const server = createMcpServer({
     store,
     gate,
@@ -113,7 +104,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     server,
     client,
     log,
-    nextStart: () => new Promise<void>((resolve) => starts.push(resolve)),
+    nextStart,
+    nextSettle,
     call: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult,
     async close() {
       await client.close().catch(() => {});

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder } from '../../src/llm/index.js';
+import { silentLog } from '../../src/log.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { type Harness, startHarness, textOf } from './harness.js';
 
@@ -17,9 +18,8 @@ interface Structured {
 }
 const structured = (result: { structuredContent?: unknown }): Structured => result.structuredContent as Structured;
 
-const quiet = { line: () => {}, warn: () => {} };
 // Holds the process's one Llama for the whole file (src/llm/llama.ts).
-const keeper = createEmbedder({ model: tinyModelPath(), log: quiet, maxThreads: 1 });
+const keeper = createEmbedder({ model: tinyModelPath(), log: silentLog, maxThreads: 1 });
 
 describe('on an embedded index', () => {
   let h: Harness;

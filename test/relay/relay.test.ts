@@ -7,8 +7,9 @@ import { Duplex, PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createInflightGate } from '../../src/lifecycle/gate.js';
 import { createRelay, type Upstream } from '../../src/relay/relay.js';
+import { deferred } from '../support/deferred.js';
 import { flush } from '../support/fake-clock.js';
-import { deferred } from '../support/lifecycle-harness.js';
+import { recordingLog } from '../support/recording-log.js';
 
 /** One upstream as the server sees it: what the relay wrote, and a way to answer. */
 function fakeServer() {
@@ -57,13 +58,13 @@ function setup(servers: Array<ReturnType<typeof fakeServer>>) {
     lines.push(...parts);
   });
   const gate = createInflightGate();
-  const warnings: string[] = [];
+  const log = recordingLog();
   const opens: Array<ReturnType<typeof deferred<Upstream | null>>> = [];
   const relay = createRelay({
     stdin,
     stdout,
     gate,
-    log: { line: () => {}, warn: (t) => warnings.push(t) },
+    log,
     maxLineBytes: 1000,
     open: () => {
       const next = servers[opens.length];
@@ -76,7 +77,7 @@ function setup(servers: Array<ReturnType<typeof fakeServer>>) {
   relay.start();
   const send = (message: object | string) =>
     stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
-  return { relay, gate, lines, parsed: () => lines.map((l) => JSON.parse(l)), warnings, send, opens };
+  return { relay, gate, lines, parsed: () => lines.map((l) => JSON.parse(l)), warnings: log.warnings, send, opens };
 }
 
 const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18' } };

@@ -9,15 +9,16 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Failpoints } from '../../src/failpoints.js';
 import { createEmbedder } from '../../src/llm/index.js';
+import { silentLog } from '../../src/log.js';
 import { chunkNote, promptFormat } from '../../src/store/chunks.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/index.js';
 import { TINY_DIMENSIONS, tinyModelPath, writeTinyModel } from '../support/gguf.js';
+import { recordingLog } from '../support/recording-log.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
-const quiet = { line: () => {}, warn: () => {} };
 // Holds the process's one Llama for the whole file (src/llm/llama.ts): each store's embedder
 // shares it instead of starting llama.cpp again.
-const keeper = createEmbedder({ model: tinyModelPath(), log: quiet, maxThreads: 1 });
+const keeper = createEmbedder({ model: tinyModelPath(), log: silentLog, maxThreads: 1 });
 beforeAll(() => keeper.dimensions());
 afterAll(() => keeper.dispose());
 
@@ -240,8 +241,7 @@ describe('vector and hybrid search', () => {
 
   it('an unavailable model: BM25 with a note and one warning; vsearch says why', async () => {
     await open().embed();
-    const warnings: string[] = [];
-    const log = { line: () => {}, warn: (text: string) => warnings.push(text) };
+    const log = recordingLog();
     const store = open({ embedModel: path.join(box.dir, 'missing.gguf'), log });
     for (let i = 0; i < 2; i++) {
       const result = await store.query('sourdough');
@@ -249,7 +249,7 @@ describe('vector and hybrid search', () => {
       expect(result.note).toMatch(/^the embedding model is unavailable: BM25 only \(no embedding model file at/);
       expect(result.hits[0]?.file).toBe('notes/bread.md');
     }
-    expect(warnings).toHaveLength(1);
+    expect(log.warnings).toHaveLength(1);
     await expectQmdError(() => store.vsearch('sourdough'), 'MODEL_UNAVAILABLE');
   });
 });

@@ -1,48 +1,26 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { generateCorpus } from '../support/corpus.js';
+import { type Spawned, spawnProcess, waitForExit } from '../support/spawn.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
 const fixture = path.join(import.meta.dirname, 'fixtures', 'update.ts');
 const repo = path.resolve(import.meta.dirname, '..', '..');
 
 let box: Sandbox;
-let child: ChildProcess | undefined;
+let child: Spawned | undefined;
 
 beforeEach(() => {
   box = sandbox();
 });
 
 afterEach(() => {
-  if (child?.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  child?.kill();
   box.cleanup();
 });
-
-/** Resolves with stderr so far once `pattern` appears on the child's stderr; rejects if it exits first. */
-function waitForStderr(proc: ChildProcess, pattern: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    proc.stderr?.setEncoding('utf8');
-    proc.stderr?.on('data', (chunk: string) => {
-      text += chunk;
-      if (text.includes(pattern)) resolve(text);
-    });
-    proc.once('exit', (code, signal) =>
-      reject(new Error(`child exited (${code ?? signal}) before "${pattern}":\n${text}`)),
-    );
-  });
-}
-
-function exited(proc: ChildProcess): Promise<NodeJS.Signals | null> {
-  return new Promise((resolve) => {
-    if (proc.exitCode !== null || proc.signalCode !== null) resolve(proc.signalCode);
-    else proc.once('exit', (_code, signal) => resolve(signal));
-  });
-}
 
 describe('all or nothing', () => {
   it('a SIGKILL inside the update transaction leaves the previous index, intact', async () => {
@@ -64,18 +42,18 @@ describe('all or nothing', () => {
     fs.writeFileSync(path.join(notes, 'keep.md'), '# Keep\n\nrewritten words\n');
     fs.rmSync(path.join(notes, 'doomed.md'));
 
-    child = spawn(process.execPath, ['--import', 'tsx', fixture, box.index], {
+    child = spawnProcess(process.execPath, ['--import', 'tsx', fixture, box.index], {
       cwd: repo,
       env: { ...process.env, QMD_FAILPOINTS: 'store.update.write=hang' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    await waitForStderr(child, 'failpoint store.update.write: inside the write transaction');
+    await child.waitForStderr('failpoint store.update.write: inside the write transaction');
     // The child holds the write lock: it is inside its transaction.
     const probe = new Database(box.index, { timeout: 0 });
     expect(() => probe.exec('BEGIN IMMEDIATE')).toThrow(/locked/);
     probe.close();
-    child.kill('SIGKILL');
-    expect(await exited(child)).toBe('SIGKILL');
+    child.kill();
+    expect(await waitForExit(child)).toEqual({ code: null, signal: 'SIGKILL' });
     // The kill left uncommitted frames on disk, which the next open must ignore.
     expect(fs.statSync(`${box.index}-wal`).size).toBeGreaterThan(0);
 
@@ -103,17 +81,14 @@ describe('all or nothing', () => {
     await store.addCollection(notes);
     await store.close();
     box.notes('notes', { 'b.md': '# B\n\nbravo\n' });
-    child = spawn(process.execPath, ['--import', 'tsx', fixture, box.index], {
+    child = spawnProcess(process.execPath, ['--import', 'tsx', fixture, box.index], {
       cwd: repo,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stdout = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    const stderr = await waitForStderr(child, 'updated:');
-    await exited(child);
-    expect(stdout).toBe('');
-    expect(stderr).toContain('"added":1');
+    await child.waitForStderr('updated:');
+    await waitForExit(child);
+    await child.closed;
+    expect(child.stdout()).toBe('');
+    expect(child.stderr()).toContain('"added":1');
   });
 });

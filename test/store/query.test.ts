@@ -6,13 +6,14 @@
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEmbedder, type Embedder, type EmbedderOptions } from '../../src/llm/index.js';
+import { silentLog } from '../../src/log.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/index.js';
 import { tinyModelPath, writeTinyModel } from '../support/gguf.js';
+import { recordingLog } from '../support/recording-log.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
-const quiet = { line: () => {}, warn: () => {} };
 // Holds the process's one Llama for the whole file, as in embeddings.test.ts.
-const keeper = createEmbedder({ model: tinyModelPath(), log: quiet, maxThreads: 1 });
+const keeper = createEmbedder({ model: tinyModelPath(), log: silentLog, maxThreads: 1 });
 beforeAll(() => keeper.dimensions());
 afterAll(() => keeper.dispose());
 
@@ -279,11 +280,8 @@ describe('when vectors cannot answer', () => {
 
   it('the model file is gone: one warning, BM25, and the note says why', async () => {
     await embeddedStore();
-    const warnings: string[] = [];
-    const store = open({
-      embedModel: path.join(box.dir, 'missing.gguf'),
-      log: { line: () => {}, warn: (text) => warnings.push(text) },
-    });
+    const log = recordingLog();
+    const store = open({ embedModel: path.join(box.dir, 'missing.gguf'), log });
     const result = await store.query([
       { type: 'lex', query: 'bread' },
       { type: 'vec', query: 'baking' },
@@ -291,7 +289,7 @@ describe('when vectors cannot answer', () => {
     expect(result.mode).toBe('bm25');
     expect(result.note).toMatch(/^the embedding model is unavailable: BM25 only/);
     expect(result.searches[1]).toMatchObject({ ran: 'skipped' });
-    expect(warnings).toHaveLength(1);
+    expect(log.warnings).toHaveLength(1);
   });
 });
 

@@ -5,12 +5,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEmbedder } from '../../src/llm/index.js';
+import { silentLog } from '../../src/log.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
-const quiet = { line: () => {}, warn: () => {} };
-const keeper = createEmbedder({ model: tinyModelPath(), log: quiet, maxThreads: 1 });
+const keeper = createEmbedder({ model: tinyModelPath(), log: silentLog, maxThreads: 1 });
 beforeAll(() => keeper.dimensions());
 afterAll(() => keeper.dispose());
 

@@ -10,6 +10,7 @@ import { openDatabase } from '../../src/store/database.js';
 import { fuseRankings, RRF_K } from '../../src/store/hybrid.js';
 import type { SearchHit } from '../../src/store/types.js';
 import { normalize, Vectors } from '../../src/store/vectors.js';
+import { recordingLog } from '../support/recording-log.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
 let box: Sandbox;
@@ -162,8 +163,7 @@ describe('Vectors', () => {
   it('an extension that cannot load is one warning, and the scan answers', () => {
     const db = database();
     const hashes = chunks(db, 3);
-    const warnings: string[] = [];
-    const log = { line: () => {}, warn: (text: string) => warnings.push(text) };
+    const log = recordingLog();
     const vectors = new Vectors(db, { extension: true, log });
     // Simulate the failure: load into a closed handle's place by breaking loadExtension.
     (db as unknown as { loadExtension: () => void }).loadExtension = () => {
@@ -172,7 +172,9 @@ describe('Vectors', () => {
     embedAll(db, vectors, 'fp-a', 8, hashes);
     expect(vectors.backend()).toBe('fallback');
     expect(vectors.nearest(unit(3, 8), 'fp-a', 1)[0]?.similarity).toBeCloseTo(1, 5);
-    expect(warnings).toEqual([expect.stringMatching(/^sqlite-vec could not load \(cannot open shared object file\)/)]);
+    expect(log.warnings).toEqual([
+      expect.stringMatching(/^sqlite-vec could not load \(cannot open shared object file\)/),
+    ]);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { type JSONRPCMessage, ReadBuffer, serializeMessage, type Transport } from '@modelcontextprotocol/server';
+import { Changes } from './bounded.js';
 
 /**
  * An MCP client transport over a child the test spawned itself, so the test keeps the
@@ -16,7 +17,7 @@ export class ChildTransport implements Transport {
   readonly sent: string[] = [];
   private readonly buffer = new ReadBuffer();
   private partial = '';
-  private readonly lineWaiters = new Set<() => void>();
+  private readonly changes = new Changes();
 
   constructor(private readonly child: ChildProcess) {}
 
@@ -26,7 +27,7 @@ export class ChildTransport implements Transport {
       const parts = text.split('\n');
       this.partial = parts.pop() ?? '';
       this.lines.push(...parts);
-      for (const wake of [...this.lineWaiters]) wake();
+      this.changes.changed();
       this.buffer.append(chunk);
       for (;;) {
         let message: JSONRPCMessage | null;
@@ -49,25 +50,13 @@ export class ChildTransport implements Transport {
     this.child.stdin?.write(line);
   }
 
-  /** Resolves when a stdout line matches, rejects after `ms` with the lines seen. */
-  waitForLine(match: (line: string) => boolean, ms = 20_000): Promise<string> {
-    const found = () => this.lines.find(match);
-    const now = found();
-    if (now !== undefined) return Promise.resolve(now);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.lineWaiters.delete(check);
-        reject(new Error(`no matching stdout line within ${ms} ms; lines were:\n${this.lines.join('\n')}`));
-      }, ms);
-      const check = (): void => {
-        const line = found();
-        if (line === undefined) return;
-        clearTimeout(timer);
-        this.lineWaiters.delete(check);
-        resolve(line);
-      };
-      this.lineWaiters.add(check);
-    });
+  /** Resolves with the first stdout line that matches, seen already or to come; bounded. */
+  waitForLine(match: (line: string) => boolean, ms?: number): Promise<string> {
+    return this.changes.until(
+      () => this.lines.find(match),
+      () => `a matching stdout line; lines were:\n${this.lines.join('\n')}`,
+      ms,
+    );
   }
 
   /** Writes raw bytes, for malformed-input tests. */

@@ -1,26 +1,12 @@
 import { EventEmitter } from 'node:events';
-import type { Readable, Writable } from 'node:stream';
 import type { LifecycleOutput } from '../../machines/lifecycle.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
-import { type Lifecycle, type LifecycleOptions, startLifecycle } from '../../src/lifecycle/host.js';
+import { createLifecycle, type LifecycleOptions } from '../../src/lifecycle/host.js';
 import type { Log } from '../../src/log.js';
+import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
-
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+import { fakeStep, type StepMode } from './fake-step.js';
+import { recordProcess } from './process-record.js';
 
 /** A stdin that emits exactly what the test says, and reports `readableEnded`/`destroyed` like a stream. */
 export class FakeStdin extends EventEmitter {
@@ -43,8 +29,7 @@ export class FakeStdout extends EventEmitter {
   }
 }
 
-/** How a teardown step behaves: settle on the test's say-so, succeed, fail, or never settle. */
-export type StepMode = 'manual' | 'ok' | 'throw' | 'hang';
+export type { StepMode };
 
 export interface HarnessOptions {
   closeTransport?: StepMode;
@@ -53,8 +38,12 @@ export interface HarnessOptions {
   stepTimeoutMs?: number;
   watchdogMs?: number;
   parentPollMs?: number;
-  priorExitCode?: number;
-  stdin?: FakeStdin;
+  /** What the exit code slot holds before any trigger (`process.exitCode` in production). */
+  priorExitCode?: unknown;
+  /** `null`: stdin is not a client (HTTP mode); `h.stdin` is then connected to nothing. */
+  stdin?: FakeStdin | null;
+  /** `false`: created but not started, as a composition root has it before `start(steps)`. */
+  start?: boolean;
   log?: Log;
   traceFile?: string;
   activeResources?: string[];
@@ -73,76 +62,58 @@ export interface HandlerProbe {
 export type Harness = ReturnType<typeof createHarness>;
 
 /**
- * The real host (`startLifecycle`) with hand-written fakes for every piece of I/O: stdin,
- * stdout, the log, signals, the parent PID, the clock, the exit code and `process.exit`.
+ * Options for a real lifecycle that hears no process-level source and cannot touch the
+ * process: no stdin, stdout, signals or parent watch; the exit code and `exit` are sinks.
+ * Spread it, then name what the test is about.
+ */
+export const DETACHED = {
+  stdin: null,
+  stdout: null,
+  signals: null,
+  parent: null,
+  exitCode: { get: () => undefined, set: () => {} },
+  exit: () => {},
+} satisfies LifecycleOptions;
+
+/**
+ * The one fake lifecycle: the real host (`createLifecycle`, then `start(steps)` as
+ * src/cli/mcp/serve.ts does) with hand-written fakes for every piece of I/O: stdin, stdout,
+ * the log, signals, the parent PID, the clock, the exit code and `process.exit`.
  * `calls` records, in order, every effect a user could observe.
  */
 export function createHarness(options: HarnessOptions = {}) {
   const clock = new FakeClock();
-  const calls: string[] = [];
-  /** When each entry of `calls` happened, on the fake clock (the contract oracle reads it). */
-  const callTimes: number[] = [];
-  const record = (call: string): void => {
-    calls.push(call);
-    callTimes.push(clock.now());
-  };
-  const lines: string[] = [];
+  // `callTimes`: when each entry of `calls` happened, on the fake clock (the contract oracle reads it).
+  const recorded = recordProcess(clock, options.priorExitCode);
+  const { calls, callTimes, record } = recorded;
+  const log = options.log ?? recorded.log;
   const stdin = options.stdin ?? new FakeStdin();
   const stdout = new FakeStdout();
   const signals = new EventEmitter();
-  const exits: number[] = [];
   const pending: Record<'closeTransport' | 'disposeStore', Deferred<void>[]> = { closeTransport: [], disposeStore: [] };
   const stepSignals: AbortSignal[] = [];
   /** Each teardown step as it began: when, and how many handlers were still in flight. */
   const stepLog: Array<{ name: string; at: number; inflight: number; drain: string | null }> = [];
   const handlers: HandlerProbe[] = [];
-  let exitCode: unknown = options.priorExitCode;
   let ppid = 4242;
 
-  const log: Log = options.log ?? {
-    line: (text) => {
-      lines.push(text);
-      record(`log:${text}`);
-    },
-    warn: (text) => {
-      lines.push(`QMD Warning: ${text}`);
-      record(`warn:${text}`);
-    },
-  };
-
-  // Assigned below; a step can begin inside startLifecycle (a stdin that had already ended).
-  let lifecycle: Lifecycle | undefined;
   const step = (name: 'closeTransport' | 'disposeStore', mode: StepMode) => (signal: AbortSignal) => {
     record(name);
     stepSignals.push(signal);
     stepLog.push({
       name,
       at: clock.now(),
-      inflight: lifecycle?.gate.size ?? 0,
-      drain: lifecycle?.actor.getSnapshot().context.drain ?? null,
+      inflight: lifecycle.gate.size,
+      drain: lifecycle.actor.getSnapshot().context.drain,
     });
-    switch (mode) {
-      case 'ok':
-        return Promise.resolve();
-      case 'throw':
-        return Promise.reject(new Error(`${name} exploded`));
-      case 'hang':
-        return new Promise<void>(() => {});
-      case 'manual': {
-        const d = deferred();
-        pending[name].push(d);
-        return d.promise;
-      }
-    }
+    return fakeStep(name, mode, clock, (d) => pending[name].push(d));
   };
 
-  lifecycle = startLifecycle({
-    closeTransport: step('closeTransport', options.closeTransport ?? 'ok'),
-    disposeStore: step('disposeStore', options.disposeStore ?? 'ok'),
-    stdin: stdin as unknown as Readable,
-    stdout: stdout as unknown as Writable,
+  const lifecycle = createLifecycle({
+    stdin: options.stdin === null ? null : stdin,
+    stdout,
     log,
-    signals: signals as unknown as NonNullable<LifecycleOptions['signals']>,
+    signals,
     parent: { ppid: () => ppid, intervalMs: options.parentPollMs ?? 100 },
     clock,
     ...(options.drainTimeoutMs !== undefined && { drainTimeoutMs: options.drainTimeoutMs }),
@@ -150,19 +121,16 @@ export function createHarness(options: HarnessOptions = {}) {
     ...(options.watchdogMs !== undefined && { watchdogMs: options.watchdogMs }),
     ...(options.traceFile !== undefined && { traceFile: options.traceFile }),
     ...(options.inspect !== undefined && { inspect: options.inspect }),
-    exitCode: {
-      get: () => exitCode,
-      set: (code) => {
-        exitCode = code;
-        record(`exitCode=${code}`);
-      },
-    },
-    exit: (code) => {
-      exits.push(code);
-      record(`exit(${code})`);
-    },
+    exitCode: recorded.exitCode,
+    exit: recorded.exit,
     activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
   });
+  const start = (): void =>
+    lifecycle.start({
+      closeTransport: step('closeTransport', options.closeTransport ?? 'ok'),
+      disposeStore: step('disposeStore', options.disposeStore ?? 'ok'),
+    });
+  if (options.start !== false) start();
 
   // What `shutdown()` and `done` resolve with, once teardown completes.
   let output: LifecycleOutput | undefined;
@@ -174,21 +142,23 @@ export function createHarness(options: HarnessOptions = {}) {
     clock,
     calls,
     callTimes,
-    lines,
+    lines: recorded.log.lines,
     stdin,
     stdout,
     signals,
-    exits,
+    exits: recorded.exits,
     pending,
     stepSignals,
     stepLog,
     handlers,
     lifecycle,
+    /** Starts a harness made with `start: false`; a second call changes nothing. */
+    start,
     get exitCode() {
-      return exitCode;
+      return recorded.current;
     },
     set exitCode(value: unknown) {
-      exitCode = value;
+      recorded.current = value;
     },
     /** What `done` resolved with, or `undefined` while teardown has not completed. */
     output: () => output,

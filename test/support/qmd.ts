@@ -58,7 +58,7 @@ export async function runQmd(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const p = spawnProcess(process.execPath, [QMD_BIN, ...args], { env });
   p.child.stdin?.end();
-  const exit = await p.exited;
+  const exit = await p.closed;
   return { code: exit.code, stdout: p.stdout(), stderr: p.stderr() };
 }
 

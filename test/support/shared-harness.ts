@@ -6,10 +6,10 @@ import {
   type OpenedSession,
   type SharedLifecycleOptions,
 } from '../../src/lifecycle/shared-host.js';
+import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
-import { type Deferred, deferred } from './lifecycle-harness.js';
-
-export type SharedStepMode = 'ok' | 'manual' | 'throw' | 'hang';
+import { fakeStep, type StepMode } from './fake-step.js';
+import { recordProcess } from './process-record.js';
 
 export interface SharedHarnessOptions {
   idleTimeoutMs?: number;
@@ -18,11 +18,11 @@ export interface SharedHarnessOptions {
   sessionDrainTimeoutMs?: number;
   sessionStepTimeoutMs?: number;
   watchdogMs?: number;
-  closeListener?: SharedStepMode;
-  disposeStore?: SharedStepMode;
+  closeListener?: StepMode;
+  disposeStore?: StepMode;
   /** How every session's steps behave (`manual`: each session's step waits for `settleStep`). */
-  closeServer?: SharedStepMode;
-  releaseSession?: SharedStepMode;
+  closeServer?: StepMode;
+  releaseSession?: StepMode;
   inspect?: SharedLifecycleOptions['inspect'];
 }
 
@@ -45,63 +45,26 @@ export interface SessionHandler {
  */
 export function createSharedHarness(options: SharedHarnessOptions = {}) {
   const clock = new FakeClock();
-  const calls: string[] = [];
-  const callTimes: number[] = [];
-  const record = (call: string): void => {
-    calls.push(call);
-    callTimes.push(clock.now());
-  };
-  const lines: string[] = [];
+  const recorded = recordProcess(clock);
+  const { calls, callTimes, record } = recorded;
   const signals = new EventEmitter();
-  const exits: number[] = [];
   /** The latest run of each step by name (`closeListener`, `closeServer:session-1`, …) in manual mode. */
   const pending = new Map<string, Deferred<void>>();
   const settledSteps = new WeakSet<Deferred<void>>();
   const sessions = new Map<string, OpenedSession>();
   const handlers: SessionHandler[] = [];
-  let exitCode: unknown;
 
-  const step = (name: string, mode: SharedStepMode) => (): Promise<void> => {
+  const step = (name: string, mode: StepMode) => (): Promise<void> => {
     record(name);
-    switch (mode) {
-      case 'ok':
-        return Promise.resolve();
-      case 'throw':
-        return Promise.reject(new Error(`${name} exploded`));
-      case 'hang':
-        return new Promise<void>(() => {});
-      case 'manual': {
-        const d = deferred();
-        pending.set(name, d);
-        return d.promise;
-      }
-    }
+    return fakeStep(name, mode, clock, (d) => pending.set(name, d));
   };
 
   const lifecycle = createSharedLifecycle({
     clock,
-    log: {
-      line: (text) => {
-        lines.push(text);
-        record(`log:${text}`);
-      },
-      warn: (text) => {
-        lines.push(`QMD Warning: ${text}`);
-        record(`warn:${text}`);
-      },
-    },
-    signals: signals as never,
-    exitCode: {
-      get: () => exitCode,
-      set: (code) => {
-        exitCode = code;
-        record(`exitCode=${code}`);
-      },
-    },
-    exit: (code) => {
-      exits.push(code);
-      record(`exit(${code})`);
-    },
+    log: recorded.log,
+    signals,
+    exitCode: recorded.exitCode,
+    exit: recorded.exit,
     activeResources: () => ['TCPServerWrap'],
     ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
     ...(options.drainTimeoutMs !== undefined && { drainTimeoutMs: options.drainTimeoutMs }),
@@ -125,16 +88,16 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
     clock,
     calls,
     callTimes,
-    lines,
-    exits,
+    lines: recorded.log.lines,
+    exits: recorded.exits,
     pending,
     handlers,
     lifecycle,
     get exitCode() {
-      return exitCode;
+      return recorded.current;
     },
     set exitCode(value: unknown) {
-      exitCode = value;
+      recorded.current = value;
     },
     /** What `done` resolved with, or `undefined` while teardown has not completed. */
     output: () => output,

@@ -3,7 +3,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createInspectObserver, serialize } from '../../src/viz/inspect-observer.js';
-import { fakeLifecycle, recordingLog } from './fakes.js';
+import { createHarness } from '../support/lifecycle-harness.js';
+import { recordingLog } from '../support/recording-log.js';
 
 interface Message {
   type: string;
@@ -64,15 +65,16 @@ describe('createInspectObserver', () => {
     const stdoutWrites = vi.spyOn(process.stdout, 'write');
     const baseline = refdSockets();
     const inspector = await receiver();
-    const { log, warnings } = recordingLog();
+    const log = recordingLog();
+    const { warnings } = log;
     const observer = createInspectObserver(inspector.url, log);
-    const run = fakeLifecycle({ log, closeTransport: { ms: 3 }, disposeStore: { ms: 4 }, inspect: [observer.observe] });
+    const run = createHarness({ log, closeTransport: { ms: 3 }, disposeStore: { ms: 4 }, inspect: [observer.observe] });
 
     const { closed } = await inspector.connected;
     // Two ends of one connection in this process: only the receiver's holds the loop.
     expect(refdSockets()).toBe(baseline + 1);
 
-    run.endStdin();
+    run.stdin.end();
     await run.clock.advance(10);
     expect((await run.lifecycle.done).exitCode).toBe(0);
     await closed;
@@ -111,10 +113,11 @@ describe('createInspectObserver', () => {
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const before = process.getActiveResourcesInfo().length;
 
-    const { log, warnings, firstWarning } = recordingLog();
+    const log = recordingLog();
+    const { warnings, firstWarning } = log;
     const observer = createInspectObserver(`ws://127.0.0.1:${port}`, log);
-    const run = fakeLifecycle({ log, inspect: [observer.observe] });
-    run.endStdin();
+    const run = createHarness({ log, inspect: [observer.observe] });
+    run.stdin.end();
     await run.clock.advance(10);
     expect((await run.lifecycle.done).summary).toBe('stdin closed: drained, all steps ok, exit 0');
 
@@ -141,11 +144,12 @@ describe('createInspectObserver', () => {
     const { port } = silent.address() as { port: number };
     const baseline = refdSockets();
 
-    const { log, warnings } = recordingLog();
+    const log = recordingLog();
+    const { warnings } = log;
     const observer = createInspectObserver(`ws://127.0.0.1:${port}`, log);
-    const run = fakeLifecycle({ log, inspect: [observer.observe] });
+    const run = createHarness({ log, inspect: [observer.observe] });
     await vi.waitFor(() => expect(sockets).toHaveLength(1));
-    run.endStdin();
+    run.stdin.end();
     await run.clock.advance(10);
     await run.lifecycle.done;
 
@@ -159,11 +163,12 @@ describe('createInspectObserver', () => {
 
   it('keeps at most maxPending messages while connecting, and says how many it dropped', async () => {
     const inspector = await receiver({ hold: true });
-    const { log, warnings } = recordingLog();
+    const log = recordingLog();
+    const { warnings } = log;
     const observer = createInspectObserver(inspector.url, log, { maxPending: 5 });
-    const run = fakeLifecycle({ log, inspect: [observer.observe] });
+    const run = createHarness({ log, inspect: [observer.observe] });
     // The whole teardown runs while the handshake is held: everything waits in the queue.
-    run.endStdin();
+    run.stdin.end();
     await run.clock.advance(10);
     await run.lifecycle.done;
     // @statelyai/inspect 0.7.2 hands each event over on its own setTimeout(0); timers of equal
@@ -181,7 +186,8 @@ describe('createInspectObserver', () => {
   });
 
   it('turns an unusable URL into one warning', () => {
-    const { log, warnings } = recordingLog();
+    const log = recordingLog();
+    const { warnings } = log;
     const observer = createInspectObserver('not a url', log);
     observer.observe({ type: '@xstate.event' } as never);
     expect(observer.state()).toBe('failed');

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { createInspectObserver } from '../../src/viz/inspect-observer.js';
 import { type InspectorServer, serveInspector } from '../../src/viz/inspect-server.js';
-import { fakeLifecycle, recordingLog } from './fakes.js';
+import { createHarness } from '../support/lifecycle-harness.js';
+import { recordingLog } from '../support/recording-log.js';
 
 const servers: InspectorServer[] = [];
 afterEach(async () => {
@@ -12,7 +13,8 @@ afterEach(async () => {
 });
 
 async function start() {
-  const { log, lines } = recordingLog();
+  const log = recordingLog();
+  const { lines } = log;
   const server = await serveInspector({ port: 0, log });
   servers.push(server);
   return { server, lines };
@@ -43,10 +45,10 @@ function get(url: string, host?: string): Promise<{ status: number; body: string
 }
 
 async function runLifecycleAgainst(url: string) {
-  const { log } = recordingLog();
+  const log = recordingLog();
   const observer = createInspectObserver(url, log, { pid: 4242 });
-  const run = fakeLifecycle({ log, inspect: [observer.observe] });
-  run.endStdin();
+  const run = createHarness({ log, inspect: [observer.observe] });
+  run.stdin.end();
   await run.clock.advance(10);
   await run.lifecycle.done;
   await vi.waitFor(() => expect(observer.state()).toBe('closed'));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderTimeline } from '../../src/viz/timeline.js';
 import { parseTrace } from '../../src/viz/trace-parse.js';
-import { fakeLifecycle, recordingLog, type StepBehaviour } from './fakes.js';
+import { createHarness, type StepMode } from '../support/lifecycle-harness.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -18,11 +18,10 @@ function traceFile(): string {
 }
 
 /** Records one real run into `file`: serving for 100 ms, then the client closes stdin. */
-async function record(file: string, steps: { closeTransport: StepBehaviour; disposeStore: StepBehaviour }) {
-  const { log } = recordingLog();
-  const run = fakeLifecycle({ log, traceFile: file, ...steps });
+async function record(file: string, steps: { closeTransport: StepMode; disposeStore: StepMode }) {
+  const run = createHarness({ traceFile: file, ...steps });
   await run.clock.advance(100);
-  run.endStdin();
+  run.stdin.end();
   await run.clock.advance(50);
   return run.lifecycle.done;
 }
@@ -58,7 +57,7 @@ describe('renderTimeline', () => {
 
   it('shows a failed step and its error, and the exit code it caused', async () => {
     const file = traceFile();
-    await record(file, { closeTransport: { ms: 5 }, disposeStore: { ms: 7, fail: 'database is locked' } });
+    await record(file, { closeTransport: { ms: 5 }, disposeStore: { ms: 7, reject: new Error('database is locked') } });
     const text = renderTimeline(readFileSync(file, 'utf8'));
 
     expect(rows(text).map((r) => r[1])).toEqual([
@@ -82,7 +81,7 @@ describe('renderTimeline', () => {
   it('shows the last run by default and every run with `all`, and survives a line cut short by a crash', async () => {
     const file = traceFile();
     await record(file, { closeTransport: { ms: 1 }, disposeStore: { ms: 1 } });
-    await record(file, { closeTransport: { ms: 2 }, disposeStore: { ms: 2, fail: 'boom' } });
+    await record(file, { closeTransport: { ms: 2 }, disposeStore: { ms: 2, reject: new Error('boom') } });
     appendFileSync(file, '{"ms":0,"event":"xstate.init","state":"conn');
     const jsonl = readFileSync(file, 'utf8');
 
