@@ -5,18 +5,13 @@
  * (docs/design.md §5). A handler that ignores cancellation must not turn that into a SIGKILL.
  */
 import { Client } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChildTransport } from '../support/child-transport.js';
-import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { indexedWorkspace, qmdEnv, spawnMcp } from '../support/qmd.js';
 import { sdkSession } from '../support/sdk-session.js';
 import { waitForExit } from '../support/spawn.js';
 
-const ws = tempWorkspace();
-beforeAll(async () => {
-  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
-  expect(added.code, added.stderr).toBe(0);
-});
-afterAll(() => ws.cleanup());
+const ws = indexedWorkspace();
 
 /** The default drain timeout (5000 ms) on purpose: longer than the SDK's 2 s grace. */
 const session = (failpoints: string) => sdkSession(qmdEnv(ws.index, { QMD_FAILPOINTS: failpoints }), 'e2e-escalation');

@@ -15,7 +15,7 @@ import { createOriginGuard } from '../../src/mcp/http/guard.js';
 import { createModernLeg } from '../../src/mcp/http/modern.js';
 import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
 import { within } from '../support/bounded.js';
-import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+import { indexedWorkspace, qmdEnv, textOf } from '../support/qmd.js';
 import { recordingLog } from '../support/recording-log.js';
 import { waitForExit } from '../support/spawn.js';
 import {
@@ -29,17 +29,7 @@ import {
   startHttpServer,
 } from './fixtures/http-server.js';
 
-const ws = tempWorkspace();
-beforeAll(async () => {
-  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
-  expect(added.code, added.stderr).toBe(0);
-});
-afterAll(() => ws.cleanup());
-
-type Content = Array<{ type: string; text?: string }>;
-function textOf(result: unknown): string {
-  return (((result as { content?: Content }).content ?? []) as Content).map((c) => c.text ?? '').join('\n');
-}
+const ws = indexedWorkspace();
 
 describe('one shared HTTP server', () => {
   let server: HttpServer;

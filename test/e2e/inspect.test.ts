@@ -13,16 +13,11 @@ import { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type InspectorServer, serveInspector } from '../../src/viz/inspect-server.js';
 import { ChildTransport } from '../support/child-transport.js';
-import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { indexedWorkspace, qmdEnv, spawnMcp } from '../support/qmd.js';
 import { recordingLog } from '../support/recording-log.js';
 import { waitForExit } from '../support/spawn.js';
 
-const ws = tempWorkspace();
-beforeAll(async () => {
-  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
-  expect(added.code, added.stderr).toBe(0);
-});
-afterAll(() => ws.cleanup());
+const ws = indexedWorkspace();
 
 /** A loopback port nothing listens on: bound, then closed. */
 async function closedPort(): Promise<number> {

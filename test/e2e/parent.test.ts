@@ -10,20 +10,15 @@
  * the last write end of that pipe: EOF means it has exited).
  */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readIdentity } from '../../src/cli/daemon/proc.js';
 import { within } from '../support/bounded.js';
-import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+import { indexedWorkspace, QMD_BIN, qmdEnv } from '../support/qmd.js';
 import { type Exit, type Spawned, spawnProcess, waitForExit } from '../support/spawn.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/intermediate-parent.mjs', import.meta.url));
 
-const ws = tempWorkspace();
-beforeAll(async () => {
-  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
-  expect(added.code, added.stderr).toBe(0);
-});
-afterAll(() => ws.cleanup());
+const ws = indexedWorkspace();
 
 interface Tree {
   parent: Spawned;

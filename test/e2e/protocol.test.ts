@@ -5,23 +5,14 @@
  * by the HTTP drain. Every wait is for an observable event with a generous bound.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChildTransport } from '../support/child-transport.js';
-import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { indexedWorkspace, qmdEnv, spawnMcp, textOf } from '../support/qmd.js';
 import { waitForExit } from '../support/spawn.js';
 import { health, MCP_POST_HEADERS, rawRequest, startHttpServer } from './fixtures/http-server.js';
 
 const MODERN = '2026-07-28';
-const ws = tempWorkspace();
-beforeAll(async () => {
-  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
-  expect(added.code, added.stderr).toBe(0);
-});
-afterAll(() => ws.cleanup());
-
-type Content = Array<{ type: string; text?: string }>;
-const textOf = (result: unknown) =>
-  (((result as { content?: Content }).content ?? []) as Content).map((c) => c.text ?? '').join('\n');
+const ws = indexedWorkspace();
 
 function modernClient(): Client {
   return new Client({ name: 'e2e-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });

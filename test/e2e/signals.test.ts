@@ -6,18 +6,13 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { ChildTransport } from '../support/child-transport.js';
-import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { indexedWorkspace, qmdEnv, spawnMcp } from '../support/qmd.js';
 import { waitForExit } from '../support/spawn.js';
 
-const ws = tempWorkspace();
-beforeAll(async () => {
-  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
-  expect(added.code, added.stderr).toBe(0);
-});
-afterAll(() => ws.cleanup());
+const ws = indexedWorkspace();
 
 const SIGNALS: ShutdownSignal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 

@@ -7,22 +7,13 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChildTransport } from '../support/child-transport.js';
-import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { indexedWorkspace, qmdEnv, runQmd, spawnMcp, textOf } from '../support/qmd.js';
 import { sdkSession } from '../support/sdk-session.js';
 import { waitForExit } from '../support/spawn.js';
 
-const ws = tempWorkspace();
-beforeAll(async () => {
-  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
-  expect(added.code, added.stderr).toBe(0);
-});
-afterAll(() => ws.cleanup());
-
-type Content = Array<{ type: string; text?: string }>;
-const textOf = (result: unknown) =>
-  (((result as { content?: Content }).content ?? []) as Content).map((c) => c.text ?? '').join('\n');
+const ws = indexedWorkspace();
 
 async function connect(extraEnv: Record<string, string> = {}) {
   const server = spawnMcp(qmdEnv(ws.index, extraEnv));

@@ -6,17 +6,12 @@
  */
 import { existsSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChildTransport } from '../support/child-transport.js';
-import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
+import { indexedWorkspace, qmdEnv, spawnMcp } from '../support/qmd.js';
 import { type Spawned, waitForExit } from '../support/spawn.js';
 
-const ws = tempWorkspace();
-beforeAll(async () => {
-  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
-  expect(added.code, added.stderr).toBe(0);
-});
-afterAll(() => ws.cleanup());
+const ws = indexedWorkspace();
 
 /** Serving: `initialize` answered, so the lifecycle has started and the leak is in place. */
 async function serving(server: Spawned): Promise<void> {

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { type Spawned, spawnProcess } from './spawn.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -30,6 +31,26 @@ export function tempWorkspace(notes: Record<string, string> = DEFAULT_NOTES) {
     index: join(dir, 'index.sqlite'),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A workspace whose notes are indexed as the collection `notes` before the file's tests run
+ * (`qmd collection add`, spawned, as a user would), removed after them. For a test file's top level.
+ */
+export function indexedWorkspace(notes: Record<string, string> = DEFAULT_NOTES) {
+  const ws = tempWorkspace(notes);
+  beforeAll(async () => {
+    const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], qmdEnv(ws.index));
+    expect(added.code, added.stderr).toBe(0);
+  });
+  afterAll(() => ws.cleanup());
+  return ws;
+}
+
+/** The text of a tool result's blocks, joined: what a model would read. */
+export function textOf(result: unknown): string {
+  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
+  return content.map((block) => block.text ?? '').join('\n');
 }
 
 export const DEFAULT_NOTES: Record<string, string> = {
