@@ -1,13 +1,14 @@
-import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
+import { type Actor, createActor, fromPromise } from 'xstate';
 import { type LifecycleMachine, type LifecycleOutput, lifecycleMachine } from '../../machines/lifecycle.js';
 import { describeTrigger, normalizeExitCode, type TriggerEvent } from '../../machines/triggers.js';
 import { errorMessage } from '../errors.js';
-import { createLog, type Log } from '../log.js';
-import { type Clock, realClock } from './clock.js';
+import { createLog } from '../log.js';
+import { realClock } from './clock.js';
 import { createExitPolicy, type ExitCodeSlot, inspectOption } from './exit-policy.js';
 import { createInflightGate, type InflightGate } from './gate.js';
+import type { HostOptions } from './host-options.js';
 import { watchParent } from './parent.js';
-import { type SignalSource, watchSignals } from './signals.js';
+import { watchSignals } from './signals.js';
 import { type StdinSource, stdinAlreadyGone, watchStdin } from './stdin.js';
 import { guardStdout, type StdoutSink } from './stdout.js';
 import { createTraceWriter } from './trace.js';
@@ -22,28 +23,13 @@ export interface TeardownSteps {
 
 export type { ExitCodeSlot };
 
-export interface LifecycleOptions {
+export interface LifecycleOptions extends HostOptions {
   /** The client's end of the conversation; `null` when stdin is not a client (HTTP mode). */
   stdin?: StdinSource | null;
   /** Where replies go: its EPIPE means the client left; `null` when stdout is not the protocol. */
   stdout?: StdoutSink | null;
-  /** Where breadcrumbs and warnings go; defaults to a writer over `process.stderr`. */
-  log?: Log;
-  signals?: SignalSource | null;
   /** Watch for reparenting; `null` when the parent is meant to leave (a daemon). */
   parent?: { ppid: () => number; intervalMs?: number; original?: number } | null;
-  clock?: Clock;
-  drainTimeoutMs?: number;
-  stepTimeoutMs?: number;
-  watchdogMs?: number;
-  exitCode?: ExitCodeSlot;
-  /** Called by the watchdog, and by a signal after `done`; never before. */
-  exit?: (code: number) => void;
-  activeResources?: () => string[];
-  /** `QMD_LIFECYCLE_TRACE`: a JSONL file with one line per state entered. */
-  traceFile?: string;
-  /** More inspection observers (the Stately inspector). */
-  inspect?: Array<(event: InspectionEvent) => void>;
 }
 
 type TriggerInput = TriggerEvent extends infer E
@@ -76,14 +62,7 @@ export interface Lifecycle {
 export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(steps: TeardownSteps): void } {
   const clock = options.clock ?? realClock;
   const log = options.log ?? createLog(process.stderr);
-  const policy = createExitPolicy({
-    clock,
-    log,
-    ...(options.exitCode !== undefined && { exitCode: options.exitCode }),
-    ...(options.exit !== undefined && { exit: options.exit }),
-    ...(options.watchdogMs !== undefined && { watchdogMs: options.watchdogMs }),
-    ...(options.activeResources !== undefined && { activeResources: options.activeResources }),
-  });
+  const policy = createExitPolicy({ ...options, clock, log });
   const exitSlot = policy.slot;
   const startedAt = clock.now();
   let resolveDone!: (output: LifecycleOutput) => void;

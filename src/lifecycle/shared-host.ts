@@ -1,15 +1,16 @@
-import { type Actor, type AnyActorRef, createActor, fromPromise, type InspectionEvent } from 'xstate';
+import { type Actor, type AnyActorRef, createActor, fromPromise } from 'xstate';
 import type { SessionMachine, SessionTrigger } from '../../machines/session.js';
 import { sessionMachine } from '../../machines/session.js';
 import { type ServerOutput, type SharedServerMachine, sharedServerMachine } from '../../machines/shared-server.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { normalizeExitCode } from '../../machines/triggers.js';
 import { errorMessage } from '../errors.js';
-import { createLog, type Log } from '../log.js';
-import { type Clock, realClock } from './clock.js';
-import { createExitPolicy, type ExitCodeSlot, inspectOption } from './exit-policy.js';
+import { createLog } from '../log.js';
+import { realClock } from './clock.js';
+import { createExitPolicy, inspectOption } from './exit-policy.js';
 import { createInflightGate, type InflightGate } from './gate.js';
-import { type SignalSource, watchSignals } from './signals.js';
+import type { HostOptions } from './host-options.js';
+import { watchSignals } from './signals.js';
 import { createMachineTraceWriter, stateName } from './trace-machines.js';
 
 /** The two steps of the server's own teardown; the composition root hands them over at `start()`. */
@@ -38,22 +39,10 @@ export interface OpenedSession {
   trigger(event: SessionTrigger): void;
 }
 
-export interface SharedLifecycleOptions {
-  log?: Log;
-  signals?: SignalSource | null;
-  clock?: Clock;
+export interface SharedLifecycleOptions extends HostOptions {
   idleTimeoutMs?: number;
-  drainTimeoutMs?: number;
-  stepTimeoutMs?: number;
   sessionDrainTimeoutMs?: number;
   sessionStepTimeoutMs?: number;
-  watchdogMs?: number;
-  exitCode?: ExitCodeSlot;
-  exit?: (code: number) => void;
-  activeResources?: () => string[];
-  /** `QMD_LIFECYCLE_TRACE`: one JSONL line per state entered, by the server and by each session. */
-  traceFile?: string;
-  inspect?: Array<(event: InspectionEvent) => void>;
 }
 
 export interface SharedLifecycle {
@@ -78,14 +67,7 @@ export interface SharedLifecycle {
 export function createSharedLifecycle(options: SharedLifecycleOptions = {}): SharedLifecycle {
   const clock = options.clock ?? realClock;
   const log = options.log ?? createLog(process.stderr);
-  const policy = createExitPolicy({
-    clock,
-    log,
-    ...(options.exitCode !== undefined && { exitCode: options.exitCode }),
-    ...(options.exit !== undefined && { exit: options.exit }),
-    ...(options.watchdogMs !== undefined && { watchdogMs: options.watchdogMs }),
-    ...(options.activeResources !== undefined && { activeResources: options.activeResources }),
-  });
+  const policy = createExitPolicy({ ...options, clock, log });
   const startedAt = clock.now();
   let resolveDone!: (output: ServerOutput) => void;
   const done = new Promise<ServerOutput>((resolve) => {
