@@ -253,6 +253,23 @@ export const SHARED_MUTANTS: Mutant[] = [
     file: SESSION,
     edits: [{ search: "'handler.settled': { actions: 'countSettled' },", replace: "'handler.settled': {}," }],
   },
+  {
+    name: 'session-drain-deadline-unrecorded',
+    breaks: 'a session’s end says how its teardown went: its drain deadline passed',
+    file: SESSION,
+    edits: [
+      {
+        search: "recordDrainDeadline: assign({ drain: 'deadline' as const }),",
+        replace: 'recordDrainDeadline: assign({}),',
+      },
+    ],
+  },
+  {
+    name: 'session-failures-forgotten',
+    breaks: 'a session’s end says how its teardown went: which steps failed',
+    file: SESSION,
+    edits: [{ search: 'failedSteps: [],', replace: "failedSteps: [{ step: 'closeServer', error: 'earlier' }]," }],
+  },
 ];
 
 /** The shared mutants `npm test` runs (test/mutants/): cheap to kill, the invariant and a session rule. */

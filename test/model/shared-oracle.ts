@@ -61,6 +61,7 @@ export const SHARED_GUARANTEES = [
   'only a failed session step is warned about',
   'a session’s drain deadline is warned about',
   'no session drain-deadline warning before its deadline',
+  'a session’s end says how its teardown went',
   'a failed step is warned about',
   'every teardown step is bounded',
   'only a failed step is reported as failed',
@@ -100,6 +101,10 @@ function observe(h: SharedHarness) {
     endings: after('log:session ').flatMap((e) => {
       const m = /^(\S+) ending \((.*)\)$/.exec(e.text);
       return m ? [{ ...e, id: m[1]!, trigger: m[2]! }] : [];
+    }),
+    sessionsDone: after('log:session ').flatMap((e) => {
+      const m = /^(\S+) done: (.*)$/.exec(e.text);
+      return m ? [{ ...e, id: m[1]!, summary: m[2]! }] : [];
     }),
     complete: after('log:Shutdown complete in '),
     escalations: warnings.filter((w) => w.text.includes(' during teardown (')),
@@ -286,6 +291,7 @@ export class SharedOracle {
         fail('a session’s trigger sources are detached when it begins ending', `${s.id} at ${s.ending.at} ms`);
       }
       this.#sessionChain(s, o, fail);
+      this.#sessionDone(s, o, fail);
       const release = calls(`releaseSession:${s.id}`)[0];
       if (release && !s.runs.some((r) => r.step === 'releaseSession')) {
         fail(
@@ -337,6 +343,29 @@ export class SharedOracle {
     if (extra) fail('only a failed session step is warned about', `warned "${extra.text}" at ${extra.at} ms`);
     if (!s.deadlineWarning && deadlines.length > 0) {
       fail('no session drain-deadline warning before its deadline', `warned "${deadlines[0]!.text}"`);
+    }
+  }
+
+  /** Done, one line says how the session's teardown went: how its drain ended, which steps failed. */
+  #sessionDone(s: SessionCourse, o: Observed, fail: Fail): void {
+    const lines = o.sessionsDone.filter((d) => d.id === s.id);
+    if (s.doneAt === undefined) {
+      if (lines.length > 0)
+        fail('a session’s end says how its teardown went', `"${lines[0]!.text}" before ${s.id} was done`);
+      return;
+    }
+    const drain = { idle: 'drained', deadline: 'drain deadline passed', cutShort: 'drain cut short' }[s.drain!.how!];
+    const failed = s.runs.filter((r) => r.error !== undefined);
+    const steps =
+      failed.length === 0 ? 'all steps ok' : `failed: ${failed.map((r) => `${r.step} (${r.error})`).join(', ')}`;
+    const expected = `${drain}, ${steps}`;
+    if (lines.length !== 1 || lines[0]!.summary !== expected || lines[0]!.at !== s.doneAt) {
+      fail(
+        'a session’s end says how its teardown went',
+        lines[0]
+          ? `"${lines[0].text}" at ${lines[0].at} ms (${lines.length} line(s)), expected "${s.id} done: ${expected}" at ${s.doneAt} ms`
+          : `no "${s.id} done: ${expected}" at ${s.doneAt} ms`,
+      );
     }
   }
 
