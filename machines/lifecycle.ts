@@ -25,6 +25,7 @@
  */
 import { assign, fromPromise, setup } from 'xstate';
 import { errorMessage } from './errors.js';
+import { teardownWords } from './summary.js';
 import { describeTrigger, isEscalation, normalizeExitCode, type TriggerEvent } from './triggers.js';
 
 export type TeardownStep = 'closeTransport' | 'disposeStore';
@@ -94,18 +95,13 @@ function summarize(context: LifecycleContext): LifecycleOutput {
   const exitCode = computeExitCode(context);
   const reason = context.reason!;
   const drain = context.drain!;
-  const steps =
-    context.failedSteps.length === 0
-      ? 'all steps ok'
-      : `failed: ${context.failedSteps.map((f) => `${f.step} (${f.error})`).join(', ')}`;
-  const drainWords = { idle: 'drained', deadline: 'drain deadline passed', cutShort: 'drain cut short' }[drain];
   return {
     exitCode,
     reason,
     failedSteps: context.failedSteps,
     drain,
     escalatedBy: context.escalatedBy,
-    summary: `${reason}: ${drainWords}, ${steps}, exit ${exitCode}`,
+    summary: `${reason}: ${teardownWords(drain, context.failedSteps)}, exit ${exitCode}`,
   };
 }
 

@@ -62,25 +62,6 @@ export interface SessionOutput {
   failedSteps: SessionContext['failedSteps'];
 }
 
-/**
- * How a session's teardown went, in the words of the lifecycle's summary: `drained, all steps
- * ok`, `drain deadline passed, failed: releaseSession (EPIPE)`. The host logs it when the
- * session is done, so the shared server's log says how every session ended.
- */
-export function sessionSummary(context: Pick<SessionContext, 'drain' | 'failedSteps'>): string {
-  const drain =
-    context.drain === 'deadline'
-      ? 'drain deadline passed'
-      : context.drain === 'cutShort'
-        ? 'drain cut short'
-        : 'drained';
-  const steps =
-    context.failedSteps.length === 0
-      ? 'all steps ok'
-      : `failed: ${context.failedSteps.map((f) => `${f.step} (${f.error})`).join(', ')}`;
-  return `${drain}, ${steps}`;
-}
-
 export const SESSION_DRAIN_TIMEOUT_MS = 5000;
 export const SESSION_STEP_TIMEOUT_MS = 2000;
 

@@ -22,6 +22,7 @@
 import { assign, enqueueActions, fromPromise, setup, spawnChild } from 'xstate';
 import { errorMessage } from './errors.js';
 import { type SessionOutput, sessionMachine } from './session.js';
+import { teardownWords } from './summary.js';
 import type { ShutdownSignal } from './triggers.js';
 
 export type ServerTrigger =
@@ -304,10 +305,6 @@ export const sharedServerMachine = setup({
   output: ({ context }) => {
     const exitCode = exitCodeOf(context);
     const drain = context.drain ?? 'idle';
-    const steps =
-      context.failedSteps.length === 0
-        ? 'all steps ok'
-        : `failed: ${context.failedSteps.map((f) => `${f.step} (${f.error})`).join(', ')}`;
     const reason = context.reason ?? 'unknown';
     return {
       exitCode,
@@ -316,7 +313,7 @@ export const sharedServerMachine = setup({
       drain,
       failedSteps: context.failedSteps,
       escalatedBy: context.escalatedBy,
-      summary: `${reason}: ${context.opened} session(s) served, ${drain === 'idle' ? 'drained' : drain === 'deadline' ? 'drain deadline passed' : 'drain cut short'}, ${steps}, exit ${exitCode}`,
+      summary: `${reason}: ${context.opened} session(s) served, ${teardownWords(drain, context.failedSteps)}, exit ${exitCode}`,
     };
   },
 });

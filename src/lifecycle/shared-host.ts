@@ -1,7 +1,8 @@
 import { type Actor, type AnyActorRef, createActor, fromPromise } from 'xstate';
 import type { SessionMachine, SessionTrigger } from '../../machines/session.js';
-import { sessionMachine, sessionSummary } from '../../machines/session.js';
+import { sessionMachine } from '../../machines/session.js';
 import { type ServerOutput, type SharedServerMachine, sharedServerMachine } from '../../machines/shared-server.js';
+import { teardownWords } from '../../machines/summary.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { normalizeExitCode } from '../../machines/triggers.js';
 import { errorMessage } from '../errors.js';
@@ -101,7 +102,8 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
         const failure = context.failedSteps.at(-1)!;
         log.warn(`session ${context.id}: teardown step ${failure.step} failed: ${failure.error}; continuing`);
       },
-      announceDone: ({ context }) => log.line(`session ${context.id} done: ${sessionSummary(context)}`),
+      announceDone: ({ context }) =>
+        log.line(`session ${context.id} done: ${teardownWords(context.drain, context.failedSteps)}`),
     },
   });
 
