@@ -228,5 +228,23 @@ fact(
     new DatabaseSync(`file:${file}?immutable=1`, { readOnly: true }).prepare('SELECT count(*) AS n FROM t').get(),
   ),
 );
+const fin = new DatabaseSync(':memory:');
+const kept = fin.prepare('SELECT 1 AS one');
+fin.close();
+fact('a statement used after its database closed', err(() => kept.get()));
+
+// quick_check on a damaged file: how many rows, and how many lines in the first.
+const damaged = path.join(dir, 'damaged.sqlite');
+const dmg = new DatabaseSync(damaged);
+dmg.exec('CREATE TABLE d (x TEXT); CREATE INDEX d_x ON d(x)');
+const insert = dmg.prepare('INSERT INTO d VALUES (?)');
+for (let i = 0; i < 2000; i++) insert.run(`row ${i} ${'filler '.repeat(20)}`);
+dmg.close();
+const size = fs.statSync(damaged).size;
+const fd = fs.openSync(damaged, 'r+');
+fs.writeSync(fd, Buffer.alloc(Math.floor(size / 2), 0x5a), 0, Math.floor(size / 2), Math.ceil(size / 2 / 4096) * 4096);
+fs.closeSync(fd);
+const rows = new DatabaseSync(damaged).prepare('PRAGMA quick_check').all();
+fact('quick_check on a damaged file', { rows: rows.length, linesInFirst: String(rows[0]?.quick_check).split('\n').length, first: String(rows[0]?.quick_check).split('\n')[0] });
 fact('warnings', warnings);
 fs.rmSync(dir, { recursive: true, force: true });

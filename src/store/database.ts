@@ -26,8 +26,9 @@ export interface OpenedDatabase {
  * it, and brings its schema up to date.
  *
  * A `readonly` store still opens the file read-write when it can and sets `query_only`:
- * measured here, a connection opened with SQLITE_OPEN_READONLY fails `wal_checkpoint` with
- * SQLITE_IOERR_WRITE and, when it is the last to close, leaves the `-wal` behind; a
+ * measured here (better-sqlite3, and node:sqlite's `readOnly` again, docs/design.md §5), a
+ * read-only connection cannot checkpoint and, when it is the last to close, leaves the `-wal`
+ * (and `-shm`) behind; a
  * `query_only` connection refuses every write (SQLITE_READONLY) yet its close checkpoints
  * and deletes the `-wal`. Only when the file really cannot be written does it fall back to
  * a read-only connection, which can read as long as the directory lets SQLite create the
@@ -81,8 +82,10 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
 }
 
 function quickCheck(db: Sqlite, file: string): void {
-  // SQLite 3.54 answers a damaged file with one row of several lines: the first line says enough.
-  const first = db.pragmaValue<string>('quick_check')?.split('\n')[0];
+  // SQLite 3.54.1 answers a damaged file with one row of many lines, the first a header
+  // ("*** in database main ***"): the first line after it says enough.
+  const answer = db.pragmaValue<string>('quick_check');
+  const first = answer === 'ok' ? answer : answer?.split('\n').find((line) => !line.startsWith('***'));
   if (first !== 'ok') {
     throw new QmdError(
       'INDEX_CORRUPT',
