@@ -231,7 +231,10 @@ fact(
 const fin = new DatabaseSync(':memory:');
 const kept = fin.prepare('SELECT 1 AS one');
 fin.close();
-fact('a statement used after its database closed', err(() => kept.get()));
+fact(
+  'a statement used after its database closed',
+  err(() => kept.get()),
+);
 
 // quick_check on a damaged file: how many rows, and how many lines in the first.
 const damaged = path.join(dir, 'damaged.sqlite');
@@ -245,6 +248,10 @@ const fd = fs.openSync(damaged, 'r+');
 fs.writeSync(fd, Buffer.alloc(Math.floor(size / 2), 0x5a), 0, Math.floor(size / 2), Math.ceil(size / 2 / 4096) * 4096);
 fs.closeSync(fd);
 const rows = new DatabaseSync(damaged).prepare('PRAGMA quick_check').all();
-fact('quick_check on a damaged file', { rows: rows.length, linesInFirst: String(rows[0]?.quick_check).split('\n').length, first: String(rows[0]?.quick_check).split('\n')[0] });
+fact('quick_check on a damaged file', {
+  rows: rows.length,
+  linesInFirst: String(rows[0]?.quick_check).split('\n').length,
+  first: String(rows[0]?.quick_check).split('\n')[0],
+});
 fact('warnings', warnings);
 fs.rmSync(dir, { recursive: true, force: true });

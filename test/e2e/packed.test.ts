@@ -163,23 +163,20 @@ describe('the packed package', () => {
     expect(debug.stderr).not.toMatch(/\bat .*chunks\/[\w-]+\.mjs:\d+/);
   });
 
-  it(
-    'keeps a compile cache under $XDG_CACHE_HOME/qmd, used by the next start',
-    async () => {
-      const cache = mkdtempSync(join(tmpdir(), 'qmd-cache-'));
-      try {
-        const env = { ...qmdEnv(ws.index), XDG_CACHE_HOME: cache };
-        const first = await run(['--version'], env);
-        expect(first).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
-        const written = walk(join(cache, 'qmd', 'compile-cache'));
-        expect(written.length).toBeGreaterThan(0);
-        // Node's own trace of its compile cache (measured on 22.23.5 and 24.22.3).
-        const second = await run(['--version'], { ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
-        expect(second.code).toBe(0);
-        expect(second.stderr).toMatch(/cache for file:\/\/\S+\/dist\/chunks\/\S+\.mjs was accepted/);
-      } finally {
-        rmSync(cache, { recursive: true, force: true });
-      }
-    },
-  );
+  it('keeps a compile cache under $XDG_CACHE_HOME/qmd, used by the next start', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'qmd-cache-'));
+    try {
+      const env = { ...qmdEnv(ws.index), XDG_CACHE_HOME: cache };
+      const first = await run(['--version'], env);
+      expect(first).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
+      const written = walk(join(cache, 'qmd', 'compile-cache'));
+      expect(written.length).toBeGreaterThan(0);
+      // Node's own trace of its compile cache (measured on 22.23.5 and 24.22.3).
+      const second = await run(['--version'], { ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+      expect(second.code).toBe(0);
+      expect(second.stderr).toMatch(/cache for file:\/\/\S+\/dist\/chunks\/\S+\.mjs was accepted/);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  });
 });
