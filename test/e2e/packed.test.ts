@@ -174,7 +174,8 @@ describe('the packed package', () => {
       // Node's own trace of its compile cache (measured on 22.23.5 and 24.22.3).
       const second = await run(['--version'], { ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
       expect(second.code).toBe(0);
-      expect(second.stderr).toMatch(/cache for file:\/\/\S+\/dist\/chunks\/\S+\.mjs was accepted/);
+      // Node 22: "cache for file://…"; Node 24: "V8 code cache for ESM file://…".
+      expect(second.stderr).toMatch(/cache for (ESM )?file:\/\/\S+\/dist\/chunks\/\S+\.mjs was accepted/);
     } finally {
       rmSync(cache, { recursive: true, force: true });
     }
