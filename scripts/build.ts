@@ -84,8 +84,8 @@ export const BUNDLE_OPTIONS = {
 
 /**
  * In the script, `import('node-llama-cpp')` becomes `__qmdImport('node-llama-cpp')`, the
- * caller's import() that src/cli/code-cache.ts hands the script: on Node 20 a vm.Script made
- * from a code cache cannot run import() ("A dynamic import callback was not specified"). The
+ * caller's import() that src/cli/code-cache.ts hands the script: a vm.Script cannot run
+ * import() ("A dynamic import callback was not specified", Node 20, 22 and 24). The
  * externals are the only modules the script imports; the bundle holds the rest.
  */
 const importThroughLoader: Plugin = {
@@ -104,7 +104,8 @@ const importThroughLoader: Plugin = {
 
 /**
  * Command lines that must answer fast also get their code as one CommonJS script, which
- * `src/cli/code-cache.ts` runs with a V8 code cache (Node 20's ES module loader has none):
+ * `src/cli/code-cache.ts` runs with a V8 code cache (cheaper than Node's compile cache for the
+ * ES chunks, measured on Node 22):
  * `dist/chunks/<name>-<hash>.cjs`, the hash because V8 checks a cache against the source's
  * length only. The ES build learns the file's name as the constant `define`, relative to the
  * chunk that loads it (src/cli/fast-path.ts: always in dist/chunks/). Another fast command
