@@ -19,7 +19,15 @@ const major = process.versions.node.split('.')[0];
 const vecPath = createRequire(join(repo, 'package.json'))('sqlite-vec').getLoadablePath();
 
 function parseArgs(argv) {
-  const out = { binding: 'node', mode: 'bench', path: 'natural', notes: 10000, queries: 300, vectors: 20000, statements: 12000 };
+  const out = {
+    binding: 'node',
+    mode: 'bench',
+    path: 'natural',
+    notes: 10000,
+    queries: 300,
+    vectors: 20000,
+    statements: 12000,
+  };
   for (let i = 0; i < argv.length; i += 2) out[argv[i].replace(/^--/, '')] = argv[i + 1];
   for (const k of ['notes', 'queries', 'vectors', 'statements']) out[k] = Number(out[k]);
   return out;
@@ -172,7 +180,10 @@ async function bench() {
   const vec = () => {
     const v = new Float32Array(64);
     let norm = 0;
-    for (let j = 0; j < 64; j++) norm += (v[j] = rand() - 0.5) ** 2;
+    for (let j = 0; j < 64; j++) {
+      v[j] = rand() - 0.5;
+      norm += v[j] ** 2;
+    }
     for (let j = 0; j < 64; j++) v[j] /= Math.sqrt(norm);
     return new Uint8Array(v.buffer);
   };
@@ -301,7 +312,8 @@ async function soak() {
     await tick();
     return; // natural exit: the statements go to teardown
   }
-  const held = await churn(db, n, { tidy: path === 'close-exit' });
+  const tidy = path === 'close-exit' || path === 'close-nogc-exit';
+  const held = await churn(db, n, { tidy });
   const it = db.prepare('SELECT id FROM t').iterate();
   it.next(); // an iterator left open on every path
   let late = [];
@@ -321,6 +333,14 @@ async function soak() {
       gc();
       db.close();
       gc();
+      process.exit(0);
+      return;
+    case 'close-nogc-exit':
+      // The same owner, without the synchronous gc() before exit: close() finalizes every
+      // SQLite statement, yet the statements' JS wrappers are still collected later.
+      it.return();
+      for (const h of held) h.it.return();
+      db.close();
       process.exit(0);
       return;
     case 'uncaught':
