@@ -52,7 +52,9 @@ const load = () =>
     .join(' ');
 const env = (major) => ({ ...process.env, PATH: `${nodes[major]}/bin:${process.env.PATH}` });
 const lines = [];
-const resultsFile = join(repo, 'bench', 'results-sqlite-binding.md');
+// --out: where the results go (two drivers can split the speed and the soak on a busy machine).
+const outAt = argv.indexOf('--out');
+const resultsFile = outAt === -1 ? join(repo, 'bench', 'results-sqlite-binding.md') : argv[outAt + 1];
 const say = (line = '') => {
   console.log(line);
   lines.push(line);
@@ -121,7 +123,7 @@ if (argv.includes('--install')) {
     console.error(`build ${major} b13 from source: ${s.toFixed(1)} s, exit ${r.status}`);
   }
 }
-if (existsSync(installLog)) {
+if (rounds > 0 && existsSync(installLog)) {
   say('## Install (fresh `npm install` of the binding + sqlite-vec 0.1.9 with an empty npm cache)');
   say();
   say('node:sqlite: nothing to install, no compiler. better-sqlite3 13.2.0 ships N-API prebuilds for');
@@ -161,36 +163,38 @@ for (let round = 0; round < rounds; round++) {
     }
   }
 }
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-};
-const first = Object.values(results)
-  .flat()
-  .find((r) => !r.failed);
-say(
-  `## Speed (median of ${rounds} interleaved rounds; ${first?.corpus.notes ?? '?'} notes of 2–4 KB cut from ${first?.corpus.sourceFiles ?? '?'} markdown files on disk, ${first ? 300 : '?'} BM25 queries, 20,000 64-dim vectors, 200 KNN k=10)`,
-);
-say();
-say(
-  '| Node | binding | SQLite | index notes/s | BM25 p50 ms | BM25 p95 ms | vec inserts/s | KNN p50 ms | KNN p95 ms |',
-);
-say('| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-for (const [key, rs] of Object.entries(results)) {
-  const ok = rs.filter((r) => !r.failed);
-  if (ok.length === 0) {
-    say(`| ${key.split(' ')[0]} | ${key.split(' ')[1]} | – | ${rs.map((r) => r.failed).join(', ')} |`);
-    continue;
-  }
-  const m = (f) => median(ok.map(f));
+if (rounds > 0) {
+  const median = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s[Math.floor(s.length / 2)];
+  };
+  const first = Object.values(results)
+    .flat()
+    .find((r) => !r.failed);
   say(
-    `| ${ok[0].node} | ${ok[0].lib} | ${ok[0].sqlite} | ${m((r) => r.notesPerSec)} | ${m((r) => r.ftsP50).toFixed(3)} | ${m((r) => r.ftsP95).toFixed(3)} | ${m((r) => r.vectorsPerSec)} | ${m((r) => r.knnP50).toFixed(3)} | ${m((r) => r.knnP95).toFixed(3)} |`,
+    `## Speed (median of ${rounds} interleaved rounds; wall time and this process's CPU time; ${first?.corpus.notes ?? '?'} notes of 2–4 KB cut from ${first?.corpus.sourceFiles ?? '?'} markdown files on disk, ${first ? 300 : '?'} BM25 queries, 20,000 64-dim vectors, 200 KNN k=10)`,
   );
+  say();
+  say(
+    '| Node | binding | SQLite | index notes/s | notes/CPU-s | BM25 p50 ms | BM25 p95 ms | BM25 CPU ms/query | vec inserts/s | KNN p50 ms | KNN p95 ms | KNN CPU ms/query |',
+  );
+  say('| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const [key, rs] of Object.entries(results)) {
+    const ok = rs.filter((r) => !r.failed);
+    if (ok.length === 0) {
+      say(`| ${key.split(' ')[0]} | ${key.split(' ')[1]} | – | ${rs.map((r) => r.failed).join(', ')} |`);
+      continue;
+    }
+    const m = (f) => median(ok.map(f));
+    say(
+      `| ${ok[0].node} | ${ok[0].lib} | ${ok[0].sqlite} | ${m((r) => r.notesPerSec)} | ${m((r) => r.notesPerCpuSec)} | ${m((r) => r.ftsP50).toFixed(3)} | ${m((r) => r.ftsP95).toFixed(3)} | ${m((r) => r.ftsCpuMs).toFixed(3)} | ${m((r) => r.vectorsPerSec)} | ${m((r) => r.knnP50).toFixed(3)} | ${m((r) => r.knnP95).toFixed(3)} | ${m((r) => r.knnCpuMs).toFixed(3)} |`,
+    );
+  }
+  say();
+  say(`Load after the speed runs: ${load()}.`);
+  say();
+  save();
 }
-say();
-say(`Load after the speed runs: ${load()}.`);
-say();
-save();
 
 // ---------- soak ----------
 /** The soak table so far: rewritten after every run, so a run cut short keeps its counts. */
@@ -258,4 +262,4 @@ if (soakRuns > 0) {
 }
 
 save();
-console.error(`wrote bench/results-sqlite-binding.md`);
+console.error(`wrote ${resultsFile}`);
