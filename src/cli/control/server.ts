@@ -35,6 +35,8 @@ export function routeFirstLine(handlers: ControlHandlers, mcp: (socket: Socket) 
       socket.unshift(buffered);
       socket.ref();
       mcp(socket);
+      // pause() stops a later 'data' listener from resuming the stream (pipe() resumes it itself).
+      if (socket.listenerCount('data') > 0) socket.resume();
     };
     const onEnd = (): void => {
       detach();
