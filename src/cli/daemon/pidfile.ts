@@ -94,9 +94,10 @@ export async function holderAlive(holder: PidRecord, control: string, now = Date
   if (!('unreachable' in (await askStatus(control)))) return true;
   const age = now - Date.parse(holder.startedAt);
   if (!(age >= 0 && age < STARTING_WITHIN_MS) || !processExists(holder.pid)) return false;
-  // Where /proc is, it tells a recycled PID from the holder; elsewhere the age bound must do.
-  if (holder.identity && canVerifyProcesses())
-    return identityMismatch(holder.identity, readIdentity(holder.pid)) === null;
+  // Where /proc is, every genuine record carries the holder's identity, which tells a recycled
+  // PID (or a forged record) from the holder; elsewhere the age bound must do.
+  if (canVerifyProcesses())
+    return holder.identity !== undefined && identityMismatch(holder.identity, readIdentity(holder.pid)) === null;
   return true;
 }
 

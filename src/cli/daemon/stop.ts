@@ -1,6 +1,7 @@
 import { QmdError } from '../../errors.js';
+import { processExists } from '../../lifecycle/parent.js';
 import type { CliContext } from '../context.js';
-import { requestStop } from '../control/client.js';
+import { askStatus, requestStop } from '../control/client.js';
 import { readPidfile, removePidfile } from './pidfile.js';
 
 /**
@@ -9,6 +10,8 @@ import { readPidfile, removePidfile } from './pidfile.js';
  * Waiting well past their sum means a healthy server is never reported stuck.
  */
 const EXIT_WITHIN_MS = 30_000;
+/** After its files are closed: an exiting process is reaped by its parent (init) within ms; a zombie nobody reaps is no server. */
+const REAPED_WITHIN_MS = 1000;
 
 /**
  * `qmd mcp stop [--shared]`: asks the server over its control socket (derived from the index)
@@ -44,9 +47,17 @@ export async function stopServer(
       'INDEX_LOCKED',
       `the ${what} (pid ${result.stillRunning}) began its teardown but had not exited after ${result.afterMs / 1000} s`,
     );
+  // The connection closes when the process closes its files, a moment before the process is
+  // gone: wait that moment out (`kill(pid, 0)` sends nothing; the pid is the server's own word).
+  await until(() => !processExists(result.stopped), REAPED_WITHIN_MS);
   ctx.log.line(`qmd: the ${what} (pid ${result.stopped}) ran its teardown and exited`);
-  // It removes its own record; one killed outright mid-teardown could not.
-  const left = readPidfile(record);
-  if (left !== null && (left === 'corrupt' || left.pid === result.stopped)) removePidfile(record);
+  // It removes its own record; one killed outright mid-teardown could not, and a record that
+  // names another process was never its. Once nothing answers, whatever is left is stale.
+  if (readPidfile(record) !== null && 'unreachable' in (await askStatus(control))) removePidfile(record);
   ctx.out(`Stopped the ${what} (pid ${result.stopped})`);
+}
+
+async function until(fact: () => boolean, ms: number): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!fact() && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
 }
