@@ -15,6 +15,7 @@ import { daemonControlPath } from '../../src/relay/paths.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 import { spawnProcess, waitForExit } from '../support/spawn.js';
 import { connectClient, health } from './fixtures/http-server.js';
+import { PROC_MODES } from './fixtures/proc-modes.js';
 
 /** SIGKILL the daemon in `finally`, only while that pid is still a qmd (read by the test, on Linux). */
 function killIfQmd(pid: number | undefined): void {
@@ -22,12 +23,7 @@ function killIfQmd(pid: number | undefined): void {
   if (readIdentity(pid)?.cmdline.includes(QMD_BIN)) process.kill(pid, 'SIGKILL');
 }
 
-const MODES = [
-  { mode: 'with /proc', extra: {} },
-  { mode: 'without /proc (QMD_TEST_NO_PROC=1, as on macOS)', extra: { QMD_TEST_NO_PROC: '1' } },
-] as const;
-
-describe.each(MODES)('the daemon, $mode', ({ extra }) => {
+describe.each(PROC_MODES)('the daemon, $mode', ({ extra }) => {
   const ws = tempWorkspace();
   const runtime = mkdtempSync(join(tmpdir(), 'qmd-run-'));
   const pidfile = `${ws.index}.mcp.pid`;
