@@ -4,7 +4,7 @@
  * index. Every wait is for an observable fact with a generous bound; the speed figures (relay
  * exit within 1 s, spawn → initialize) are measured by `bench/`, not asserted here.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -183,6 +183,10 @@ describe.each(PROC_MODES)('one shared server for every stdio client, $mode', ({ 
     try {
       [server] = sharedServerPids(ws.index);
       expect(server).toBeDefined();
+      // The switch reached the server (its relay's environment): /proc added nothing to its record.
+      const record = JSON.parse(readFileSync(sharedPaths(ws.index, env).record, 'utf8'));
+      expect(record.pid).toBe(server);
+      expect(record.identity === undefined).toBe('QMD_TEST_NO_PROC' in extra);
       expect(await status()).toMatchObject({ running: true, pid: server, sessions: 1, ended: 0, served: 1 });
 
       const ended = doneLines();
