@@ -288,7 +288,9 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .action(
           run(async (ctx, opts: { shared?: boolean }) => {
             const { mcpStop } = await import('./commands/mcp.js');
-            await mcpStop(ctx, opts);
+            // Commander hands the `--shared` of `qmd mcp stop --shared` to `mcp`, which has an
+            // option of that name (the root parses every option it or a parent knows): read both.
+            await mcpStop(ctx, { shared: opts.shared === true || mcp.opts<McpFlags>().shared === true });
           }),
         );
     },

@@ -1,6 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { sharedPaths } from '../relay/paths.js';
-import { readPidfile, staleReason } from './daemon/pidfile.js';
-import type { SharedRecord } from './mcp/shared-server.js';
+import { askStatus } from './control/client.js';
 
 /** What `qmd status` says of the shared server of an index (`qmd mcp --shared`). */
 export interface SharedStatus {
@@ -8,32 +8,66 @@ export interface SharedStatus {
   pid?: number;
   /** Seconds since it started. */
   uptime?: number;
+  /** Sessions live now. */
   sessions?: number;
+  /** Sessions opened since it started. */
   served?: number;
+  /** Sessions whose teardown is done. */
+  ended?: number;
   modelLoaded?: boolean;
+  /** The embedding model's spec; `null`: the default one. */
+  model?: string | null;
   socket: string;
+  /** Why no server answers, as far as this command can tell. */
+  why?: string;
+  /** What a relay recorded when the server it started failed or hung (`SharedPaths.failure`). */
+  lastFailure?: string;
 }
 
-/** Read from the record the server keeps beside its socket, believed only if its process is still that one. */
-export function readSharedStatus(indexPath: string, env: NodeJS.ProcessEnv): SharedStatus {
+/**
+ * Asked of the live server over its socket (a control request, `src/cli/control/`): what it
+ * says is true now, with no record file to go stale and no /proc. When nothing answers, the
+ * relays' note of a failed start is shown, if there is one.
+ */
+export async function readSharedStatus(indexPath: string, env: NodeJS.ProcessEnv): Promise<SharedStatus> {
   const paths = sharedPaths(indexPath, env);
-  const record = readPidfile(paths.record) as SharedRecord | null | 'corrupt';
-  if (record === null || record === 'corrupt' || staleReason(record) !== null) {
-    return { running: false, socket: paths.socket };
+  const status = await askStatus(paths.socket);
+  if ('unreachable' in status) {
+    const lastFailure = readFailure(paths.failure);
+    return {
+      running: false,
+      socket: paths.socket,
+      why: status.unreachable,
+      ...(lastFailure !== undefined && { lastFailure }),
+    };
   }
   return {
     running: true,
-    pid: record.pid,
-    uptime: Math.max(0, Math.round((Date.now() - Date.parse(record.startedAt)) / 1000)),
-    sessions: record.sessions,
-    served: record.served,
-    modelLoaded: record.modelLoaded,
+    pid: status.pid,
+    uptime: Math.round(status.uptimeMs / 1000),
+    sessions: status.sessions?.live ?? 0,
+    served: status.sessions?.opened ?? 0,
+    ended: status.sessions?.ended ?? 0,
+    modelLoaded: status.model?.loaded ?? false,
+    model: status.model?.name ?? null,
     socket: paths.socket,
   };
 }
 
+/** The first line of the failure note a relay left, if any. */
+function readFailure(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').split('\n')[0]?.trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function formatSharedStatus(status: SharedStatus): string {
-  if (!status.running) return 'Shared server: not running (qmd mcp --shared starts one)';
-  const model = status.modelLoaded ? 'model loaded' : 'model not loaded';
-  return `Shared server: pid ${status.pid}, up ${status.uptime} s, ${status.sessions} session(s) now (${status.served} served), ${model}`;
+  if (!status.running) {
+    const failure = status.lastFailure ? `; last failure: ${status.lastFailure}` : '';
+    return `Shared server: not running (qmd mcp --shared starts one)${failure}`;
+  }
+  const model = `${status.model ?? 'default model'} ${status.modelLoaded ? 'loaded' : 'not loaded'}`;
+  return `Shared server: pid ${status.pid}, up ${status.uptime} s, ${status.sessions} session(s) live, ${status.ended} ended (${status.served} opened), ${model}`;
 }

@@ -24,8 +24,8 @@ const TRANSIENT: ReadonlySet<string | undefined> = new Set([
 
 /**
  * Turns a listening HTTP server into the `http.stop` trigger: "the HTTP server told to stop".
- * In HTTP mode stdin is not a client, so the triggers are signals (and `qmd mcp stop`, which
- * sends SIGTERM) — and this: the listener stopped serving without teardown asking it to, by
+ * In HTTP mode stdin is not a client, so the triggers are signals, `shutdown()` (`qmd mcp stop`
+ * asks for it on the daemon's control socket) — and this: the listener stopped serving without teardown asking it to, by
  * an error that is not transient or a `close` nobody called for. A server that cannot take
  * connections any more must not linger holding the index. Transient accept errors only go to
  * `onError`. Detach it before closing the listener yourself; after that, errors are swallowed.

@@ -55,8 +55,10 @@ export interface SharedLifecycle {
   readonly done: Promise<ServerOutput>;
   /** `connected.idle`, `connected.serving`, `draining`, … */
   state(): string;
-  /** Sessions alive now. */
+  /** Sessions alive now: a session leaves this count when its machine is done, not when its socket closes. */
   sessions(): number;
+  /** Sessions opened since the start. */
+  opened(): number;
 }
 
 /**
@@ -233,5 +235,6 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
     },
     state: () => stateName(actor.getSnapshot().value),
     sessions: () => actor.getSnapshot().context.sessions.length,
+    opened: () => actor.getSnapshot().context.opened,
   };
 }

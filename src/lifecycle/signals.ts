@@ -1,4 +1,5 @@
 import type { ShutdownSignal } from '../../machines/triggers.js';
+import { shutdownSignals } from '../platform.js';
 
 /** What the host needs of `process` to hear signals; a fake in tests. */
 export interface SignalSource {
@@ -6,7 +7,8 @@ export interface SignalSource {
   off(signal: ShutdownSignal, listener: () => void): unknown;
 }
 
-export const SHUTDOWN_SIGNALS: readonly ShutdownSignal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+/** This platform's (`src/platform.ts`): on Windows no process can be sent SIGTERM, so none is listened for. */
+export const SHUTDOWN_SIGNALS: readonly ShutdownSignal[] = shutdownSignals(process.platform);
 
 /**
  * Installing a listener replaces Node's default action (terminate), so a signal goes through

@@ -37,6 +37,7 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
   if (refusal !== null) return { refused: refusal };
   const deadline = now() + options.boundMs;
   let holdsLock = false;
+  let started = false;
   try {
     for (;;) {
       const socket = await tryConnect(paths.socket);
@@ -50,7 +51,14 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
         return { socket };
       }
       if (!holdsLock && takeSpawnLock(paths.spawnLock, options.boundMs * 2)) {
+        // Look once more before starting one: the relay that held the lock releases it once
+        // connected, so a server may have come up since our attempt (seen under load: a second,
+        // needless server that then left).
         holdsLock = true;
+        continue;
+      }
+      if (holdsLock && !started) {
+        started = true;
         options.startServer();
       }
       if (signal.aborted || now() >= deadline) {

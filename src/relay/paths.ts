@@ -1,46 +1,89 @@
 import { lstatSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { tmpdir, userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import { enforcesFileModes, type HostFacts, privateDir, shortDir, socketPath, usesNamedPipes } from '../platform.js';
 
 /**
  * Where the shared server of an index listens, and the files beside its socket. One server per
- * index: the socket's name carries a hash of the index's resolved path.
+ * index: the socket's name carries a hash of the index's resolved path. The platform rules
+ * (which directory, the `sun_path` limit, Windows pipes) are `src/platform.ts`'s.
  *
- * The directory is one only this user can enter: `$XDG_RUNTIME_DIR/qmd/` (per user, per boot,
- * on tmpfs, made for exactly this), else a 0700 `.qmd/` beside the index. A Unix socket path is
- * at most 107 bytes on Linux (103 on macOS): a longer one falls back to a 0700 directory
- * under the system's temporary directory.
+ * The directory is one only this user can enter (`privateDir`: `$XDG_RUNTIME_DIR/qmd/` on
+ * Linux, `$TMPDIR/qmd/` on macOS, else `<tmp>/qmd-<uid>/`); a socket path too long for
+ * `bind()` moves to `/tmp/qmd-<uid>/`. On Windows the socket is a named pipe and the files live
+ * in `%TEMP%\qmd\`.
  */
 export interface SharedPaths {
   dir: string;
-  /** The Unix socket relays connect to (mode 0600). */
+  /** The Unix socket (mode 0600) or Windows pipe relays connect to, and `qmd status`/`stop` ask. */
   socket: string;
-  /** The running server's record (pid, start time, sessions, model): `qmd status`, `stop --shared`. */
+  /** The running server's record (pid, index, version, start time): the one-per-index claim. */
   record: string;
   /** Held by the one relay that starts a server, so simultaneous relays start exactly one. */
   spawnLock: string;
   /** The server's stderr: it runs detached, with no terminal. */
   log: string;
+  /**
+   * Where a relay leaves word that the server it started failed or hung, for `qmd status` to
+   * show when no server answers (written by the relay, read by `src/cli/shared-status.ts`).
+   */
+  failure: string;
 }
 
-const MAX_SOCKET_PATH_BYTES = 103;
+/** This process's facts for the platform rules. */
+export function hostFacts(env: NodeJS.ProcessEnv = process.env): HostFacts {
+  const platform = process.platform;
+  return {
+    platform,
+    env,
+    uid: process.getuid?.(),
+    user: platform === 'win32' ? (env.USERNAME ?? loginName()) : '',
+    tmpdir: tmpdir(),
+  };
+}
 
-export function sharedPaths(indexPath: string, env: NodeJS.ProcessEnv): SharedPaths {
-  const index = resolve(indexPath);
-  const hash = fnv1a64(index);
-  const runtime = env.XDG_RUNTIME_DIR?.trim();
-  let dir = runtime ? join(runtime, 'qmd') : join(dirname(index), '.qmd');
-  if (Buffer.byteLength(join(dir, `mcp-${hash}.sock`)) > MAX_SOCKET_PATH_BYTES) {
-    dir = join(tmpdir(), `qmd-${process.getuid?.() ?? 'user'}`);
-  }
-  const base = join(dir, `mcp-${hash}`);
+export function sharedPaths(indexPath: string, env: NodeJS.ProcessEnv, facts: HostFacts = hostFacts(env)): SharedPaths {
+  const hash = fnv1a64(resolve(indexPath));
+  const socket = placeSocket(facts, `mcp-${hash}`);
+  const dir = usesNamedPipes(facts.platform) ? privateDir(facts) : socketDir(socket);
+  const base = `${dir}${facts.platform === 'win32' ? '\\' : '/'}mcp-${hash}`;
   return {
     dir,
-    socket: `${base}.sock`,
+    socket,
     record: `${base}.json`,
     spawnLock: `${base}.spawn`,
     log: `${base}.log`,
+    failure: `${base}.failed`,
   };
+}
+
+/**
+ * The HTTP daemon's control socket (`qmd mcp --http --daemon`): in the same private directory,
+ * named from the index like the shared server's, so `qmd mcp stop` finds it from the index alone
+ * and never from what a pidfile says.
+ */
+export function daemonControlPath(
+  indexPath: string,
+  env: NodeJS.ProcessEnv,
+  facts: HostFacts = hostFacts(env),
+): string {
+  return placeSocket(facts, `http-${fnv1a64(resolve(indexPath))}`);
+}
+
+function placeSocket(facts: HostFacts, name: string): string {
+  return socketPath(facts, privateDir(facts), shortDir(facts), name);
+}
+
+function socketDir(socket: string): string {
+  return socket.slice(0, socket.lastIndexOf('/'));
+}
+
+function loginName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'user';
+  }
 }
 
 /** Why a socket or its directory may not be trusted, or `null` when it may. */
@@ -64,6 +107,7 @@ export function secureDir(dir: string): Refusal {
 
 /** A socket that exists must be a socket of this user, 0600 or stricter; a missing one is fine. */
 export function secureSocket(path: string): Refusal {
+  if (usesNamedPipes(process.platform)) return null;
   let stat: ReturnType<typeof lstatSync>;
   try {
     stat = lstatSync(path);
@@ -75,6 +119,8 @@ export function secureSocket(path: string): Refusal {
 }
 
 function ownedAndPrivate(path: string, uid: number, mode: number): Refusal {
+  // Windows: made-up modes and no owner; the pipe's own ACL is the guard there (docs/design.md §7).
+  if (!enforcesFileModes(process.platform)) return null;
   const me = process.getuid?.();
   if (me !== undefined && uid !== me) return `${path} belongs to another user (uid ${uid})`;
   if ((mode & 0o077) !== 0) return `${path} is open to other users (mode ${(mode & 0o777).toString(8)})`;

@@ -1,128 +1,149 @@
 /**
- * `qmd mcp --http --daemon` and `qmd mcp stop`, with real processes. The pidfile
- * (`<index>.mcp.pid`) records the pid with its start time (field 22 of /proc/PID/stat), the
- * boot id and the command line; `stop` signals only the very process that wrote it. The
- * peer's `stop` once SIGTERMed whatever had inherited a recycled PID.
+ * `qmd mcp --http --daemon` and `qmd mcp stop`, with real processes, both with /proc and with
+ * the /proc reader answering "unavailable" (`QMD_TEST_NO_PROC=1`, as on macOS and Windows).
+ * `stop` asks the daemon over its control socket (found from the index) and never signals a
+ * PID read from the pidfile: the peer's `stop` once SIGTERMed whatever had inherited a
+ * recycled PID, and a pidfile is anybody's to edit.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PidRecord } from '../../src/cli/daemon/pidfile.js';
-import { type ProcessIdentity, readIdentity } from '../../src/cli/daemon/proc.js';
+import { readIdentity } from '../../src/cli/daemon/proc.js';
+import { daemonControlPath } from '../../src/relay/paths.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 import { spawnProcess, waitForExit } from '../support/spawn.js';
 import { connectClient, health } from './fixtures/http-server.js';
+import { PROC_MODES } from './fixtures/proc-modes.js';
 
-const ws = tempWorkspace();
-const pidfile = `${ws.index}.mcp.pid`;
-const env = qmdEnv(ws.index);
-beforeAll(async () => {
-  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], env);
-  expect(added.code, added.stderr).toBe(0);
-});
-afterAll(() => ws.cleanup());
-
-/** SIGKILL the daemon in `finally`, only while that pid is still a qmd. */
+/** SIGKILL the daemon in `finally`, only while that pid is still a qmd (read by the test, on Linux). */
 function killIfQmd(pid: number | undefined): void {
   if (pid === undefined) return;
   if (readIdentity(pid)?.cmdline.includes(QMD_BIN)) process.kill(pid, 'SIGKILL');
 }
 
-describe('the daemon', () => {
+describe.each(PROC_MODES)('the daemon, $mode', ({ extra }) => {
+  const ws = tempWorkspace();
+  const runtime = mkdtempSync(join(tmpdir(), 'qmd-run-'));
+  const pidfile = `${ws.index}.mcp.pid`;
+  const env = qmdEnv(ws.index, { XDG_RUNTIME_DIR: runtime, ...extra });
+  const control = daemonControlPath(ws.index, env);
+  const noProc = 'QMD_TEST_NO_PROC' in extra;
+  beforeAll(async () => {
+    const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], env);
+    expect(added.code, added.stderr).toBe(0);
+  });
+  afterAll(() => {
+    ws.cleanup();
+    rmSync(runtime, { recursive: true, force: true });
+  });
+
+  async function startDaemon(): Promise<{ pid: number; url: URL; port: number }> {
+    const started = await runQmd(['mcp', '--http', '--daemon', '--port', '0'], env);
+    expect(started.code, started.stderr).toBe(0);
+    const match = /Serving (http:\/\/127\.0\.0\.1:(\d+)\/mcp) \(pid (\d+)\)/.exec(started.stdout);
+    expect(match, started.stdout).not.toBeNull();
+    return { url: new URL(match?.[1] ?? ''), port: Number(match?.[2]), pid: Number(match?.[3]) };
+  }
+
   it('starts detached, serves, refuses a second start, and `stop` ends it through the machine', async () => {
     let pid: number | undefined;
     try {
-      const started = await runQmd(['mcp', '--http', '--daemon', '--port', '0'], env);
-      expect(started.code, started.stderr).toBe(0);
-      const match = /Serving (http:\/\/127\.0\.0\.1:(\d+)\/mcp) \(pid (\d+)\)/.exec(started.stdout);
-      expect(match, started.stdout).not.toBeNull();
-      const url = new URL(match?.[1] ?? '');
-      const port = Number(match?.[2]);
-      pid = Number(match?.[3]);
+      const daemon = await startDaemon();
+      pid = daemon.pid;
 
-      // The pidfile says who it is, and /proc agrees.
+      // The pidfile says who claimed the index and where its control socket is; /proc adds
+      // the identity only where the product may read it.
       const record = JSON.parse(readFileSync(pidfile, 'utf8')) as PidRecord;
-      const identity = readIdentity(pid);
-      expect(record).toMatchObject({ pid, port, url: url.href, startTicks: identity?.startTicks });
-      expect(record.cmdline).toEqual(identity?.cmdline);
-      expect(record.cmdline).toContain('--daemon');
+      expect(record).toMatchObject({ pid, port: daemon.port, url: daemon.url.href, control, index: ws.index });
+      expect(record.instance).toMatch(/^[0-9a-f-]{36}$/);
+      if (noProc) expect(record.identity).toBeUndefined();
+      else expect(record.identity?.startTicks).toBe(readIdentity(pid)?.startTicks);
+      expect(existsSync(control)).toBe(true);
 
-      expect((await health(port)).pid).toBe(pid);
-      const { client } = await connectClient(url, 'daemon-client');
+      expect((await health(daemon.port)).pid).toBe(pid);
+      const { client } = await connectClient(daemon.url, 'daemon-client');
       const found = await client.callTool({ name: 'query', arguments: { query: 'sourdough' } });
       expect(found.isError).toBeFalsy();
       await client.close();
 
       const again = await runQmd(['mcp', '--http', '--daemon', '--port', '0'], env);
       expect(again.code).toBe(1);
-      expect(again.stderr).toContain(`a daemon already serves ${url.href} (pid ${pid})`);
+      expect(again.stderr).toContain(`a daemon already serves ${daemon.url.href} (pid ${pid})`);
 
       const stopped = await runQmd(['mcp', 'stop'], env);
       expect(stopped.code, stopped.stderr).toBe(0);
-      expect(stopped.stdout).toContain(`Stopped the daemon (pid ${pid}`);
-      // `stop` waited for the exit: the process is gone and took its pidfile with it.
+      expect(stopped.stdout).toContain(`Stopped the daemon (pid ${pid})`);
+      // `stop` waited for the exit: the process is gone and took its pidfile and socket with it.
       expect(readIdentity(pid)).toBeNull();
       expect(existsSync(pidfile)).toBe(false);
+      expect(existsSync(control)).toBe(false);
       const log = readFileSync(`${ws.index}.mcp.log`, 'utf8');
-      expect(log).toContain('Shutting down (SIGTERM)...');
-      expect(log).toMatch(/Shutdown complete in [\d.]+ ms: SIGTERM: drained, all steps ok, exit 0/);
+      expect(log).toContain('Shutting down (qmd mcp stop)...');
+      expect(log).toMatch(/Shutdown complete in [\d.]+ ms: qmd mcp stop: drained, all steps ok, exit 0/);
       expect(existsSync(`${ws.index}-wal`)).toBe(false);
     } finally {
       killIfQmd(pid);
     }
   });
 
-  it('a stale pidfile naming a live, unrelated process: reported, removed, never signalled', async () => {
+  it('a pidfile naming a live stranger: start replaces it, `stop` never signals it and still stops the daemon', async () => {
     const stranger = spawnProcess('sleep', ['600']);
-    const anotherStranger = spawnProcess('sleep', ['600']);
+    let pid: number | undefined;
     try {
-      const write = (pid: number, change: (real: ProcessIdentity) => Partial<PidRecord>) => {
-        const real = readIdentity(pid);
-        if (real === null) throw new Error(`sleep ${pid} is not running`);
+      const strangerPid = stranger.child.pid ?? -1;
+      const forged = (change: Partial<PidRecord>): void => {
         const record: PidRecord = {
-          ...real,
+          pid: strangerPid,
+          instance: 'forged',
           host: '127.0.0.1',
           port: 8181,
           url: 'http://127.0.0.1:8181/mcp',
           index: ws.index,
           version: '0.0.0',
-          startedAt: new Date().toISOString(),
+          startedAt: new Date(Date.now() - 3_600_000).toISOString(),
+          control,
+          ...change,
         };
-        writeFileSync(pidfile, JSON.stringify({ ...record, ...change(real) }));
+        writeFileSync(pidfile, JSON.stringify(record));
       };
 
-      // The PID was recycled: same number, a process that started at another time.
-      write(stranger.child.pid ?? -1, (real) => ({
-        startTicks: real.startTicks + 1,
-        cmdline: [process.execPath, QMD_BIN, 'mcp'],
-      }));
+      // Left from an hour ago, its PID since given to another program: stale; nothing answers.
+      forged({});
       const first = await runQmd(['mcp', 'stop'], env);
       expect(first.code).toBe(1);
-      expect(first.stderr).toContain('is another process now (its start time differs)');
-      expect(first.stderr).toContain('removed it and signalled nothing');
+      expect(first.stderr).toContain(`removed a record naming pid ${strangerPid}`);
+      expect(first.stderr).toContain('signalled nothing');
       expect(existsSync(pidfile)).toBe(false);
 
-      // Same start time but another program: still not ours.
-      write(anotherStranger.child.pid ?? -1, () => ({
-        cmdline: [process.execPath, QMD_BIN, 'mcp', '--http', '--daemon'],
-      }));
-      const second = await runQmd(['mcp', 'stop'], env);
-      expect(second.code).toBe(1);
-      expect(second.stderr).toContain('is another program now (sleep 600)');
+      // The same stale pidfile does not keep a daemon from starting.
+      forged({});
+      const daemon = await startDaemon();
+      pid = daemon.pid;
+      expect(JSON.parse(readFileSync(pidfile, 'utf8')).pid).toBe(pid);
+
+      // Tampered with while the daemon runs: it names the stranger now. `stop` asks the socket.
+      forged({ startedAt: new Date().toISOString() });
+      const stopped = await runQmd(['mcp', 'stop'], env);
+      expect(stopped.code, stopped.stderr).toBe(0);
+      expect(stopped.stdout).toContain(`Stopped the daemon (pid ${pid})`);
+      expect(readIdentity(pid)).toBeNull();
+      expect(readFileSync(`${ws.index}.mcp.log`, 'utf8')).toContain('Shutting down (qmd mcp stop)...');
+      // Nothing answers any more: the forged record was stale and is gone.
       expect(existsSync(pidfile)).toBe(false);
 
-      // Both strangers are alive, and die by our SIGKILL — not by a SIGTERM sent before it.
-      for (const p of [stranger, anotherStranger]) {
-        expect(readIdentity(p.child.pid ?? -1)).not.toBeNull();
-        p.kill();
-        expect(await waitForExit(p)).toEqual({ code: null, signal: 'SIGKILL' });
-      }
+      // The stranger is alive, and dies by our SIGKILL — not by a SIGTERM sent before it.
+      expect(readIdentity(strangerPid)).not.toBeNull();
+      stranger.kill();
+      expect(await waitForExit(stranger)).toEqual({ code: null, signal: 'SIGKILL' });
     } finally {
       stranger.kill();
-      anotherStranger.kill();
+      killIfQmd(pid);
     }
   });
 
-  it('stop with no pidfile says so and exits 1', async () => {
+  it('stop with no daemon and no pidfile says so and exits 1', async () => {
     const result = await runQmd(['mcp', 'stop'], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('no daemon is running');

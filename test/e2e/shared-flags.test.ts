@@ -12,15 +12,16 @@ import { ChildTransport } from '../support/child-transport.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 import { spawnProcess, waitForExit } from '../support/spawn.js';
+import { PROC_MODES } from './fixtures/proc-modes.js';
 import { eventually, serverLog, sharedServerPids } from './fixtures/shared.js';
 
-describe('qmd --embed-model M mcp --shared', () => {
+describe.each(PROC_MODES)('qmd --embed-model M mcp --shared, $mode', ({ extra }) => {
   const ws = tempWorkspace({ 'bread.md': '# Bread\n\nSourdough needs a starter, flour, water and salt.\n' });
   const runtime = mkdtempSync(join(tmpdir(), 'qmd-run-'));
   const model = tinyModelPath();
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
-    env = qmdEnv(ws.index, { QMD_EMBED_THREADS: '1', XDG_RUNTIME_DIR: runtime, QMD_SHARED_IDLE_MS: '100' });
+    env = qmdEnv(ws.index, { QMD_EMBED_THREADS: '1', XDG_RUNTIME_DIR: runtime, QMD_SHARED_IDLE_MS: '100', ...extra });
     expect(env.QMD_EMBED_MODEL).toBeUndefined();
     expect((await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], env)).code).toBe(0);
     const embedded = await runQmd(['--embed-model', model, 'embed'], env);

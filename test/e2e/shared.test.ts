@@ -4,7 +4,7 @@
  * index. Every wait is for an observable fact with a generous bound; the speed figures (relay
  * exit within 1 s, spawn → initialize) are measured by `bench/`, not asserted here.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { ChildTransport } from '../support/child-transport.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
 import { waitForExit } from '../support/spawn.js';
+import { PROC_MODES } from './fixtures/proc-modes.js';
 import { eventually, isAlive, type SharedClient, serverLog, sharedServerPids, startClient } from './fixtures/shared.js';
 
 const NOTES: Record<string, string> = {
@@ -25,7 +26,7 @@ const NOTES: Record<string, string> = {
 };
 const IDLE_MS = 1500;
 
-describe('one shared server for every stdio client', () => {
+describe.each(PROC_MODES)('one shared server for every stdio client, $mode', ({ extra }) => {
   const ws = tempWorkspace(NOTES);
   const runtime = mkdtempSync(join(tmpdir(), 'qmd-run-'));
   let env: NodeJS.ProcessEnv;
@@ -35,6 +36,7 @@ describe('one shared server for every stdio client', () => {
       QMD_EMBED_THREADS: '1',
       XDG_RUNTIME_DIR: runtime,
       QMD_SHARED_IDLE_MS: String(IDLE_MS),
+      ...extra,
     });
     expect((await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], env)).code).toBe(0);
     const embedded = await runQmd(['embed'], env);
@@ -168,6 +170,52 @@ describe('one shared server for every stdio client', () => {
     } finally {
       relay.kill();
       impostor.close();
+    }
+  });
+
+  it('qmd status asks the live server: 0 sessions live once the last client left, before the idle exit; qmd mcp stop --shared stops it', async () => {
+    // Idle for 10 minutes: the server is still there when its last session has ended.
+    const lingering = { ...env, QMD_SHARED_IDLE_MS: '600000' };
+    const doneLines = (): number => serverLog(ws.index, env).match(/session session-\d+ done: /g)?.length ?? 0;
+    const status = async () => JSON.parse((await runQmd(['status', '--json'], lingering)).stdout).sharedServer;
+    const client = await startClient(ws.index, lingering);
+    let server: number | undefined;
+    try {
+      [server] = sharedServerPids(ws.index);
+      expect(server).toBeDefined();
+      // The switch reached the server (its relay's environment): /proc added nothing to its record.
+      const record = JSON.parse(readFileSync(sharedPaths(ws.index, env).record, 'utf8'));
+      expect(record.pid).toBe(server);
+      expect(record.identity === undefined).toBe('QMD_TEST_NO_PROC' in extra);
+      expect(await status()).toMatchObject({ running: true, pid: server, sessions: 1, ended: 0, served: 1 });
+
+      const ended = doneLines();
+      client.p.child.kill('SIGKILL');
+      await eventually(() => doneLines() > ended, 'the session done');
+      // Counted when the session ended (its teardown done), not when its socket closed.
+      expect(await status()).toMatchObject({ running: true, pid: server, sessions: 0, ended: 1, served: 1 });
+      expect(sharedServerPids(ws.index)).toEqual([server]);
+
+      const stopped = await runQmd(['mcp', 'stop', '--shared'], lingering);
+      expect(stopped.code, stopped.stderr).toBe(0);
+      expect(stopped.stdout).toContain(`Stopped the shared server (pid ${server})`);
+      // `stop` returned once the server had exited, through its machine's teardown.
+      expect(sharedServerPids(ws.index)).toEqual([]);
+      const log = serverLog(ws.index, env);
+      expect(log).toContain('Shutting down (qmd mcp stop)...');
+      expect(log).toMatch(
+        /Shutdown complete in [\d.]+ ms: qmd mcp stop: 1 session\(s\) served, drained, all steps ok, exit 0/,
+      );
+      const paths = sharedPaths(ws.index, env);
+      expect(existsSync(paths.socket)).toBe(false);
+      expect(existsSync(paths.record)).toBe(false);
+      expect(await status()).toMatchObject({ running: false });
+      const again = await runQmd(['mcp', 'stop', '--shared'], lingering);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain('no shared server is running');
+    } finally {
+      client.p.kill();
+      if (server !== undefined && isAlive(server)) process.kill(server, 'SIGKILL');
     }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { watchParent } from '../../src/lifecycle/parent.js';
+import { processExists, watchParent } from '../../src/lifecycle/parent.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 describe('the parent watch', () => {
@@ -129,5 +129,47 @@ describe('the parent watch', () => {
     await clock.advance(1000);
     expect(reads).toBe(seen);
     expect(clock.pending()).toBe(0);
+  });
+
+  it('the Windows rule: the PPID never changes there, so it asks whether the original parent exists', async () => {
+    const clock = new FakeClock();
+    let parentAlive = true;
+    const asked: number[] = [];
+    const sent: string[] = [];
+    watchParent(
+      {
+        ppid: () => 4242,
+        clock,
+        intervalMs: 100,
+        rule: 'parent-alive',
+        alive: (pid) => {
+          asked.push(pid);
+          return parentAlive;
+        },
+      },
+      (e) => sent.push(e.type),
+    );
+    await clock.advance(300);
+    expect(sent).toEqual([]);
+    expect(asked).toEqual([4242, 4242, 4242]);
+    parentAlive = false;
+    await clock.advance(100);
+    expect(sent).toEqual(['parent.gone']);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it('the Unix rule ignores whether the parent exists: only reparenting counts', async () => {
+    const clock = new FakeClock();
+    const sent: string[] = [];
+    watchParent({ ppid: () => 4242, clock, intervalMs: 100, rule: 'reparented', alive: () => false }, (e) =>
+      sent.push(e.type),
+    );
+    await clock.advance(500);
+    expect(sent).toEqual([]);
+  });
+
+  it('processExists: this process exists; a PID no process has does not', () => {
+    expect(processExists(process.pid)).toBe(true);
+    expect(processExists(2147483646)).toBe(false);
   });
 });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectShared, releaseSpawnLock, takeSpawnLock } from '../../src/relay/connect.js';
-import { fnv1a64, secureDir, secureSocket, sharedPaths } from '../../src/relay/paths.js';
+import { daemonControlPath, fnv1a64, secureDir, secureSocket, sharedPaths } from '../../src/relay/paths.js';
 
 const dirs: string[] = [];
 const servers: Server[] = [];
@@ -23,6 +23,8 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 const isRoot = process.getuid?.() === 0;
+/** An index's paths with a runtime directory of the test's own (not the machine's shared tmp one). */
+const privatePaths = () => sharedPaths(join(temp(), 'index.sqlite'), { XDG_RUNTIME_DIR: temp() });
 
 function listenOn(path: string, mode = 0o600): Promise<Server> {
   return new Promise((resolve) => {
@@ -36,14 +38,32 @@ function listenOn(path: string, mode = 0o600): Promise<Server> {
 }
 
 describe('sharedPaths', () => {
-  it('one socket per index, in $XDG_RUNTIME_DIR/qmd, else .qmd beside the index', () => {
+  it('one socket per index, in $XDG_RUNTIME_DIR/qmd, else a per-uid directory under tmp; its files beside it', () => {
     const a = sharedPaths('/data/a/index.sqlite', { XDG_RUNTIME_DIR: '/run/user/1000' });
     const b = sharedPaths('/data/b/index.sqlite', { XDG_RUNTIME_DIR: '/run/user/1000' });
     expect(a.dir).toBe('/run/user/1000/qmd');
     expect(a.socket).toMatch(/^\/run\/user\/1000\/qmd\/mcp-[0-9a-f]{16}\.sock$/);
+    expect(a.record).toBe(a.socket.replace(/\.sock$/, '.json'));
+    expect(a.failure).toBe(a.socket.replace(/\.sock$/, '.failed'));
     expect(a.socket).not.toBe(b.socket);
     expect(sharedPaths('/data/a/../a/index.sqlite', {}).socket).toBe(sharedPaths('/data/a/index.sqlite', {}).socket);
-    expect(sharedPaths('/data/a/index.sqlite', {}).dir).toBe('/data/a/.qmd');
+    expect(sharedPaths('/data/a/index.sqlite', {}).dir).toBe(join(tmpdir(), `qmd-${process.getuid?.()}`));
+  });
+
+  it('the daemon’s control socket: same directory, its own name, found from the index alone', () => {
+    const env = { XDG_RUNTIME_DIR: '/run/user/1000' };
+    const control = daemonControlPath('/data/a/index.sqlite', env);
+    expect(control).toMatch(/^\/run\/user\/1000\/qmd\/http-[0-9a-f]{16}\.sock$/);
+    expect(control.slice(-21)).toBe(sharedPaths('/data/a/index.sqlite', env).socket.slice(-21));
+    expect(daemonControlPath('/data/b/index.sqlite', env)).not.toBe(control);
+  });
+
+  it('on Windows (the facts given): a named pipe, and the files in %TEMP%\\qmd', () => {
+    const facts = { platform: 'win32' as const, env: {}, uid: undefined, user: 'ann', tmpdir: 'C:\\Temp' };
+    const paths = sharedPaths('/data/a/index.sqlite', {}, facts);
+    expect(paths.socket).toMatch(/^\\\\\.\\pipe\\qmd-ann-mcp-[0-9a-f]{16}$/);
+    expect(paths.dir).toBe('C:\\Temp\\qmd');
+    expect(paths.record).toMatch(/^C:\\Temp\\qmd\\mcp-[0-9a-f]{16}\.json$/);
   });
 
   it('names sockets with 64-bit FNV-1a (the published test vectors)', () => {
@@ -114,8 +134,8 @@ describe('the spawn lock', () => {
 
 describe('connectShared', () => {
   it('connects to a live server without starting one', async () => {
-    const paths = sharedPaths(join(temp(), 'index.sqlite'), {});
-    mkdirSync(paths.dir, { mode: 0o700 });
+    const paths = privatePaths();
+    mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
     await listenOn(paths.socket);
     let started = 0;
     const result = await connectShared({
@@ -131,7 +151,7 @@ describe('connectShared', () => {
   });
 
   it('starts one server when none answers, and connects once it listens', async () => {
-    const paths = sharedPaths(join(temp(), 'index.sqlite'), {});
+    const paths = privatePaths();
     let started = 0;
     const result = await connectShared({
       paths,
@@ -149,7 +169,7 @@ describe('connectShared', () => {
   });
 
   it('gives up after its bound when nothing ever listens, and refuses an untrusted socket', async () => {
-    const paths = sharedPaths(join(temp(), 'index.sqlite'), {});
+    const paths = privatePaths();
     const unreachable = await connectShared({
       paths,
       index: '/nowhere/index.sqlite',
@@ -170,8 +190,8 @@ describe('connectShared', () => {
   });
 
   it('refuses a live server whose record names another index', async () => {
-    const paths = sharedPaths(join(temp(), 'index.sqlite'), {});
-    mkdirSync(paths.dir, { mode: 0o700 });
+    const paths = privatePaths();
+    mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
     await listenOn(paths.socket);
     writeFileSync(paths.record, JSON.stringify({ index: '/elsewhere/index.sqlite' }));
     const result = await connectShared({

@@ -42,24 +42,29 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
     return;
   }
   const { pidfilePath } = await import('../daemon/pidfile.js');
+  const { daemonControlPath } = await import('../../relay/paths.js');
   const { serveHttp } = await import('../mcp/http.js');
+  const control = daemonControlPath(ctx.indexPath, ctx.env);
   await serveHttp(ctx, {
     host: flags.host,
     port: flags.port,
-    ...(flags.daemon && { daemon: daemonHooks(pidfilePath(ctx.indexPath), ctx.indexPath, flags.host) }),
+    ...(flags.daemon && { daemon: daemonHooks(pidfilePath(ctx.indexPath), control, ctx.indexPath, flags.host) }),
   });
 }
 
 /**
- * `qmd mcp stop [--shared]`: stops the daemon recorded in the pidfile (or the shared server in
- * its record), after verifying it is that process.
+ * `qmd mcp stop [--shared]`: asks the index's daemon (or, with `--shared`, its shared server)
+ * over its control socket to stop, and waits for it to exit. Nothing is signalled.
  */
 export async function mcpStop(ctx: CliContext, flags: { shared?: boolean } = {}): Promise<void> {
-  const { stopDaemon } = await import('../daemon/stop.js');
+  const { stopServer } = await import('../daemon/stop.js');
+  const { daemonControlPath, sharedPaths } = await import('../../relay/paths.js');
+  const { pidfilePath } = await import('../daemon/pidfile.js');
   if (flags.shared) {
-    const { sharedPaths } = await import('../../relay/paths.js');
-    await stopDaemon(ctx, { pidfile: sharedPaths(ctx.indexPath, ctx.env).record, what: 'shared server' });
+    const paths = sharedPaths(ctx.indexPath, ctx.env);
+    await stopServer(ctx, { control: paths.socket, record: paths.record, what: 'shared server' });
     return;
   }
-  await stopDaemon(ctx);
+  const control = daemonControlPath(ctx.indexPath, ctx.env);
+  await stopServer(ctx, { control, record: pidfilePath(ctx.indexPath), what: 'daemon' });
 }

@@ -104,7 +104,7 @@ export async function status(ctx: CliContext, flags: { json?: boolean }) {
   try {
     const report = store.status();
     const { formatSharedStatus, readSharedStatus } = await import('../shared-status.js');
-    const shared = readSharedStatus(ctx.indexPath, ctx.env);
+    const shared = await readSharedStatus(ctx.indexPath, ctx.env);
     ctx.out(
       flags.json
         ? JSON.stringify({ ...report, sharedServer: shared }, null, 2)

@@ -1,19 +1,25 @@
+import type { Lifecycle } from '../../lifecycle/host.js';
+import { listenControl } from '../control/listen.js';
 import type { HttpServeOptions } from '../mcp/http.js';
 import { packageVersion } from '../version.js';
-import { claimPidfile, type PidRecord, releasePidfile } from './pidfile.js';
-import { readIdentity } from './proc.js';
+import { claimPidfile, type PidRecord, releasePidfile, selfRecord } from './pidfile.js';
 
 /**
- * The daemon side of the pidfile: once listening (the port is known, even with `--port 0`),
- * claim the pidfile with this process's identity; when teardown is done, remove it if it is
- * still ours. The parent waits for this record to appear before it answers.
+ * The daemon side: once listening (the port is known, even with `--port 0`), claim the pidfile
+ * and open the control socket (`control`, derived from the index) that `qmd mcp stop` and the
+ * starting parent talk to; when teardown is done, close it and remove the pidfile if it is
+ * still ours. The parent waits for the control socket to answer with this pid.
  */
-export function daemonHooks(pidfile: string, indexPath: string, host: string): NonNullable<HttpServeOptions['daemon']> {
-  const self = readIdentity(process.pid);
+export function daemonHooks(
+  pidfile: string,
+  control: string,
+  indexPath: string,
+  host: string,
+): NonNullable<HttpServeOptions['daemon']> {
+  const self = selfRecord();
+  let closeControl: (() => void) | undefined;
   return {
-    onListening(url, port) {
-      if (self === null)
-        throw new Error('cannot read this process in /proc; refusing to write an unverifiable pidfile');
+    async onListening(url, port, lifecycle: Lifecycle) {
       const record: PidRecord = {
         ...self,
         host,
@@ -22,13 +28,30 @@ export function daemonHooks(pidfile: string, indexPath: string, host: string): N
         index: indexPath,
         version: packageVersion(),
         startedAt: new Date().toISOString(),
+        control,
       };
-      const claim = claimPidfile(pidfile, record);
+      const claim = await claimPidfile(pidfile, record);
       if (!claim.claimed)
         throw new Error(`another daemon (pid ${claim.holder.pid}, ${claim.holder.url}) already serves this index`);
+      const started = performance.now();
+      closeControl = await listenControl(control, {
+        index: indexPath,
+        status: () => ({
+          kind: 'daemon',
+          pid: process.pid,
+          index: indexPath,
+          version: record.version,
+          startedAt: record.startedAt,
+          uptimeMs: Math.round(performance.now() - started),
+          state: lifecycle.state(),
+          url,
+        }),
+        stop: () => void lifecycle.shutdown('qmd mcp stop'),
+      });
     },
     onDone() {
-      if (self !== null) releasePidfile(pidfile, self.pid, self.startTicks);
+      closeControl?.();
+      releasePidfile(pidfile, self.instance);
     },
   };
 }

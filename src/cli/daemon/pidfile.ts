@@ -1,24 +1,43 @@
+import { randomUUID } from 'node:crypto';
 import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { identityMismatch, type ProcessIdentity, readIdentity } from './proc.js';
+import { processExists } from '../../lifecycle/parent.js';
+import { askStatus } from '../control/client.js';
+import { canVerifyProcesses, identityMismatch, type ProcessIdentity, readIdentity } from './proc.js';
 
 /**
- * The daemon's pidfile: `<index>.mcp.pid`, next to the index it serves.
- *
- * Why there: a daemon serves one index, so `--index`/`QMD_INDEX` pick the daemon and its
- * pidfile together (`qmd mcp stop --index X` stops X's); the index directory exists and is
- * writable on every platform (WAL needs it), where `$XDG_RUNTIME_DIR` is Linux-session-only;
- * and it is per user. A runtime dir would vanish at reboot; here the file survives one, which
- * is harmless because the record carries the boot id and the start time, and `stop` signals
- * nothing unless the PID is still that very process.
+ * A server's record: the HTTP daemon's pidfile `<index>.mcp.pid` (beside the index it serves,
+ * so `--index` picks the daemon and its pidfile together), and the shared server's record beside
+ * its socket. It says who claimed the index (one server per index) and where to find it; it is
+ * never the authority on whether that server runs, and nothing ever signals the PID in it. The
+ * authority is the server's own control socket (`src/cli/control/`), whose path is derived from
+ * the index, not read from here: a tampered record can point at nothing.
  */
-export interface PidRecord extends Omit<ProcessIdentity, 'pid'> {
+export interface PidRecord {
   pid: number;
+  /** Random per process: tells this run's record from a later run's, with no /proc. */
+  instance: string;
   host: string;
   port: number;
   url: string;
   index: string;
   version: string;
   startedAt: string;
+  /** The control socket (or Windows pipe) that answers for this server. */
+  control: string;
+  /** Linux only, an extra check (`src/cli/daemon/proc.ts`): absent where /proc is not. */
+  identity?: Omit<ProcessIdentity, 'pid'>;
+}
+
+/** The part of a record that says who this process is. */
+export function selfRecord(): Pick<PidRecord, 'pid' | 'instance' | 'identity'> {
+  const identity = readIdentity(process.pid);
+  return {
+    pid: process.pid,
+    instance: randomUUID(),
+    ...(identity !== null && {
+      identity: { startTicks: identity.startTicks, bootId: identity.bootId, cmdline: identity.cmdline },
+    }),
+  };
 }
 
 export function pidfilePath(indexPath: string): string {
@@ -29,7 +48,7 @@ export function daemonLogPath(indexPath: string): string {
   return `${indexPath}.mcp.log`;
 }
 
-/** The record, `null` when there is no pidfile, or `'corrupt'` when it cannot be read as one. */
+/** The record, `null` when there is no file, or `'corrupt'` when it cannot be read as one. */
 export function readPidfile(path: string): PidRecord | null | 'corrupt' {
   let text: string;
   try {
@@ -42,19 +61,13 @@ export function readPidfile(path: string): PidRecord | null | 'corrupt' {
     const record = JSON.parse(text) as PidRecord;
     const valid =
       Number.isSafeInteger(record.pid) &&
-      Number.isSafeInteger(record.startTicks) &&
-      typeof record.bootId === 'string' &&
-      Array.isArray(record.cmdline) &&
-      typeof record.url === 'string';
+      typeof record.instance === 'string' &&
+      typeof record.url === 'string' &&
+      typeof record.startedAt === 'string';
     return valid ? record : 'corrupt';
   } catch {
     return 'corrupt';
   }
-}
-
-/** Why the recorded process is not running any more as itself, or `null` if it is. */
-export function staleReason(record: PidRecord): string | null {
-  return identityMismatch(record, readIdentity(record.pid));
 }
 
 export function removePidfile(path: string): void {
@@ -65,17 +78,40 @@ export function removePidfile(path: string): void {
   }
 }
 
+/**
+ * Between claiming its record and listening on its socket a server opens its index: a holder
+ * whose socket does not answer yet is "starting" for this long after its record's start time,
+ * if its PID exists (and, where /proc is, is still the process that wrote it).
+ */
+export const STARTING_WITHIN_MS = 30_000;
+
+/**
+ * Whether the holder of a record is alive, judged without /proc: its control socket answers
+ * (`control`, derived from the index by the caller, never taken from the record), or it is
+ * starting (see `STARTING_WITHIN_MS`). A record with neither is stale.
+ */
+export async function holderAlive(holder: PidRecord, control: string, now = Date.now()): Promise<boolean> {
+  if (!('unreachable' in (await askStatus(control)))) return true;
+  const age = now - Date.parse(holder.startedAt);
+  if (!(age >= 0 && age < STARTING_WITHIN_MS) || !processExists(holder.pid)) return false;
+  // Where /proc is, every genuine record carries the holder's identity, which tells a recycled
+  // PID (or a forged record) from the holder; elsewhere the age bound must do.
+  if (canVerifyProcesses())
+    return holder.identity !== undefined && identityMismatch(holder.identity, readIdentity(holder.pid)) === null;
+  return true;
+}
+
 export type ClaimResult = { claimed: true } | { claimed: false; holder: PidRecord };
 
 /**
- * Writes `record` as the pidfile unless a live daemon holds it. The file appears whole or not
- * at all (written aside, then hard-linked into place; `link` fails if the name exists), so two
- * daemons starting at once cannot both win, and a reader never sees half a record. A stale or
- * corrupt pidfile is replaced.
+ * Writes `record` as the record at `path` unless a live server holds it (`holderAlive`). The
+ * file appears whole or not at all (written aside, then hard-linked into place; `link` fails if
+ * the name exists), so two servers starting at once cannot both win, and a reader never sees
+ * half a record. A stale or corrupt record is replaced.
  */
-export function claimPidfile(path: string, record: PidRecord): ClaimResult {
+export async function claimPidfile(path: string, record: PidRecord, mode = 0o644): Promise<ClaimResult> {
   const aside = `${path}.${record.pid}.tmp`;
-  writeFileSync(aside, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o644 });
+  writeFileSync(aside, `${JSON.stringify(record, null, 2)}\n`, { mode });
   try {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
@@ -85,18 +121,18 @@ export function claimPidfile(path: string, record: PidRecord): ClaimResult {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
       const holder = readPidfile(path);
-      if (holder !== null && holder !== 'corrupt' && staleReason(holder) === null) return { claimed: false, holder };
+      if (holder !== null && holder !== 'corrupt' && (await holderAlive(holder, record.control)))
+        return { claimed: false, holder };
       removePidfile(path);
     }
-    throw new Error(`could not claim ${path}: another daemon keeps replacing it`);
+    throw new Error(`could not claim ${path}: another server keeps replacing it`);
   } finally {
     removePidfile(aside);
   }
 }
 
-/** Removes the pidfile if it still records this process (a newer daemon's is left alone). */
-export function releasePidfile(path: string, pid: number, startTicks: number): void {
+/** Removes the record if it is still this run's (a newer server's is left alone). */
+export function releasePidfile(path: string, instance: string): void {
   const record = readPidfile(path);
-  if (record !== null && record !== 'corrupt' && record.pid === pid && record.startTicks === startTicks)
-    removePidfile(path);
+  if (record !== null && record !== 'corrupt' && record.instance === instance) removePidfile(path);
 }

@@ -19,8 +19,21 @@ export interface ProcessIdentity {
 
 const PROC = '/proc';
 
-/** `/proc` is Linux's; elsewhere nothing can be verified, and nothing is signalled. */
+/**
+ * Test-only: `QMD_TEST_NO_PROC=1` makes this reader answer "unavailable", so the e2e suites can
+ * prove on Linux that no feature needs /proc (as on macOS and Windows). Read from the process
+ * environment, not the config: it is not a setting, and a shared server inherits it from its relay.
+ */
+function procHidden(): boolean {
+  return process.env.QMD_TEST_NO_PROC === '1';
+}
+
+/**
+ * `/proc` is Linux's. Nothing needs it: the server's socket is the authority
+ * (`src/cli/control/`); where it exists it only adds a check (`src/cli/daemon/pidfile.ts`).
+ */
 export function canVerifyProcesses(): boolean {
+  if (procHidden()) return false;
   try {
     readFileSync(`${PROC}/self/stat`);
     return true;
@@ -57,7 +70,7 @@ export function parseStat(stat: string): { state: string; startTicks: number } |
  * process not yet reaped by its parent (a zombie, state Z or X) counts as gone.
  */
 export function readIdentity(pid: number): ProcessIdentity | null {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return null;
+  if (procHidden() || !Number.isSafeInteger(pid) || pid <= 0) return null;
   try {
     const stat = parseStat(readFileSync(`${PROC}/${pid}/stat`, 'utf8'));
     if (stat === null || stat.state === 'Z' || stat.state === 'X') return null;

@@ -3,10 +3,12 @@ import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs'
 import { get } from 'node:http';
 import { dirname } from 'node:path';
 import { QmdError } from '../../errors.js';
+import { daemonControlPath } from '../../relay/paths.js';
 import { DAEMON_CHILD_ENV } from '../config.js';
 import type { CliContext } from '../context.js';
-import { daemonLogPath, type PidRecord, pidfilePath, readPidfile, removePidfile, staleReason } from './pidfile.js';
-import { canVerifyProcesses } from './proc.js';
+import { askStatus } from '../control/client.js';
+import type { ServerStatus } from '../control/protocol.js';
+import { daemonLogPath, pidfilePath, readPidfile, removePidfile } from './pidfile.js';
 
 /** Start-up opens the index and binds; it needs no model. Generous for a loaded machine. */
 const READY_WITHIN_MS = 30_000;
@@ -15,23 +17,20 @@ const POLL_MS = 50;
 /**
  * `qmd mcp --http --daemon`: starts the server detached (its own session, so the terminal's
  * SIGHUP and Ctrl-C do not reach it), stdin from /dev/null, stdout and stderr appended to
- * `<index>.mcp.log`; waits until the child has written its pidfile and `/health` answers;
- * prints the URL and the pid; returns. This process holds nothing native and leaves by
- * draining its loop: the child is unref'd and its stdio are files.
+ * `<index>.mcp.log`; waits until the child's control socket answers with the child's pid and
+ * `/health` answers; prints the URL and the pid; returns. This process holds nothing native and
+ * leaves by draining its loop: the child is unref'd and its stdio are files.
  */
 export async function startDaemon(ctx: CliContext): Promise<void> {
-  if (!canVerifyProcesses())
-    throw new QmdError(
-      'BAD_ARGUMENT',
-      '--daemon needs /proc (Linux) to verify its pidfile; run qmd mcp --http instead',
-    );
   const pidfile = pidfilePath(ctx.indexPath);
-  const existing = readPidfile(pidfile);
-  if (existing !== null && existing !== 'corrupt' && staleReason(existing) === null)
+  const control = daemonControlPath(ctx.indexPath, ctx.env);
+  const running = await askStatus(control);
+  if (!('unreachable' in running))
     throw new QmdError(
       'INDEX_LOCKED',
-      `a daemon already serves ${existing.url} (pid ${existing.pid}); stop it with: qmd mcp stop`,
+      `a daemon already serves ${running.url} (pid ${running.pid}); stop it with: qmd mcp stop`,
     );
+  const existing = readPidfile(pidfile);
   if (existing !== null) {
     ctx.log.line(`qmd: removing stale pidfile ${pidfile}`);
     removePidfile(pidfile);
@@ -53,24 +52,24 @@ export async function startDaemon(ctx: CliContext): Promise<void> {
     child.once('error', (error) => resolve(`could not start: ${error.message}`));
   });
 
-  const record = await Promise.race([waitForRecord(pidfile, child.pid ?? -1), exited]);
+  const record = await Promise.race([waitForControl(control, child.pid ?? -1), exited]);
   if (typeof record === 'string' || record === null) {
     const why = typeof record === 'string' ? record : `did not start within ${READY_WITHIN_MS / 1000} s`;
     throw new QmdError('BAD_ARGUMENT', `the daemon ${why}; its log (${logPath}) says:\n${tail(logPath, logStart)}`);
   }
-  const health = await getStatus(new URL('/health', record.url));
+  const health = await getStatus(new URL('/health', record.url ?? ''));
   if (health !== 200)
     throw new QmdError('BAD_ARGUMENT', `the daemon (pid ${record.pid}) answers /health with ${health}`);
   ctx.out(`Serving ${record.url} (pid ${record.pid})`);
   ctx.out(`Log: ${logPath}; stop it with: qmd mcp stop`);
 }
 
-/** Polls for the child's pidfile: it appears once the child listens (the port is in it). */
-async function waitForRecord(pidfile: string, pid: number): Promise<PidRecord | null> {
+/** Polls the control socket until the child answers on it (it listens once its HTTP port is bound). */
+async function waitForControl(control: string, pid: number): Promise<ServerStatus | null> {
   const deadline = performance.now() + READY_WITHIN_MS;
   while (performance.now() < deadline) {
-    const record = readPidfile(pidfile);
-    if (record !== null && record !== 'corrupt' && record.pid === pid) return record;
+    const status = await askStatus(control);
+    if (!('unreachable' in status) && status.pid === pid) return status;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   return null;

@@ -1,74 +1,63 @@
 import { QmdError } from '../../errors.js';
+import { processExists } from '../../lifecycle/parent.js';
 import type { CliContext } from '../context.js';
-import { type PidRecord, pidfilePath, readPidfile, releasePidfile, removePidfile, staleReason } from './pidfile.js';
+import { askStatus, requestStop } from '../control/client.js';
+import { readPidfile, removePidfile } from './pidfile.js';
 
 /**
- * The daemon's teardown is bounded: drain 5 s, each step 2 s, watchdog 1 s (docs/design.md §2.1).
- * Waiting a little longer than their sum before escalating means a healthy daemon is never
- * hurried; the second SIGTERM is the machine's "hurry up", never a SIGKILL.
+ * A server's teardown is bounded by its machine: drain 5 s, each step 2 s, then the watchdog's
+ * 1 s (docs/design.md §2.1); the shared server's sessions have their own bounds inside its drain.
+ * Waiting well past their sum means a healthy server is never reported stuck.
  */
-const FIRST_WAIT_MS = 12_000;
-const SECOND_WAIT_MS = 8_000;
-const POLL_MS = 50;
+const EXIT_WITHIN_MS = 30_000;
+/** After its files are closed: an exiting process is reaped by its parent (init) within ms; a zombie nobody reaps is no server. */
+const REAPED_WITHIN_MS = 1000;
 
 /**
- * `qmd mcp stop`: SIGTERM to the daemon recorded in `<index>.mcp.pid`, only if that PID is
- * still the very process that wrote it (same boot, same start time, same command line), then
- * waits for it to exit. A stale pidfile is reported and removed, and nothing is signalled.
+ * `qmd mcp stop [--shared]`: asks the server over its control socket (derived from the index)
+ * to run its normal teardown, and waits for the connection to close, which happens when its
+ * process exits. No PID is read from a file, verified or signalled: a pidfile that names
+ * another process (recycled, or tampered with) is never acted on, and cannot hide a running
+ * server either, since the socket is found from the index alone.
  *
- * Exit codes: 0 when the daemon stopped; 1 when there was nothing to stop (no pidfile, or a
- * stale one) or it would not stop — "nothing was stopped" is worth a non-zero code to a
- * script, which can add `|| true` when it does not care.
+ * Exit codes: 0 when the server stopped; 1 when nothing answered (any record left is stale:
+ * reported and removed), it refused, or it did not exit within the bound. "Nothing was stopped"
+ * is worth a non-zero code to a script, which can add `|| true` when it does not care.
  */
-export async function stopDaemon(
+export async function stopServer(
   ctx: CliContext,
-  target: { pidfile: string; what: string } = { pidfile: pidfilePath(ctx.indexPath), what: 'daemon' },
+  target: { control: string; record: string; what: 'daemon' | 'shared server' },
 ): Promise<void> {
-  const { pidfile, what } = target;
-  const record = readPidfile(pidfile);
-  if (record === null) throw new QmdError('NOT_FOUND', `no ${what} is running for ${ctx.indexPath} (no ${pidfile})`);
-  if (record === 'corrupt') {
-    removePidfile(pidfile);
-    throw new QmdError('NOT_FOUND', `the pidfile ${pidfile} was unreadable; removed it and signalled nothing`);
-  }
-  const stale = staleReason(record);
-  if (stale !== null) {
-    removePidfile(pidfile);
+  const { control, record, what } = target;
+  const result = await requestStop(control, ctx.indexPath, EXIT_WITHIN_MS);
+  if ('unreachable' in result) {
+    const stale = readPidfile(record);
+    if (stale === null)
+      throw new QmdError('NOT_FOUND', `no ${what} is running for ${ctx.indexPath} (${result.unreachable})`);
+    removePidfile(record);
+    const who = stale === 'corrupt' ? 'an unreadable record' : `a record naming pid ${stale.pid}`;
     throw new QmdError(
       'NOT_FOUND',
-      `stale pidfile ${pidfile}: pid ${record.pid} ${stale}; removed it and signalled nothing`,
+      `no ${what} is running for ${ctx.indexPath} (${result.unreachable}); removed ${who} (${record}) and signalled nothing`,
     );
   }
-
-  signal(record);
-  ctx.log.line(`qmd: sent SIGTERM to the ${what} (pid ${record.pid}, ${record.url})`);
-  let gone = await waitUntilGone(record, FIRST_WAIT_MS);
-  if (!gone && staleReason(record) === null) {
-    signal(record);
-    ctx.log.line(`qmd: still running after ${FIRST_WAIT_MS / 1000} s; sent a second SIGTERM (escalation)`);
-    gone = await waitUntilGone(record, SECOND_WAIT_MS);
-  }
-  if (!gone)
-    throw new QmdError('INDEX_LOCKED', `the ${what} (pid ${record.pid}) is still running; not signalled again`);
-  // The daemon removes its own pidfile; one that was killed outright could not.
-  releasePidfile(pidfile, record.pid, record.startTicks);
-  ctx.out(`Stopped the ${what} (pid ${record.pid}, ${record.url})`);
+  if ('refused' in result) throw new QmdError('BAD_ARGUMENT', `the ${what} refused to stop: ${result.refused}`);
+  if ('stillRunning' in result)
+    throw new QmdError(
+      'INDEX_LOCKED',
+      `the ${what} (pid ${result.stillRunning}) began its teardown but had not exited after ${result.afterMs / 1000} s`,
+    );
+  // The connection closes when the process closes its files, a moment before the process is
+  // gone: wait that moment out (`kill(pid, 0)` sends nothing; the pid is the server's own word).
+  await until(() => !processExists(result.stopped), REAPED_WITHIN_MS);
+  ctx.log.line(`qmd: the ${what} (pid ${result.stopped}) ran its teardown and exited`);
+  // It removes its own record; one killed outright mid-teardown could not, and a record that
+  // names another process was never its. Once nothing answers, whatever is left is stale.
+  if (readPidfile(record) !== null && 'unreachable' in (await askStatus(control))) removePidfile(record);
+  ctx.out(`Stopped the ${what} (pid ${result.stopped})`);
 }
 
-/** Verified just before: the window for the PID to be reused in between is microseconds. */
-function signal(record: PidRecord): void {
-  try {
-    process.kill(record.pid, 'SIGTERM');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-  }
-}
-
-async function waitUntilGone(record: PidRecord, ms: number): Promise<boolean> {
+async function until(fact: () => boolean, ms: number): Promise<void> {
   const deadline = performance.now() + ms;
-  for (;;) {
-    if (staleReason(record) !== null) return true;
-    if (performance.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  while (!fact() && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
 }

@@ -17,8 +17,11 @@ export interface HttpServeOptions {
   host: string;
   /** 0 picks a free port; the one bound is printed (`Listening on http://HOST:PORT/mcp`). */
   port: number;
-  /** Set when this process is the detached daemon: no parent watch; `onListening` writes the pidfile. */
-  daemon?: { onListening(url: string, port: number): void | Promise<void>; onDone(): void };
+  /**
+   * Set when this process is the detached daemon: no parent watch; `onListening` writes the
+   * pidfile and opens the control socket (`qmd mcp stop` asks it to call `lifecycle.shutdown()`).
+   */
+  daemon?: { onListening(url: string, port: number, lifecycle: Lifecycle): void | Promise<void>; onDone(): void };
 }
 
 /**
@@ -27,7 +30,7 @@ export interface HttpServeOptions {
  * 2026-07-28 clients are sessionless, one `McpServer` per exchange (`src/mcp/http/modern.ts`).
  *
  * Stdin is not a client here (`stdin: null`): a backgrounded server has stdin at EOF from the
- * start. Signals stop it, `qmd mcp stop` sends SIGTERM, and the listener dying sends
+ * start. Signals stop it, `qmd mcp stop` asks its control socket (`shutdown()`), and the listener dying sends
  * `http.stop`. The same machine drives the teardown:
  * - `closeTransport`: stop accepting (the listener closes; requests on kept-alive sockets get
  *   503), close every session's event stream and the sessions with nothing in flight;
@@ -112,7 +115,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
     const daemon = options.daemon;
     void lifecycle.done.then(() => daemon.onDone());
     try {
-      await daemon.onListening(url, port);
+      await daemon.onListening(url, port, lifecycle);
     } catch (error) {
       ctx.log.warn(`daemon: ${(error as Error).message}`);
       process.exitCode = 1;

@@ -1,37 +1,37 @@
-import { existsSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createSharedLifecycle, type SharedLifecycle } from '../../lifecycle/shared-host.js';
 import type { Log } from '../../log.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { serveStdioConnection } from '../../mcp/stdio/connection.js';
+import { usesNamedPipes } from '../../platform.js';
 import { secureDir, sharedPaths } from '../../relay/paths.js';
 import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
-import { claimPidfile, type PidRecord, releasePidfile } from '../daemon/pidfile.js';
-import { readIdentity } from '../daemon/proc.js';
+import { routeFirstLine } from '../control/server.js';
+import { sharedControl } from '../control/shared.js';
+import { claimPidfile, type PidRecord, releasePidfile, selfRecord } from '../daemon/pidfile.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { packageVersion } from '../version.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 import { leaveOnFatalErrors } from './serve.js';
 
-/** The shared server's record beside its socket: who it is, and what `qmd status` shows. */
+/** The shared server's record beside its socket: who claimed the index. `qmd status` asks the socket instead. */
 export interface SharedRecord extends PidRecord {
   socket: string;
-  sessions: number;
-  served: number;
-  modelLoaded: boolean;
 }
 
 /**
  * `qmd mcp --shared-server`, started detached by the first relay of an index: one store (one
  * warm model, loaded at most once) for every relay that connects, each connection a session
  * with its own `McpServer` and gate, hosted as a child of the server's machine
- * (`src/lifecycle/shared-host.ts`). It leaves on SIGTERM/SIGINT/SIGHUP (`qmd mcp stop --shared`
- * sends SIGTERM) or after `QMD_SHARED_IDLE_MS` with no session: stop accepting, let every
- * session run its own teardown, then dispose the store, once.
+ * (`src/lifecycle/shared-host.ts`). It leaves on SIGTERM/SIGINT/SIGHUP, when `qmd mcp stop
+ * --shared` asks on its socket (a control request, `src/cli/control/`), or after
+ * `QMD_SHARED_IDLE_MS` with no session: stop accepting, let every session run its own
+ * teardown, then dispose the store, once.
  *
- * One per index: the record beside the socket is claimed first (written whole or not at all,
- * its holder's identity checked), so a second server started at the same moment leaves at once;
+ * One per index: the record beside the socket is claimed first (written whole or not at all;
+ * its holder alive if its socket answers, `holderAlive`), so a second server started at the same moment leaves at once;
  * the claim holder replaces a socket file a killed server left behind.
  */
 export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycle | null> {
@@ -39,8 +39,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   const paths = sharedPaths(ctx.indexPath, ctx.env);
   const refused = secureDir(paths.dir);
   if (refused !== null) throw new Error(`refusing to serve: ${refused}`);
-  const self = readIdentity(process.pid);
-  if (self === null) throw new Error('cannot read this process in /proc; refusing to write an unverifiable record');
+  const self = selfRecord();
   const record: SharedRecord = {
     ...self,
     host: '',
@@ -50,27 +49,18 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     version: packageVersion(),
     startedAt: new Date().toISOString(),
     socket: paths.socket,
-    sessions: 0,
-    served: 0,
-    modelLoaded: false,
+    control: paths.socket,
   };
-  const claim = claimPidfile(paths.record, record);
+  const claim = await claimPidfile(paths.record, record, 0o600);
   if (!claim.claimed) {
     log.line(`another shared server (pid ${claim.holder.pid}) serves ${ctx.indexPath}; leaving`);
     return null;
   }
-  const update = (change: Partial<SharedRecord>): void => {
-    Object.assign(record, change);
-    try {
-      writeFileSync(`${paths.record}.tmp`, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
-      renameSync(`${paths.record}.tmp`, paths.record);
-    } catch (error) {
-      log.warn(`cannot update ${paths.record}: ${(error as Error).message}`);
-    }
-  };
-
   const { failpoints, shared } = ctx.config;
-  const storeLog = watchModelLoads(log, () => update({ modelLoaded: true }));
+  let modelLoaded = false;
+  const storeLog = watchModelLoads(log, () => {
+    modelLoaded = true;
+  });
   const store = openStore(ctx.indexPath, { readonly: true, log: storeLog, failpoints, ...embedStoreOptions(ctx) });
   const fromEnv = await lifecycleOptions(ctx.config.lifecycle, log);
   const lifecycle = createSharedLifecycle({
@@ -88,7 +78,15 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   const version = packageVersion();
   const sockets = new Set<Socket>();
 
-  const listener = createServer((socket) => {
+  const control = sharedControl({
+    index: ctx.indexPath,
+    version,
+    startedAt: record.startedAt,
+    model: ctx.config.embed.model ?? null,
+    modelLoaded: () => modelLoaded,
+    lifecycle,
+  });
+  const acceptSession = (socket: Socket): void => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     socket.on('error', () => {});
@@ -122,13 +120,14 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
         ),
     });
     log.line(`${opened.id} opened; ${lifecycle.sessions()} session(s)`);
-    update({ sessions: lifecycle.sessions(), served: record.served + 1 });
-    socket.once('close', () => update({ sessions: lifecycle.sessions() }));
-  });
+  };
+  // A connection whose first line is a control request (`qmd status`, `qmd mcp stop --shared`)
+  // is answered there and is no session; any other is an MCP session, from its first byte.
+  const listener = createServer(routeFirstLine(control, acceptSession));
 
   // The claim is ours: a socket file here is a killed server's. Created 0600 (umask), never
   // readable by anyone else even for an instant.
-  if (existsSync(paths.socket)) unlinkSync(paths.socket);
+  if (!usesNamedPipes(process.platform) && existsSync(paths.socket)) unlinkSync(paths.socket);
   await listen(listener, paths.socket);
   lifecycle.start({
     closeListener: async (signal) => {
@@ -148,7 +147,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     } catch {
       // Already gone.
     }
-    releasePidfile(paths.record, self.pid, self.startTicks);
+    releasePidfile(paths.record, self.instance);
   });
   leaveOnFatalErrors(lifecycle, log);
   return lifecycle;
@@ -186,7 +185,7 @@ function endSocket(socket: Socket): Promise<void> {
   });
 }
 
-/** The store's log, noting each "embedding model loaded" line for the record `qmd status` reads. */
+/** The store's log, noting each "embedding model loaded" line for `qmd status`. */
 function watchModelLoads(log: Log, onLoad: () => void): Log {
   return {
     line: (text) => {

@@ -1,0 +1,41 @@
+import type { SharedLifecycle } from '../../lifecycle/shared-host.js';
+import type { ControlHandlers } from './server.js';
+
+export interface SharedControlFacts {
+  index: string;
+  version: string;
+  startedAt: string;
+  /** The embedding model's spec, if one is configured. */
+  model: string | null;
+  modelLoaded: () => boolean;
+  lifecycle: SharedLifecycle;
+}
+
+/**
+ * The shared server's answers to `qmd status` and `qmd mcp stop --shared`. The session counts
+ * come from its machine: a session is live until its teardown is done (socket released and all),
+ * and counted as ended then, never when its socket merely closes.
+ */
+export function sharedControl(facts: SharedControlFacts): ControlHandlers {
+  const { lifecycle } = facts;
+  const started = performance.now();
+  return {
+    index: facts.index,
+    status: () => {
+      const live = lifecycle.sessions();
+      const opened = lifecycle.opened();
+      return {
+        kind: 'shared',
+        pid: process.pid,
+        index: facts.index,
+        version: facts.version,
+        startedAt: facts.startedAt,
+        uptimeMs: Math.round(performance.now() - started),
+        state: lifecycle.state(),
+        sessions: { live, opened, ended: opened - live },
+        model: { name: facts.model, loaded: facts.modelLoaded() },
+      };
+    },
+    stop: () => void lifecycle.shutdown('qmd mcp stop'),
+  };
+}
