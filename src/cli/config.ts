@@ -157,7 +157,9 @@ function readFailpoints(env: NodeJS.ProcessEnv, log: Log | undefined): Failpoint
       log && ((name, action) => log.line(`QMD Debug: failpoint ${name} hit (${action})`)),
       log &&
         ((name, reason) =>
-          log.line(`QMD Debug: failpoint ${name} aborted (${reason instanceof Error ? reason.message : String(reason)})`)),
+          log.line(
+            `QMD Debug: failpoint ${name} aborted (${reason instanceof Error ? reason.message : String(reason)})`,
+          )),
     );
   } catch (error) {
     throw new QmdError('BAD_ARGUMENT', (error as Error).message);

@@ -84,7 +84,9 @@ describe('stdin EOF with a request in flight: plain qmd mcp', () => {
       expect(p.stderr()).not.toContain(ABORTED);
       p.child.kill('SIGTERM');
       expect(await waitForExit(p)).toEqual({ code: 0, signal: null });
-      expect(p.stderr()).toContain('QMD Warning: SIGTERM during teardown (stdin closed): aborting 1 in-flight handler(s)');
+      expect(p.stderr()).toContain(
+        'QMD Warning: SIGTERM during teardown (stdin closed): aborting 1 in-flight handler(s)',
+      );
       expect(p.stderr()).toContain(`${ABORTED} (aborted: SIGTERM escalated the shutdown)`);
       expect(p.stderr()).toMatch(/Shutdown complete in [\d.]+ ms: stdin closed: drain cut short, all steps ok, exit 0/);
     } finally {
@@ -126,7 +128,9 @@ describe('stdin EOF with a request in flight: the --shared relay', () => {
       expect(log().slice(before)).not.toContain(ABORTED);
       p.child.kill('SIGTERM');
       expect(await waitForExit(p)).toEqual({ code: 0, signal: null });
-      expect(p.stderr()).toContain('QMD Warning: SIGTERM during teardown (stdin closed): aborting 1 in-flight handler(s)');
+      expect(p.stderr()).toContain(
+        'QMD Warning: SIGTERM during teardown (stdin closed): aborting 1 in-flight handler(s)',
+      );
       expect(p.stderr()).toMatch(/Shutdown complete in [\d.]+ ms: stdin closed: drain cut short, all steps ok, exit 0/);
       // The relay released the session under its handler: the socket closing while the session
       // ends is the session's escalation.

@@ -53,7 +53,7 @@ describe("the SDK client's close() with a query in flight", () => {
     }
   });
 
-  it('delay(10000), which honours its signal: the EOF drains it, the SDK\'s SIGTERM escalates and aborts it', async () => {
+  it("delay(10000), which honours its signal: the EOF drains it, the SDK's SIGTERM escalates and aborts it", async () => {
     const s = await session('tool.query=delay(10000)');
     try {
       const { reply } = await queryInFlight(s.client);

@@ -9,7 +9,7 @@ import { LineTransport } from './transport.js';
 
 /** A JSON-RPC message larger than this is refused (the SDK's own stdio buffer caps at 10 MiB). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
-/** Requests handed to the server whose replies have not left the process yet, per connection. */
+/** Requests handed to the server and not answered yet, per connection. */
 export const MAX_DISPATCHED = 16;
 /** Replies written but not yet taken by the client: past this, no request is read until they are. */
 export const MAX_BACKLOG_BYTES = 1024 * 1024;
@@ -58,9 +58,8 @@ type Queued = { message: JSONRPCMessage } | { refusal: JsonRpcErrorEnvelope };
  *   requests read before it run to completion and are answered while stdout is open; only
  *   `release()` (after the drain, its deadline or an escalation) closes the server.
  * - Backpressure: requests wait in a queue (at most one read's worth; stdin is paused while
- *   it is not empty) and are handed to the server only while fewer than `maxDispatched` of
- *   its replies are unwritten and the replies the client has not taken stay under
- *   `maxBacklogBytes`. A client that stops reading costs bounded memory and, in the shared
+ *   it is not empty) and are handed to the server only while fewer than `maxDispatched` are
+ *   unanswered and the replies the client has not taken stay under `maxBacklogBytes`. A client that stops reading costs bounded memory and, in the shared
  *   server, no other session's time.
  * - Bad input is answered here and the connection keeps serving: a line over
  *   `maxMessageBytes` (-32600), a line that is not JSON (-32700; the SDK would skip it
@@ -74,7 +73,7 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
   const who = options.name === undefined ? '' : `${options.name}: `;
 
   let queue: Queued[] = [];
-  /** Requests handed to the server, until their reply is written. */
+  /** Requests handed to the server, until they are answered. */
   const dispatched = new Set<string>();
   /** The gate's unit of each request read, until its reply is written: what the drain waits for. */
   const units = new Map<string, () => void>();
@@ -108,12 +107,13 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
       .catch(() => {});
   };
 
+  const onSent = (id: unknown): void => {
+    dispatched.delete(keyOf(id));
+    // Pumped once the reply is on its way, not from inside the SDK's send.
+    queueMicrotask(pump);
+  };
   const onWritten = (id: unknown, error: Error | null | undefined): void => {
-    if (id !== undefined) {
-      const key = keyOf(id);
-      dispatched.delete(key);
-      settle(key);
-    }
+    if (id !== undefined) settle(keyOf(id));
     if (error && !stdoutFailed) {
       // Nobody can read a reply any more: nothing is owed, and nothing more is dispatched.
       stdoutFailed = true;
@@ -123,7 +123,7 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     }
     pump();
   };
-  const transport = new LineTransport(stdout, onWritten);
+  const transport = new LineTransport(stdout, { sent: onSent, written: onWritten });
 
   const backedUp = (): boolean => stdout.writableNeedDrain && stdout.writableLength >= maxBacklog;
   const onDrain = (): void => {
@@ -140,7 +140,9 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
           if (!warnedBacklog) {
             warnedBacklog = true;
             const kib = Math.round(stdout.writableLength / 1024);
-            log.warn(`${who}the client is not reading its replies (${kib} KiB unread); its requests wait until it does`);
+            log.warn(
+              `${who}the client is not reading its replies (${kib} KiB unread); its requests wait until it does`,
+            );
           }
         }
         break;

@@ -16,8 +16,8 @@ import {
  * Writing: a message is written at once and `send()` resolves at once; flow control is the
  * connection's (it stops reading requests while replies are backed up), so no send waits on
  * 'drain' and no listener is added per send (the SDK's added two each, and a stalled reader
- * piled them up: issue 22). `onWritten` hears each response once it has left the process (the
- * stream's write callback), with the write error if it failed.
+ * piled them up: issue 22). `hooks.sent` hears each response as it is written, `hooks.written`
+ * once it has left the process (the stream's write callback), with the error if it failed.
  */
 export class LineTransport implements Transport {
   onclose?: () => void;
@@ -27,7 +27,10 @@ export class LineTransport implements Transport {
 
   constructor(
     private readonly out: Writable,
-    private readonly onWritten: (id: RequestId | undefined, error: Error | null | undefined) => void,
+    private readonly hooks: {
+      sent: (id: RequestId) => void;
+      written: (id: RequestId | undefined, error: Error | null | undefined) => void;
+    },
   ) {}
 
   async start(): Promise<void> {}
@@ -40,7 +43,8 @@ export class LineTransport implements Transport {
   async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     if (this.#closed) throw new Error('the stdio connection is closed');
     const id = isResponse(message) ? message.id : undefined;
-    this.out.write(serializeMessage(message), (error) => this.onWritten(id, error));
+    this.out.write(serializeMessage(message), (error) => this.hooks.written(id, error));
+    if (id !== undefined) this.hooks.sent(id);
   }
 
   async close(): Promise<void> {
