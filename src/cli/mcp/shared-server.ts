@@ -121,13 +121,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
       gate: opened.gate,
       name: opened.id,
       onClosed: (cause) =>
-        opened.trigger(
-          cause === 'stdin'
-            ? { type: 'connection.ended' }
-            : cause === 'stdout'
-              ? { type: 'connection.closed' }
-              : { type: 'transport.closed' },
-        ),
+        opened.trigger(cause === 'stdout' ? { type: 'connection.closed' } : { type: 'transport.closed' }),
     });
     log.line(`${opened.id} opened; ${lifecycle.sessions()} session(s)`);
     update({ sessions: lifecycle.sessions(), served: record.served + 1 });

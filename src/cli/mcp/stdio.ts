@@ -32,8 +32,7 @@ export function serveStdio(ctx: CliContext): Promise<Lifecycle> {
         // teardown runs, the transport closes because teardown closed it.
         onClosed: (cause) => {
           if (lifecycle.state() !== 'connected') return;
-          if (cause === 'stdin') lifecycle.trigger({ type: 'stdin.end' });
-          else if (cause === 'stdout') lifecycle.trigger({ type: 'stdout.closed' });
+          if (cause === 'stdout') lifecycle.trigger({ type: 'stdout.closed' });
           else lifecycle.trigger({ type: 'transport.closed' });
         },
       });

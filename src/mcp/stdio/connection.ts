@@ -30,11 +30,11 @@ export interface StdioConnectionOptions {
   /** Names the connection in log lines (`session-3`). */
   name?: string;
   /**
-   * The client's end went away, or the SDK closed the transport itself: stdin ended (what was
-   * read is still answered), a write to stdout failed (the client stopped reading), or
-   * `transport`. The composition root turns this into the matching trigger.
+   * A write to stdout failed (the client stopped reading), or the SDK closed the transport
+   * itself. The composition root turns this into the matching trigger. (Stdin's end is not
+   * reported: the lifecycle and the shared server hear it themselves, and it closes nothing.)
    */
-  onClosed: (cause: 'stdin' | 'stdout' | 'transport') => void;
+  onClosed: (cause: 'stdout' | 'transport') => void;
   maxMessageBytes?: number;
   maxDispatched?: number;
   maxBacklogBytes?: number;
@@ -202,11 +202,9 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     readLines(chunk);
     pump();
   };
-  const onEnd = (): void => options.onClosed('stdin');
   const stopReading = (): void => {
     reading = false;
     stdin.off('data', onData);
-    stdin.off('end', onEnd);
     stdin.pause();
   };
 
@@ -228,7 +226,6 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     options.onClosed('transport');
   };
   stdin.on('data', onData);
-  stdin.on('end', onEnd);
 
   return {
     async close() {
