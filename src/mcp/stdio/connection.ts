@@ -226,6 +226,9 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     options.onClosed('transport');
   };
   stdin.on('data', onData);
+  // SDK v2's transport listened for input errors; without a listener one would crash the
+  // process. It stays for the connection's life: its 'close' follows, and that is a trigger.
+  stdin.on('error', (error) => log.warn(`${who}reading the client failed: ${error.message}`));
 
   return {
     async close() {
