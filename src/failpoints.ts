@@ -39,9 +39,15 @@ const hung: unknown[] = [];
 
 /**
  * `onHit` hears every failpoint that fires, before it acts: a test waits for that line to know
- * a request is in flight (a hung handler says nothing else).
+ * a request is in flight (a hung handler says nothing else). `onAbort` hears a `delay` or
+ * `until` cut short by its signal, so a spawned test can tell a drained request from an
+ * aborted one (docs/design.md §2.1: only an escalation aborts handlers).
  */
-export function parseFailpoints(spec: string | undefined, onHit?: (name: string, action: string) => void): Failpoints {
+export function parseFailpoints(
+  spec: string | undefined,
+  onHit?: (name: string, action: string) => void,
+  onAbort?: (name: string, reason: unknown) => void,
+): Failpoints {
   const actions = new Map<string, FailpointAction>();
   for (const part of (spec ?? '').split(';')) {
     const trimmed = part.trim();
@@ -58,7 +64,12 @@ export function parseFailpoints(spec: string | undefined, onHit?: (name: string,
       const action = actions.get(name);
       if (action === undefined) return undefined;
       onHit?.(name, action.kind);
-      return run(name, action, signal);
+      const pending = run(name, action, signal);
+      if (onAbort === undefined || signal === undefined) return pending;
+      return pending.catch((error: unknown) => {
+        if (signal.aborted) onAbort(name, signal.reason);
+        throw error;
+      });
     },
   };
 }

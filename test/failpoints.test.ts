@@ -51,4 +51,21 @@ describe('until(SIGUSR2)', () => {
       'QMD_FAILPOINTS: unknown action "until(SIGTERM)" for tool.get (use delay(MS), until(SIGUSR2), hang or throw)',
     );
   });
+
+  it('reports an action its signal cuts short, and nothing else', async () => {
+    const aborted: string[] = [];
+    const failpoints = parseFailpoints(
+      'tool.query=delay(60000);tool.get=delay(0);tool.status=throw',
+      undefined,
+      (name, reason) => aborted.push(`${name}: ${(reason as Error).message}`),
+    );
+    const controller = new AbortController();
+    const held = failpoints.hit('tool.query', controller.signal)!;
+    await failpoints.hit('tool.get', new AbortController().signal);
+    await expect(failpoints.hit('tool.status', new AbortController().signal)).rejects.toThrow('failpoint tool.status');
+    expect(aborted).toEqual([]);
+    controller.abort(new Error('escalated'));
+    await expect(held).rejects.toThrow('escalated');
+    expect(aborted).toEqual(['tool.query: escalated']);
+  });
 });

@@ -146,12 +146,20 @@ function readLifecycle(env: NodeJS.ProcessEnv): LifecycleConfig {
   });
 }
 
-/** With `log`, each failpoint that fires says so on stderr: `QMD Debug: failpoint tool.query hit (hang)`. */
+/**
+ * With `log`, each failpoint that fires says so on stderr (`QMD Debug: failpoint tool.query hit
+ * (hang)`), and so does one its signal aborts (`… aborted (reason)`).
+ */
 function readFailpoints(env: NodeJS.ProcessEnv, log: Log | undefined): Failpoints {
   try {
     return parseFailpoints(
       env.QMD_FAILPOINTS,
       log && ((name, action) => log.line(`QMD Debug: failpoint ${name} hit (${action})`)),
+      log &&
+        ((name, reason) =>
+          log.line(
+            `QMD Debug: failpoint ${name} aborted (${reason instanceof Error ? reason.message : String(reason)})`,
+          )),
     );
   } catch (error) {
     throw new QmdError('BAD_ARGUMENT', (error as Error).message);

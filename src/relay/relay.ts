@@ -40,6 +40,8 @@ export interface Relay {
 const SERVER_RESTARTED = -32000;
 const INVALID_REQUEST = -32600;
 export const MAX_RELAY_LINE_BYTES = 8 * 1024 * 1024;
+/** Requests read from the client while no server is connected yet; stdin pauses past this. */
+const MAX_QUEUED_LINES = 256;
 
 interface Message {
   id?: unknown;
@@ -91,11 +93,23 @@ export function createRelay(options: RelayOptions): Relay {
     done();
   };
 
-  // Backpressure both ways, one waiter at a time: the slower side pauses the other.
+  // Backpressure both ways, one waiter at a time: the slower side pauses the other. A client
+  // that stops reading stops the relay reading the server, whose session then stops reading
+  // the relay (src/mcp/stdio/connection.ts), which stops the relay reading the client.
   let waitingForClient = false;
-  let waitingForServer = false;
-  const toClient = (line: string): void => {
-    if (stdout.write(`${line}\n`) || !upstream || waitingForClient) return;
+  let waitingForServer: Duplex | null = null;
+  let clientFailed = false;
+  /** Writes one line to the client; `key`'s unit settles once it has left the process. */
+  const toClient = (line: string, key?: string): void => {
+    const written = stdout.write(`${line}\n`, (error) => {
+      if (key !== undefined) settle(key);
+      if (error && !clientFailed) {
+        // Nobody reads the replies any more: nothing is owed.
+        clientFailed = true;
+        for (const owed of [...inflight.keys()]) settle(owed);
+      }
+    });
+    if (written || !upstream || waitingForClient) return;
     // The client reads slower than the server answers: stop reading the server meanwhile.
     const paused = upstream.stream;
     waitingForClient = true;
@@ -106,17 +120,24 @@ export function createRelay(options: RelayOptions): Relay {
     });
   };
 
+  const resumeClient = (): void => {
+    if (!closing && waitingForServer === null && queue.length < MAX_QUEUED_LINES) stdin.resume();
+  };
   const toServer = (line: string): void => {
     if (!upstream) {
       queue.push(line);
+      // No server yet: hold at most this many requests, the rest wait in the client's pipe.
+      if (queue.length >= MAX_QUEUED_LINES) stdin.pause();
       return;
     }
     if (upstream.stream.write(`${line}\n`) || waitingForServer) return;
-    waitingForServer = true;
+    const stream = upstream.stream;
+    waitingForServer = stream;
     stdin.pause();
-    upstream.stream.once('drain', () => {
-      waitingForServer = false;
-      if (!closing) stdin.resume();
+    stream.once('drain', () => {
+      if (waitingForServer !== stream) return;
+      waitingForServer = null;
+      resumeClient();
     });
   };
 
@@ -127,6 +148,7 @@ export function createRelay(options: RelayOptions): Relay {
       .run(
         (signal) =>
           new Promise<void>((resolve) => {
+            if (signal.aborted) return resolve();
             inflight.set(key, resolve);
             // Escalation aborts the gate: stop waiting for this reply.
             signal.addEventListener('abort', () => settle(key), { once: true });
@@ -155,8 +177,7 @@ export function createRelay(options: RelayOptions): Relay {
     if (isResponse) {
       const key = keyOf(message.id);
       if (swallow.delete(key)) return;
-      toClient(line);
-      settle(key);
+      toClient(line, key);
       return;
     }
     toClient(line);
@@ -177,6 +198,8 @@ export function createRelay(options: RelayOptions): Relay {
   /** The server is gone while the client is still here: answer what it owed, then a new one. */
   const lost = (): void => {
     upstream = null;
+    // A 'drain' that will never come from the old socket must not keep the client paused.
+    waitingForServer = null;
     for (const key of [...inflight.keys()]) {
       toClient(
         JSON.stringify({
@@ -219,6 +242,8 @@ export function createRelay(options: RelayOptions): Relay {
     const waiting = queue;
     queue = [];
     for (const line of waiting) toServer(line);
+    if (closing) next.stream.end();
+    else resumeClient();
   };
 
   const connect = (): void => {
@@ -226,7 +251,9 @@ export function createRelay(options: RelayOptions): Relay {
       .open(connecting.signal)
       .then((next) => {
         if (next === null) return;
-        if (closing) {
+        // Closing with replies owed (`printf … | qmd mcp --shared` ends stdin at once): the
+        // requests read are still delivered, then the session is half-closed.
+        if (closing && inflight.size === 0 && queue.length === 0) {
           void next.release();
           return;
         }
@@ -245,13 +272,16 @@ export function createRelay(options: RelayOptions): Relay {
     },
     async close() {
       closing = true;
-      connecting.abort();
       stdin.off('data', onStdinData);
       stdin.pause();
       if (upstream) upstream.stream.end();
-      else for (const key of [...inflight.keys()]) settle(key);
+      // Still connecting: the replies owed wait for the server (the drain bounds the wait);
+      // with none owed there is nothing to connect for.
+      else if (inflight.size === 0 && queue.length === 0) connecting.abort();
     },
     async release() {
+      connecting.abort();
+      queue = [];
       const last = upstream;
       upstream = null;
       for (const key of [...inflight.keys()]) settle(key);

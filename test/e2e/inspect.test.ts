@@ -93,10 +93,15 @@ describe('QMD_INSPECT on a spawned qmd mcp', () => {
         expect(mine[0]).toBe('connected');
         expect(mine.at(-1)).toBe('disconnected');
         // The root actor's events and snapshots, exactly and in order. Observed, the host sends
-        // handler events from the start, so the tool call shows live. `draining` is entered and
+        // handler events from the start, so each request shows live (initialize, then the tool
+        // call: over stdio a request counts from its reading to its reply's writing). `draining` is entered and
         // left within one step (nothing in flight), so no snapshot rests there.
         expect(mine.filter((l) => l.startsWith('event ') || l.startsWith('state '))).toEqual([
           'event xstate.init',
+          'state connected (inflight 0)',
+          'event handler.started',
+          'state connected (inflight 1)',
+          'event handler.settled',
           'state connected (inflight 0)',
           'event handler.started',
           'state connected (inflight 1)',

@@ -99,7 +99,8 @@ describe('qmd mcp over stdio', () => {
       expect(exit).toEqual({ code: 0, signal: null });
       expect(server.stderr()).toContain('Shutting down (stdout closed)...');
       expect(server.stderr()).not.toMatch(/Error: write EPIPE|Unhandled 'error' event/);
-      // Teardown aborted the pending query (closing the transport fires its signal), then found nothing in flight.
+      // No reply can reach the client any more: nothing is owed, so the drain is over at once
+      // and the release aborts the pending query.
       expect(server.stderr()).toMatch(/Shutdown complete in [\d.]+ ms: stdout closed: drained, all steps ok, exit 0/);
       void pending;
     } finally {
@@ -116,8 +117,7 @@ describe('qmd mcp over stdio', () => {
     try {
       const hung = client.callTool({ name: 'query', arguments: { query: 'bread' } }).catch((e: Error) => e);
       // Requests are dispatched in order, so once a ping behind it is answered the query's
-      // handler is in flight; then the EOF. (A request still unread when stdin ends is
-      // dropped unanswered: SDK v2's stdio transport closes at EOF.)
+      // handler is in flight; then the EOF, which drains it until the deadline.
       await client.ping();
       await transport.close();
       const exit = await waitForExit(server);

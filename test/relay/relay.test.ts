@@ -156,6 +156,26 @@ describe('the relay', () => {
     expect(r.gate.size).toBe(0);
   });
 
+  it('close() before the server is connected, with requests read: they are still delivered and answered, then the half-close', async () => {
+    const server = fakeServer();
+    const r = setup([]);
+    r.send(initialize);
+    r.send(call(1));
+    await flush();
+    await r.relay.close();
+    expect(r.gate.size).toBe(2);
+    r.opens[0]!.resolve(server.upstream);
+    await flush();
+    expect(server.received.map((l) => JSON.parse(l).id)).toEqual([0, 1]);
+    expect(server.ended()).toBe(true);
+    server.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    server.answer({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    await flush();
+    expect(r.parsed().map((m) => m.id)).toEqual([0, 1]);
+    expect(r.gate.size).toBe(0);
+    expect(server.released()).toBe(0);
+  });
+
   it('a server that goes away: in-flight requests get an error, a new server gets the opening, its reply is swallowed', async () => {
     const first = fakeServer();
     const second = fakeServer();

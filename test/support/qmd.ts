@@ -83,7 +83,7 @@ export async function runQmd(
   return { code: exit.code, stdout: p.stdout(), stderr: p.stderr() };
 }
 
-/** Starts `qmd mcp` (stdio) as a child of the test. */
-export function spawnMcp(env: NodeJS.ProcessEnv, args: string[] = []): Spawned {
-  return spawnProcess(process.execPath, [QMD_BIN, 'mcp', ...args], { env });
+/** Starts `qmd mcp` (stdio) as a child of the test; `keepStdout: false` leaves its stdout unread. */
+export function spawnMcp(env: NodeJS.ProcessEnv, args: string[] = [], options: { keepStdout?: boolean } = {}): Spawned {
+  return spawnProcess(process.execPath, [QMD_BIN, 'mcp', ...args], { env, ...options });
 }

@@ -140,7 +140,7 @@ async function serveAlone(ctx: CliContext, lifecycle: Lifecycle): Promise<Upstre
     stream,
     kind: 'local',
     release: async () => {
-      await connection.close();
+      await connection.release();
       stream.destroy();
       await store.close();
     },

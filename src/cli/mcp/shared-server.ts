@@ -94,7 +94,10 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     const onClose = (): void => opened?.trigger({ type: 'connection.closed' });
     const opened = lifecycle.openSession({
       closeServer: () => connection.close(),
-      releaseSession: () => endSocket(socket),
+      releaseSession: async () => {
+        await connection.release();
+        await endSocket(socket);
+      },
       detach: () => {
         socket.off('end', onEnd);
       },
@@ -105,25 +108,24 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     }
     socket.on('end', onEnd);
     socket.on('close', onClose);
+    // Each request read is one unit of the session's drain until its reply is written.
     const connection = serveStdioConnection({
-      createServer: () => createMcpServer({ store, gate: opened.gate, failpoints, log, version }),
+      createServer: () => createMcpServer({ store, gate: opened.gate.uncounted(), failpoints, log, version }),
       stdin: socket,
       stdout: socket,
       log,
+      gate: opened.gate,
+      name: opened.id,
       onClosed: (cause) =>
-        opened.trigger(
-          cause === 'stdin'
-            ? { type: 'connection.ended' }
-            : cause === 'stdout'
-              ? { type: 'connection.closed' }
-              : { type: 'transport.closed' },
-        ),
+        opened.trigger(cause === 'stdout' ? { type: 'connection.closed' } : { type: 'transport.closed' }),
     });
     log.line(`${opened.id} opened; ${lifecycle.sessions()} session(s)`);
   };
   // A connection whose first line is a control request (`qmd status`, `qmd mcp stop --shared`)
   // is answered there and is no session; any other is an MCP session, from its first byte.
-  const listener = createServer(routeFirstLine(control, acceptSession));
+  // Half-open: a relay that half-closes (its client's EOF) still reads the replies it is owed;
+  // Node's default would end our side at its 'end', and the session would abort its handlers.
+  const listener = createServer({ allowHalfOpen: true }, routeFirstLine(control, acceptSession));
 
   // The claim is ours: a socket file here is a killed server's. Created 0600 (umask), never
   // readable by anyone else even for an instant.
@@ -174,11 +176,19 @@ function closeListener(server: Server): Promise<void> {
   });
 }
 
-/** Half-closes and waits for the socket to close (bounded by the session's step timeout). */
+/**
+ * Half-closes and waits for the socket to close. Replies the drain left unwritten (its deadline
+ * passed, or it was cut short) are dropped at once: a relay that stopped reading would otherwise
+ * hold this step until its bound (issue 22 saw `releaseSession failed: timed out after 2000 ms`).
+ */
 function endSocket(socket: Socket): Promise<void> {
   if (socket.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     socket.once('close', () => resolve());
+    if (socket.writableLength > 0) {
+      socket.destroy();
+      return;
+    }
     socket.end();
     // The relay may not close its side (it is draining): do not wait for it.
     socket.destroySoon();

@@ -6,9 +6,11 @@ import { serveMcp } from './serve.js';
 
 /**
  * `qmd mcp` over stdio: one client, one server pinned to the protocol era it opens with.
- * Its departure can reach us three ways (stdin EOF, a stdout error, SDK v2's transport closing
- * itself on either); all three are the one pipe departure of the machine, so whichever comes
- * first starts teardown and the others neither start a second one nor escalate.
+ * Its departure can reach us more than one way (stdin EOF, a stdout error, the connection
+ * reporting either); they are the one pipe departure of the machine, so whichever comes first
+ * starts teardown and the others neither start a second one nor escalate. Teardown:
+ * `closeTransport` stops reading, the drain waits for the replies owed to every request read
+ * (an EOF drains: `printf … | qmd mcp` gets every answer), `disposeStore` closes the server.
  */
 export function serveStdio(ctx: CliContext): Promise<Lifecycle> {
   return serveMcp(ctx, {
@@ -18,21 +20,23 @@ export function serveStdio(ctx: CliContext): Promise<Lifecycle> {
       parent: { ppid: () => process.ppid, original: STARTUP_PPID },
     },
     async open({ createServer, lifecycle, protocolOut, log }) {
+      // Each request read is one unit of the drain until its reply is written; the tool
+      // handlers inside run uncounted, so one request counts once.
       const connection = serveStdioConnection({
-        createServer: () => createServer(),
+        createServer: () => createServer(lifecycle.gate.uncounted()),
         stdin: process.stdin,
         stdout: protocolOut,
         log,
+        gate: lifecycle.gate,
         // Like stdin and the parent watch, the transport's close can only start teardown: once
         // teardown runs, the transport closes because teardown closed it.
         onClosed: (cause) => {
           if (lifecycle.state() !== 'connected') return;
-          if (cause === 'stdin') lifecycle.trigger({ type: 'stdin.end' });
-          else if (cause === 'stdout') lifecycle.trigger({ type: 'stdout.closed' });
+          if (cause === 'stdout') lifecycle.trigger({ type: 'stdout.closed' });
           else lifecycle.trigger({ type: 'transport.closed' });
         },
       });
-      return { close: () => connection.close() };
+      return { close: () => connection.close(), release: () => connection.release() };
     },
   });
 }

@@ -1,12 +1,18 @@
 import type { Readable, Writable } from 'node:stream';
-import type { McpServer } from '@modelcontextprotocol/server';
-import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { type JSONRPCMessage, type McpServer, parseJSONRPCMessage } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import type { InflightGate } from '../../lifecycle/gate.js';
 import type { Log } from '../../log.js';
-import { JSONRPC_INVALID_REQUEST, JSONRPC_PARSE_ERROR, jsonRpcError } from '../jsonrpc.js';
-import { createStdinFilter } from './stdin-filter.js';
+import { JSONRPC_INVALID_REQUEST, JSONRPC_PARSE_ERROR, type JsonRpcErrorEnvelope, jsonRpcError } from '../jsonrpc.js';
+import { createLineReader } from './lines.js';
+import { LineTransport } from './transport.js';
 
 /** A JSON-RPC message larger than this is refused (the SDK's own stdio buffer caps at 10 MiB). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** Requests handed to the server and not answered yet, per connection. */
+export const MAX_DISPATCHED = 16;
+/** Replies written but not yet taken by the client: past this, no request is read until they are. */
+export const MAX_BACKLOG_BYTES = 1024 * 1024;
 
 export interface StdioConnectionOptions {
   /** A fresh server for the connection (and one for a `server/discover` probe, discarded if unused). */
@@ -16,96 +22,240 @@ export interface StdioConnectionOptions {
   stdout: Writable;
   log: Log;
   /**
-   * The transport closed, and why as far as it can tell: stdin ended, a write to stdout failed
-   * (the client stopped reading), or neither (`close()` closed it, or the SDK gave up). The
-   * composition root turns this into the matching trigger; the machine hears it only while
-   * connected, and all three are the one pipe departure.
+   * Each request read counts as one unit of this gate until its reply has been written (the
+   * drain waits for replies owed, not only for tool handlers); its handler then runs through
+   * the gate's uncounted view. Absent when the caller counts requests itself (the relay).
    */
-  onClosed: (cause: 'stdin' | 'stdout' | 'transport') => void;
+  gate?: InflightGate;
+  /** Names the connection in log lines (`session-3`). */
+  name?: string;
+  /**
+   * A write to stdout failed (the client stopped reading), or the SDK closed the transport
+   * itself. The composition root turns this into the matching trigger. (Stdin's end is not
+   * reported: the lifecycle and the shared server hear it themselves, and it closes nothing.)
+   */
+  onClosed: (cause: 'stdout' | 'transport') => void;
   maxMessageBytes?: number;
+  maxDispatched?: number;
+  maxBacklogBytes?: number;
 }
 
 export interface StdioConnection {
-  /** Stops dispatching: closes the pinned server (aborting its handlers' signals) and the transport. */
+  /** Teardown step 1: stop reading. Requests already read are still dispatched and answered: the drain waits for them. */
   close(): Promise<void>;
+  /** Teardown step 2: close the server (aborting what the drain left) and forget requests never dispatched. */
+  release(): Promise<void>;
 }
+
+type Queued = { message: JSONRPCMessage } | { refusal: JsonRpcErrorEnvelope };
 
 /**
  * One MCP client over stdio, through SDK v2's `serveStdio`: the opening message picks the
  * protocol era (a 2025 `initialize`, or 2026-07-28's `server/discover` and per-request
- * envelope) and pins one server from `createServer` for the connection.
+ * envelope) and pins one server from `createServer` for the connection. Around the SDK:
  *
- * Around the SDK: lines over `maxMessageBytes` and lines that are not JSON are answered here
- * (the SDK would close itself, or drop them silently; see `stdin-filter.ts`), and JSON that is
- * not JSON-RPC is answered from the SDK's error report. The server keeps serving after each.
+ * - Reading is ours (`LineTransport`): stdin's EOF does not close the transport, so the
+ *   requests read before it run to completion and are answered while stdout is open; only
+ *   `release()` (after the drain, its deadline or an escalation) closes the server.
+ * - Backpressure: requests wait in a queue (at most one read's worth; stdin is paused while
+ *   it is not empty) and are handed to the server only while fewer than `maxDispatched` are
+ *   unanswered and the replies the client has not taken stay under `maxBacklogBytes`. A client that stops reading costs bounded memory and, in the shared
+ *   server, no other session's time.
+ * - Bad input is answered here and the connection keeps serving: a line over
+ *   `maxMessageBytes` (-32600), a line that is not JSON (-32700; the SDK would skip it
+ *   silently), JSON that is not JSON-RPC (-32600).
  */
 export function serveStdioConnection(options: StdioConnectionOptions): StdioConnection {
-  const { log, stdout } = options;
+  const { log, stdout, stdin, gate } = options;
   const limit = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
-  const reply = (code: number, message: string): void => {
-    stdout.write(`${JSON.stringify(jsonRpcError(code, message))}\n`);
-  };
-  // A failed write to stdout is the client leaving, not a protocol error: remembered, not warned.
+  const maxDispatched = options.maxDispatched ?? MAX_DISPATCHED;
+  const maxBacklog = Math.max(options.maxBacklogBytes ?? MAX_BACKLOG_BYTES, stdout.writableHighWaterMark);
+  const who = options.name === undefined ? '' : `${options.name}: `;
+
+  let queue: Queued[] = [];
+  /** Requests handed to the server, until they are answered. */
+  const dispatched = new Set<string>();
+  /** The gate's unit of each request read, until its reply is written: what the drain waits for. */
+  const units = new Map<string, () => void>();
+  let reading = true;
+  let released = false;
   let stdoutFailed = false;
-  const input = createStdinFilter(options.stdin, {
-    maxLineBytes: limit,
+  let waitingForDrain = false;
+  let warnedBacklog = false;
+
+  const settle = (key: string): void => {
+    const done = units.get(key);
+    if (!done) return;
+    units.delete(key);
+    done();
+  };
+  const settleAll = (): void => {
+    for (const key of [...units.keys()]) settle(key);
+  };
+  const own = (key: string): void => {
+    if (!gate || units.has(key)) return;
+    void gate
+      .run(
+        (signal) =>
+          new Promise<void>((resolve) => {
+            if (signal.aborted) return resolve();
+            units.set(key, resolve);
+            // Escalation aborts the gate: the drain stops waiting for this reply.
+            signal.addEventListener('abort', () => settle(key), { once: true });
+          }),
+      )
+      .catch(() => {});
+  };
+
+  const onSent = (id: unknown): void => {
+    dispatched.delete(keyOf(id));
+    // Pumped once the reply is on its way, not from inside the SDK's send.
+    queueMicrotask(pump);
+  };
+  const onWritten = (id: unknown, error: Error | null | undefined): void => {
+    if (id !== undefined) settle(keyOf(id));
+    if (error && !stdoutFailed) {
+      // Nobody can read a reply any more: nothing is owed, and nothing more is dispatched.
+      stdoutFailed = true;
+      queue = [];
+      settleAll();
+      options.onClosed('stdout');
+    }
+    pump();
+  };
+  const transport = new LineTransport(stdout, { sent: onSent, written: onWritten });
+
+  const backedUp = (): boolean => stdout.writableNeedDrain && stdout.writableLength >= maxBacklog;
+  const onDrain = (): void => {
+    waitingForDrain = false;
+    pump();
+  };
+  /** Hands queued requests to the server while the client keeps up; pauses stdin while any wait. */
+  function pump(): void {
+    while (queue.length > 0 && !released && !stdoutFailed) {
+      if (backedUp()) {
+        if (!waitingForDrain) {
+          waitingForDrain = true;
+          stdout.once('drain', onDrain);
+          if (!warnedBacklog) {
+            warnedBacklog = true;
+            const kib = Math.round(stdout.writableLength / 1024);
+            log.warn(
+              `${who}the client is not reading its replies (${kib} KiB unread); its requests wait until it does`,
+            );
+          }
+        }
+        break;
+      }
+      if (dispatched.size >= maxDispatched) break;
+      const item = queue.shift()!;
+      if ('refusal' in item) {
+        stdout.write(`${JSON.stringify(item.refusal)}\n`);
+        continue;
+      }
+      const { message } = item;
+      if (owesReply(message)) dispatched.add(keyOf(message.id));
+      const cancelled = cancelledId(message);
+      if (cancelled !== undefined) {
+        // The SDK never answers a cancelled request: it is owed nothing more.
+        dispatched.delete(keyOf(cancelled));
+        settle(keyOf(cancelled));
+      }
+      transport.deliver(message);
+    }
+    if (!reading) return;
+    if (queue.length > 0) stdin.pause();
+    else stdin.resume();
+  }
+
+  const refuse = (code: number, text: string): void => {
+    queue.push({ refusal: jsonRpcError(code, text) });
+  };
+  const readLines = createLineReader({
+    maxBytes: limit,
     onOversized: (bytes) => {
-      reply(JSONRPC_INVALID_REQUEST, `Request too large: ${bytes} bytes (the limit is ${limit})`);
-      log.warn(`refused a request of ${bytes} bytes (the limit is ${limit})`);
+      refuse(JSONRPC_INVALID_REQUEST, `Request too large: ${bytes} bytes (the limit is ${limit})`);
+      log.warn(`${who}refused a request of ${bytes} bytes (the limit is ${limit})`);
     },
-    onMalformed: (error) => {
-      reply(JSONRPC_PARSE_ERROR, `Parse error: ${error.message}`);
-      log.warn(`protocol error: a line that is not JSON: ${error.message}`);
+    onLine: (line) => {
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch (error) {
+        refuse(JSONRPC_PARSE_ERROR, `Parse error: ${(error as Error).message}`);
+        log.warn(`${who}protocol error: a line that is not JSON: ${(error as Error).message}`);
+        return;
+      }
+      let message: JSONRPCMessage;
+      try {
+        message = parseJSONRPCMessage(value);
+      } catch {
+        refuse(JSONRPC_INVALID_REQUEST, 'Invalid request: not a JSON-RPC 2.0 message');
+        log.warn(`${who}protocol error: a line that is not a JSON-RPC 2.0 message`);
+        return;
+      }
+      if (owesReply(message)) own(keyOf(message.id));
+      queue.push({ message });
     },
   });
-  const wire = new StdioServerTransport(input.stream, stdout);
+  const onData = (chunk: Buffer): void => {
+    readLines(chunk);
+    pump();
+  };
+  const stopReading = (): void => {
+    reading = false;
+    stdin.off('data', onData);
+    stdin.pause();
+  };
+
   const handle = serveStdio(
     () => {
       const server = options.createServer();
-      server.server.onerror = (error) => log.warn(`protocol error: ${firstLine(error)}`);
+      server.server.onerror = (error) => log.warn(`${who}protocol error: ${firstLine(error)}`);
       return server;
     },
-    {
-      transport: wire,
-      onerror: (error) => {
-        if (isWriteError(error)) {
-          stdoutFailed = true;
-          return;
-        }
-        // The transport's parse of a JSON line that is not a JSON-RPC message (zod).
-        if (error.name === 'ZodError' || error.name === '$ZodError') {
-          reply(JSONRPC_INVALID_REQUEST, 'Invalid request: not a JSON-RPC 2.0 message');
-        }
-        log.warn(`protocol error: ${firstLine(error)}`);
-      },
-    },
+    { transport, onerror: (error) => log.warn(`${who}protocol error: ${firstLine(error)}`) },
   );
-  // serveStdio owns the wire and set its onclose just now; ours runs after it, whoever closed.
-  const sdkOnClose = wire.onclose;
-  wire.onclose = () => {
+  // serveStdio set its onclose just now; ours runs after it. The transport closes only when
+  // `release()` closes it, or when the SDK closes the pinned server itself.
+  const sdkOnClose = transport.onclose;
+  transport.onclose = () => {
     sdkOnClose?.();
-    const stdinEnded = options.stdin.readableEnded || options.stdin.destroyed;
-    input.detach();
-    options.onClosed(stdoutFailed ? 'stdout' : stdinEnded ? 'stdin' : 'transport');
+    if (released) return;
+    settleAll();
+    options.onClosed('transport');
   };
+  stdin.on('data', onData);
+  // SDK v2's transport listened for input errors; without a listener one would crash the
+  // process. It stays for the connection's life: its 'close' follows, and that is a trigger.
+  stdin.on('error', (error) => log.warn(`${who}reading the client failed: ${error.message}`));
+
   return {
     async close() {
+      stopReading();
+    },
+    async release() {
+      released = true;
+      stopReading();
+      queue = [];
+      settleAll();
+      stdout.off('drain', onDrain);
       await handle.close();
-      input.detach();
     },
   };
 }
 
-/** EPIPE and friends: what a write to a pipe whose reader has gone fails with. */
-function isWriteError(error: Error): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return (
-    code === 'EPIPE' ||
-    code === 'ECONNRESET' ||
-    code === 'ERR_STREAM_DESTROYED' ||
-    code === 'ERR_STREAM_WRITE_AFTER_END'
-  );
+/** A request the server answers while the connection lives (a 2026 subscription is answered only when it ends). */
+function owesReply(message: JSONRPCMessage): message is JSONRPCMessage & { id: string | number; method: string } {
+  return 'method' in message && 'id' in message && message.method !== 'subscriptions/listen';
 }
+
+function cancelledId(message: JSONRPCMessage): unknown {
+  if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return undefined;
+  return (message.params as { requestId?: unknown } | undefined)?.requestId;
+}
+
+const keyOf = (id: unknown): string => JSON.stringify(id);
 
 function firstLine(error: Error): string {
   return error.message.split('\n')[0] ?? '';
