@@ -4,8 +4,11 @@ import { createSharedLifecycle, type SharedLifecycle } from '../../lifecycle/sha
 import type { Log } from '../../log.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { serveStdioConnection } from '../../mcp/stdio/connection.js';
+import { greetingLine } from '../../relay/greeting.js';
+import { clearHealth } from '../../relay/health.js';
 import { secureDir, sharedPaths } from '../../relay/paths.js';
 import { openStore } from '../../store/index.js';
+import type { Store } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { claimPidfile, type PidRecord, releasePidfile } from '../daemon/pidfile.js';
 import { readIdentity } from '../daemon/proc.js';
@@ -71,7 +74,14 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
 
   const { failpoints, shared } = ctx.config;
   const storeLog = watchModelLoads(log, () => update({ modelLoaded: true }));
-  const store = openStore(ctx.indexPath, { readonly: true, log: storeLog, failpoints, ...embedStoreOptions(ctx) });
+  let store: Store;
+  try {
+    store = openStore(ctx.indexPath, { readonly: true, log: storeLog, failpoints, ...embedStoreOptions(ctx) });
+  } catch (error) {
+    // Never started: no record may say otherwise (the caller leaves the reason for the relays).
+    releasePidfile(paths.record, self.pid, self.startTicks);
+    throw error;
+  }
   const fromEnv = await lifecycleOptions(ctx.config.lifecycle, log);
   const lifecycle = createSharedLifecycle({
     log,
@@ -105,6 +115,9 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
       socket.destroy();
       return;
     }
+    // Before any JSON-RPC: the relay trusts a connection only once it is greeted (greeting.ts).
+    socket.write(greetingLine({ pid: process.pid, index: ctx.indexPath, version }));
+    clearHealth(paths, 'hung');
     socket.on('end', onEnd);
     socket.on('close', onClose);
     const connection = serveStdioConnection({
@@ -129,7 +142,15 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   // The claim is ours: a socket file here is a killed server's. Created 0600 (umask), never
   // readable by anyone else even for an instant.
   if (existsSync(paths.socket)) unlinkSync(paths.socket);
-  await listen(listener, paths.socket);
+  try {
+    await listen(listener, paths.socket);
+  } catch (error) {
+    await store.close();
+    releasePidfile(paths.record, self.pid, self.startTicks);
+    throw error;
+  }
+  clearHealth(paths, 'failed');
+  clearHealth(paths, 'hung');
   lifecycle.start({
     closeListener: async (signal) => {
       await failpoints.hit('teardown.closeTransport', signal);
@@ -149,6 +170,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
       // Already gone.
     }
     releasePidfile(paths.record, self.pid, self.startTicks);
+    clearHealth(paths, 'hung');
   });
   leaveOnFatalErrors(lifecycle, log);
   return lifecycle;
