@@ -175,7 +175,7 @@ export function createRelay(options: RelayOptions): Relay {
     if (message?.method === 'notifications/cancelled') settle(keyOf(message.params?.requestId));
   };
 
-  /** A line from the server that must not reach the client: warned about, the first few. */
+  /** A line from the server that is not JSON-RPC: warned about, the first few. */
   const drop = (what: string): void => {
     dropped++;
     if (dropped <= MAX_DROP_WARNINGS) {
@@ -239,7 +239,9 @@ export function createRelay(options: RelayOptions): Relay {
     const readServer = createLineSplitter({
       maxBytes: maxServerLine,
       onLine: fromServer,
-      onOversized: (bytes) => drop(`a line of ${bytes} bytes (the limit is ${maxServerLine})`),
+      // Each one is at least the cap long: warned about, every time.
+      onOversized: (bytes) =>
+        log.warn(`dropped a line of ${bytes} bytes from the shared server (the limit is ${maxServerLine})`),
     });
     next.stream.on('data', (chunk: Buffer) => readServer(chunk));
     // connectShared paused it after reading the server's greeting.

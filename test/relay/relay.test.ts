@@ -231,15 +231,16 @@ describe('the relay', () => {
     await flush();
     server.send(`{"jsonrpc":"2.0","id":1,"result":{"pad":"${'x'.repeat(600)}`);
     server.send(`${'x'.repeat(600)}"}}\n`);
-    server.send('garbage\n[1,2]\n{"no":"jsonrpc"}\n');
+    server.send('garbage\n[1,2]\n{"no":"jsonrpc"}\n{"jsonrpc":"1.0"}\n');
     server.answer({ jsonrpc: '2.0', id: 1, result: { ok: true } });
     await flush();
     expect(r.lines).toEqual(['{"jsonrpc":"2.0","id":1,"result":{"ok":true}}']);
     expect(r.gate.size).toBe(0);
     expect(r.warnings).toEqual([
-      'dropped a line of 1244 bytes (the limit is 1000) from the shared server',
+      'dropped a line of 1244 bytes from the shared server (the limit is 1000)',
       'dropped a line that is not JSON-RPC (7 chars) from the shared server',
-      'dropped a line that is not JSON-RPC (5 chars) from the shared server (further drops are not reported)',
+      'dropped a line that is not JSON-RPC (5 chars) from the shared server',
+      'dropped a line that is not JSON-RPC (16 chars) from the shared server (further drops are not reported)',
     ]);
   });
 

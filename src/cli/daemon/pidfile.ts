@@ -75,7 +75,7 @@ export type ClaimResult = { claimed: true } | { claimed: false; holder: PidRecor
  */
 export function claimPidfile(path: string, record: PidRecord): ClaimResult {
   const aside = `${path}.${record.pid}.tmp`;
-  writeFileSync(aside, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o644 });
+  writeFileSync(aside, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   try {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
