@@ -62,7 +62,12 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
   const handle = serveStdio(
     () => {
       const server = options.createServer();
-      server.server.onerror = (error) => log.warn(`protocol error: ${firstLine(error)}`);
+      server.server.onerror = (error) => {
+        // A reply that could not be written because the client left (a relay SIGKILLed): a
+        // departure, which the transport reports as such, not a protocol error.
+        if (isWriteError(error) || FAILED_SEND.test(error.message)) return;
+        log.warn(`protocol error: ${firstLine(error)}`);
+      };
       return server;
     },
     {
@@ -95,6 +100,10 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     },
   };
 }
+
+/** The SDK wraps a failed reply as `Failed to send response: Error: write EPIPE`, with no code. */
+const FAILED_SEND =
+  /^Failed to send response: .*(EPIPE|ECONNRESET|ERR_STREAM_DESTROYED|ERR_STREAM_WRITE_AFTER_END|after a stream was destroyed|write after end)/;
 
 /** EPIPE and friends: what a write to a pipe whose reader has gone fails with. */
 function isWriteError(error: Error): boolean {
