@@ -165,7 +165,11 @@ describe('a relay never waits on a server that cannot serve', () => {
           relay.kill();
         }
         // Each relay's try is its own: the second one started a server again and read its failure.
-        expect(serverLog(s.ws.index, s.env).match(/is damaged or not a qmd index/g)).toHaveLength(attempt);
+        // (The server leaves the reason for the relays first, then prints it and exits.)
+        await eventually(
+          () => serverLog(s.ws.index, s.env).match(/is damaged or not a qmd index/g)?.length === attempt,
+          `server ${attempt}'s reason in its log`,
+        );
       }
       await eventually(() => sharedServerPids(s.ws.index).length === 0, 'the failed servers gone');
       expect(() => statSync(s.paths.record)).toThrow();
