@@ -35,6 +35,7 @@ export type ConnectResult =
   | { failed: string };
 
 export const DEFAULT_CONNECT_BOUND_MS = 5000;
+const MIN_GREETING_WAIT_MS = 100;
 
 /**
  * Finds the shared server of an index, starting one if none answers. Ten relays started at the
@@ -67,7 +68,8 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
           socket.destroy();
           return { refused: late };
         }
-        const hello = await readGreeting(socket, Math.max(0, deadline - now()), signal);
+        // A server that came up just at the deadline still gets a moment to greet: not hung.
+        const hello = await readGreeting(socket, Math.max(MIN_GREETING_WAIT_MS, deadline - now()), signal);
         if ('greeting' in hello) {
           if (hello.greeting.index !== options.index) {
             socket.destroy();

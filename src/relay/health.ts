@@ -1,4 +1,5 @@
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { errorMessage, isQmdError } from '../errors.js';
 import type { SharedPaths } from './paths.js';
 
 /**
@@ -45,6 +46,14 @@ export function hungPath(paths: SharedPaths): string {
 
 export function writeStartFailure(paths: SharedPaths, failure: StartFailure): void {
   writeWhole(failurePath(paths), failure);
+}
+
+/** This process could not start because of `error`: one line, as its stderr says it. */
+export function startFailure(error: unknown): StartFailure {
+  const line = errorMessage(error)
+    .replace(/\s*\n\s*/g, ' ')
+    .trim();
+  return { pid: process.pid, at: Date.now(), error: isQmdError(error) ? line : `internal error: ${line}` };
 }
 
 /** The failure of a server that failed at or after `since` (ms since the epoch), else `null`. */

@@ -270,15 +270,19 @@ export function createRelay(options: RelayOptions): Relay {
   const connect = (): void => {
     options
       .open(connecting.signal)
-      .then((next) => {
-        if (next === null) return;
-        if (closing) {
-          void next.release();
-          return;
-        }
-        attach(next);
-      })
-      .catch((error: unknown) => fail(`qmd: ${errorMessage(error)}`));
+      .then(
+        (next) => {
+          if (next === null) return;
+          if (closing) {
+            void next.release();
+            return;
+          }
+          attach(next);
+        },
+        // Only `open` failing means nothing can serve this client.
+        (error: unknown) => fail(`qmd: ${errorMessage(error)}`),
+      )
+      .catch((error: unknown) => log.warn(`relay: ${errorMessage(error)}`));
   };
 
   /** Nothing can serve this client: every request owed, and any to come, gets `reason`. */

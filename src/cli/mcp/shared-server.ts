@@ -5,7 +5,7 @@ import type { Log } from '../../log.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { serveStdioConnection } from '../../mcp/stdio/connection.js';
 import { greetingLine } from '../../relay/greeting.js';
-import { clearHealth } from '../../relay/health.js';
+import { clearHealth, startFailure, writeStartFailure } from '../../relay/health.js';
 import { secureDir, sharedPaths } from '../../relay/paths.js';
 import { openStore } from '../../store/index.js';
 import type { Store } from '../../store/types.js';
@@ -78,8 +78,9 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   try {
     store = openStore(ctx.indexPath, { readonly: true, log: storeLog, failpoints, ...embedStoreOptions(ctx) });
   } catch (error) {
-    // Never started: no record may say otherwise (the caller leaves the reason for the relays).
+    // Never started: no record may say otherwise, and the relays waiting on us learn why.
     releasePidfile(paths.record, self.pid, self.startTicks);
+    writeStartFailure(paths, startFailure(error));
     throw error;
   }
   const fromEnv = await lifecycleOptions(ctx.config.lifecycle, log);
