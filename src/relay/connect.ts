@@ -1,5 +1,7 @@
 import { closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { type Greeting, MAX_GREETING_BYTES, parseGreeting } from './greeting.js';
+import { markHung, readStartFailure } from './health.js';
 import { type SharedPaths, secureDir, secureSocket } from './paths.js';
 
 export interface ConnectOptions {
@@ -8,7 +10,7 @@ export interface ConnectOptions {
   index: string;
   /** Starts a shared server, detached; called by at most one relay at a time (the spawn lock). */
   startServer: () => void;
-  /** How long to try before giving up (`QMD_SHARED_CONNECT_MS`, default 5000). */
+  /** How long to wait for a server's greeting, starting one if need be (`QMD_SHARED_CONNECT_MS`, default 5000). */
   boundMs: number;
   /** Aborted when the client leaves while we are still connecting. */
   signal: AbortSignal;
@@ -17,15 +19,33 @@ export interface ConnectOptions {
   now?: () => number;
 }
 
-export type ConnectResult = { socket: Socket } | { unreachable: string } | { refused: string };
+/**
+ * - `socket`: a server greeted us (its greeting consumed); JSON-RPC from here on.
+ * - `unreachable`: nothing answered within the bound.
+ * - `refused`: what answers cannot be trusted or is not a qmd server for our index.
+ * - `hung`: something accepted the connection and never greeted within the bound (marked for
+ *   `qmd status`, `health.ts`).
+ * - `failed`: the server could not start, and said why: no other server will do better.
+ */
+export type ConnectResult =
+  | { socket: Socket; greeting: Greeting }
+  | { unreachable: string }
+  | { refused: string }
+  | { hung: string }
+  | { failed: string };
 
 export const DEFAULT_CONNECT_BOUND_MS = 5000;
+const MIN_GREETING_WAIT_MS = 100;
 
 /**
  * Finds the shared server of an index, starting one if none answers. Ten relays started at the
  * same instant start one server: the relay that takes the spawn lock starts it, and every relay
  * (that one included) connects as soon as the socket answers. A socket file left by a killed
  * server refuses connections; the new server replaces it.
+ *
+ * The bound covers the whole wait, up to the server's greeting (`greeting.ts`): a connection
+ * accepted by a server that never speaks is not a server that serves. A server that fails to
+ * start leaves its reason (`health.ts`), read here while waiting.
  *
  * A directory or socket that another user owns, or that others can open, is refused outright:
  * the caller serves its client alone.
@@ -35,6 +55,7 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
   const now = options.now ?? (() => performance.now());
   const refusal = secureDir(paths.dir) ?? secureSocket(paths.socket);
   if (refusal !== null) return { refused: refusal };
+  const waitingSince = Date.now();
   const deadline = now() + options.boundMs;
   let holdsLock = false;
   let started = false;
@@ -42,13 +63,34 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
     for (;;) {
       const socket = await tryConnect(paths.socket);
       if (socket) {
-        // A socket that turned up since the first check must pass it too, and serve our index.
-        const late = secureSocket(paths.socket) ?? otherIndex(paths.record, options.index);
+        // A socket that turned up since the first check must pass it too.
+        const late = secureSocket(paths.socket);
         if (late !== null) {
           socket.destroy();
           return { refused: late };
         }
-        return { socket };
+        // A server that came up just at the deadline still gets a moment to greet: not hung.
+        const hello = await readGreeting(socket, Math.max(MIN_GREETING_WAIT_MS, deadline - now()), signal);
+        if ('greeting' in hello) {
+          if (hello.greeting.index !== options.index) {
+            socket.destroy();
+            return { refused: `the server on this socket serves ${hello.greeting.index}` };
+          }
+          return { socket, greeting: hello.greeting };
+        }
+        socket.destroy();
+        if ('invalid' in hello)
+          return { refused: `${paths.socket} answered ${hello.invalid}, not a qmd shared server` };
+        if ('silent' in hello && !signal.aborted) {
+          markHung(paths, options.boundMs);
+          return {
+            hung: `the shared server on ${paths.socket} accepted but did not answer within ${options.boundMs} ms`,
+          };
+        }
+        // Closed before greeting: a server on its way out. Try again (a new one may come).
+      } else {
+        const failure = readStartFailure(paths, waitingSince);
+        if (failure !== null) return { failed: failure.error };
       }
       if (!holdsLock && takeSpawnLock(paths.spawnLock, options.boundMs * 2)) {
         // Look once more before starting one: the relay that held the lock releases it once
@@ -71,14 +113,45 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
   }
 }
 
-/** Why the server's record names another index than `index`, or `null` when it names ours (or none yet). */
-function otherIndex(record: string, index: string): string | null {
-  try {
-    const owner = (JSON.parse(readFileSync(record, 'utf8')) as { index?: unknown }).index;
-    return typeof owner === 'string' && owner !== index ? `the server on this socket serves ${owner}` : null;
-  } catch {
-    return null;
-  }
+type Hello = { greeting: Greeting } | { invalid: string } | { silent: true } | { closed: true };
+
+/**
+ * The server's first line, within `ms`. Bytes after it (there should be none: the server says
+ * nothing more until asked) are put back for the relay's pump.
+ */
+function readGreeting(socket: Socket, ms: number, signal: AbortSignal): Promise<Hello> {
+  return new Promise((resolve) => {
+    let seen = Buffer.alloc(0);
+    const finish = (hello: Hello, rest?: Buffer): void => {
+      clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('close', onClose);
+      socket.off('error', onClose);
+      signal.removeEventListener('abort', onClose);
+      socket.pause();
+      if (rest !== undefined && rest.length > 0) socket.unshift(rest);
+      resolve(hello);
+    };
+    const onData = (chunk: Buffer): void => {
+      seen = Buffer.concat([seen, chunk]);
+      const newline = seen.indexOf(0x0a);
+      if (newline === -1) {
+        if (seen.length > MAX_GREETING_BYTES) finish({ invalid: `${seen.length} bytes without a newline` });
+        return;
+      }
+      const line = seen.subarray(0, newline).toString('utf8');
+      const greeting = parseGreeting(line);
+      if (greeting === null)
+        finish({ invalid: `a line that is not a greeting (${JSON.stringify(line.slice(0, 40))})` });
+      else finish({ greeting }, seen.subarray(newline + 1));
+    };
+    const onClose = (): void => finish({ closed: true });
+    const timer = setTimeout(() => finish({ silent: true }), ms);
+    socket.on('data', onData);
+    socket.once('close', onClose);
+    socket.once('error', onClose);
+    signal.addEventListener('abort', onClose, { once: true });
+  });
 }
 
 /** A connected socket, or `null` when nothing listens there (no file, or a stale one). */

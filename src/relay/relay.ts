@@ -23,7 +23,14 @@ export interface RelayOptions {
   log: Log;
   /** Finds or starts the upstream; `null` if `signal` aborted first (the client left). */
   open(signal: AbortSignal): Promise<Upstream | null>;
+  /**
+   * `open` failed: nothing can serve this client (the shared server could not start, or the
+   * store would not open here either). Every request owed was answered with `reason`; the
+   * composition root ends the relay, non-zero.
+   */
+  onFailed?: (reason: string) => void;
   maxLineBytes?: number;
+  maxServerLineBytes?: number;
 }
 
 export interface Relay {
@@ -38,10 +45,21 @@ export interface Relay {
 
 /** JSON-RPC's "server error" range: the request was accepted by nobody who can still answer it. */
 const SERVER_RESTARTED = -32000;
+const CANNOT_SERVE = -32000;
 const INVALID_REQUEST = -32600;
 export const MAX_RELAY_LINE_BYTES = 8 * 1024 * 1024;
 /** Requests read from the client while no server is connected yet; stdin pauses past this. */
 const MAX_QUEUED_LINES = 256;
+/**
+ * A server line is capped as a client line is (dropped up to its newline, with a warning), but
+ * higher: a legitimate reply can be long. `get` returns a whole note (up to 10 MiB are indexed,
+ * `src/store/scan.ts`), JSON-escaped and with line numbers if asked; `multi_get` up to 8 MiB
+ * of notes. Past this, a line is not a reply from a qmd server, and buffering it would let
+ * whatever holds the socket grow the relay without bound.
+ */
+export const MAX_SERVER_LINE_BYTES = 64 * 1024 * 1024;
+/** Warnings for dropped server lines: the first few say what; the rest are only counted. */
+const MAX_DROP_WARNINGS = 3;
 
 interface Message {
   id?: unknown;
@@ -84,6 +102,8 @@ export function createRelay(options: RelayOptions): Relay {
   let closing = false;
   let connections = 0;
   let replays = 0;
+  let failed: string | null = null;
+  let dropped = 0;
   const connecting = new AbortController();
 
   const settle = (key: string): void => {
@@ -159,6 +179,12 @@ export function createRelay(options: RelayOptions): Relay {
 
   const fromClient = (line: string): void => {
     const message = parse(line);
+    if (failed !== null) {
+      // Nothing can serve it: answer a request at once, as a server that cannot open would.
+      if (message && typeof message.method === 'string' && message.id !== undefined)
+        toClient(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: CANNOT_SERVE, message: failed } }));
+      return;
+    }
     if (message && typeof message.method === 'string') {
       if (message.id !== undefined) {
         if (message.method === 'initialize' || message.method === 'server/discover') opening.request = message;
@@ -171,8 +197,23 @@ export function createRelay(options: RelayOptions): Relay {
     if (message?.method === 'notifications/cancelled') settle(keyOf(message.params?.requestId));
   };
 
+  /** A line from the server that is not JSON-RPC: warned about, the first few. */
+  const drop = (what: string): void => {
+    dropped++;
+    if (dropped <= MAX_DROP_WARNINGS) {
+      log.warn(
+        `dropped ${what} from the shared server${dropped === MAX_DROP_WARNINGS ? ' (further drops are not reported)' : ''}`,
+      );
+    }
+  };
+
   const fromServer = (line: string): void => {
     const message = parse(line);
+    // Only JSON-RPC reaches the client's stdout, whatever holds the socket.
+    if (message === null || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0') {
+      drop(`a line that is not JSON-RPC (${line.length} chars)`);
+      return;
+    }
     const isResponse = message !== null && message.method === undefined && message.id !== undefined;
     if (isResponse) {
       const key = keyOf(message.id);
@@ -217,12 +258,17 @@ export function createRelay(options: RelayOptions): Relay {
   const attach = (next: Upstream): void => {
     upstream = next;
     connections++;
+    const maxServerLine = options.maxServerLineBytes ?? MAX_SERVER_LINE_BYTES;
     const readServer = createLineSplitter({
-      maxBytes: Number.MAX_SAFE_INTEGER,
+      maxBytes: maxServerLine,
       onLine: fromServer,
-      onOversized: () => {},
+      // Each one is at least the cap long: warned about, every time.
+      onOversized: (bytes) =>
+        log.warn(`dropped a line of ${bytes} bytes from the shared server (the limit is ${maxServerLine})`),
     });
     next.stream.on('data', (chunk: Buffer) => readServer(chunk));
+    // connectShared paused it after reading the server's greeting.
+    next.stream.resume();
     next.stream.on('error', () => {});
     next.stream.once('close', () => {
       if (upstream !== next) return;
@@ -249,17 +295,40 @@ export function createRelay(options: RelayOptions): Relay {
   const connect = (): void => {
     options
       .open(connecting.signal)
-      .then((next) => {
-        if (next === null) return;
-        // Closing with replies owed (`printf … | qmd mcp --shared` ends stdin at once): the
-        // requests read are still delivered, then the session is half-closed.
-        if (closing && inflight.size === 0 && queue.length === 0) {
-          void next.release();
-          return;
-        }
-        attach(next);
-      })
+      .then(
+        (next) => {
+          if (next === null) return;
+          // Closing with replies owed (`printf … | qmd mcp --shared` ends stdin at once): the
+          // requests read are still delivered, then the session is half-closed.
+          if (closing && inflight.size === 0 && queue.length === 0) {
+            void next.release();
+            return;
+          }
+          attach(next);
+        },
+        // Only `open` failing means nothing can serve this client.
+        (error: unknown) => fail(`qmd: ${errorMessage(error)}`),
+      )
       .catch((error: unknown) => log.warn(`relay: ${errorMessage(error)}`));
+  };
+
+  /** Nothing can serve this client: every request owed, and any to come, gets `reason`. */
+  const fail = (reason: string): void => {
+    if (failed !== null) return;
+    failed = reason;
+    queue = [];
+    for (const key of [...inflight.keys()]) {
+      toClient(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: JSON.parse(key) as unknown,
+          error: { code: CANNOT_SERVE, message: reason },
+        }),
+      );
+      settle(key);
+    }
+    log.line(reason);
+    options.onFailed?.(reason);
   };
 
   return {

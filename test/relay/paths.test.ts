@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectShared, releaseSpawnLock, takeSpawnLock } from '../../src/relay/connect.js';
+import { releaseSpawnLock, takeSpawnLock } from '../../src/relay/connect.js';
 import { daemonControlPath, fnv1a64, secureDir, secureSocket, sharedPaths } from '../../src/relay/paths.js';
 
 const dirs: string[] = [];
@@ -129,78 +129,5 @@ describe('the spawn lock', () => {
     // A lock left by a process that no longer exists.
     writeFileSync(lock, '2147483646');
     expect(takeSpawnLock(lock, 10_000)).toBe(true);
-  });
-});
-
-describe('connectShared', () => {
-  it('connects to a live server without starting one', async () => {
-    const paths = privatePaths();
-    mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
-    await listenOn(paths.socket);
-    let started = 0;
-    const result = await connectShared({
-      paths,
-      index: '/nowhere/index.sqlite',
-      boundMs: 2000,
-      signal: new AbortController().signal,
-      startServer: () => started++,
-    });
-    expect('socket' in result).toBe(true);
-    if ('socket' in result) result.socket.destroy();
-    expect(started).toBe(0);
-  });
-
-  it('starts one server when none answers, and connects once it listens', async () => {
-    const paths = privatePaths();
-    let started = 0;
-    const result = await connectShared({
-      paths,
-      index: '/nowhere/index.sqlite',
-      boundMs: 5000,
-      signal: new AbortController().signal,
-      startServer: () => {
-        started++;
-        void listenOn(paths.socket);
-      },
-    });
-    expect('socket' in result).toBe(true);
-    if ('socket' in result) result.socket.destroy();
-    expect(started).toBe(1);
-  });
-
-  it('gives up after its bound when nothing ever listens, and refuses an untrusted socket', async () => {
-    const paths = privatePaths();
-    const unreachable = await connectShared({
-      paths,
-      index: '/nowhere/index.sqlite',
-      boundMs: 100,
-      signal: new AbortController().signal,
-      startServer: () => {},
-    });
-    expect(unreachable).toEqual({ unreachable: expect.stringContaining('within 100 ms') });
-    await listenOn(paths.socket, 0o666);
-    const refused = await connectShared({
-      paths,
-      index: '/nowhere/index.sqlite',
-      boundMs: 100,
-      signal: new AbortController().signal,
-      startServer: () => {},
-    });
-    expect(refused).toEqual({ refused: expect.stringContaining('open to other users') });
-  });
-
-  it('refuses a live server whose record names another index', async () => {
-    const paths = privatePaths();
-    mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
-    await listenOn(paths.socket);
-    writeFileSync(paths.record, JSON.stringify({ index: '/elsewhere/index.sqlite' }));
-    const result = await connectShared({
-      paths,
-      index: '/nowhere/index.sqlite',
-      boundMs: 1000,
-      signal: new AbortController().signal,
-      startServer: () => {},
-    });
-    expect(result).toEqual({ refused: 'the server on this socket serves /elsewhere/index.sqlite' });
   });
 });

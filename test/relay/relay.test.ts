@@ -40,6 +40,8 @@ function fakeServer() {
     upstream,
     received,
     answer: (message: object) => fromServer.write(`${JSON.stringify(message)}\n`),
+    /** Raw bytes, as whatever holds the socket may send them. */
+    send: (text: string) => fromServer.write(text),
     ended: () => ended,
     released: () => released,
     /** The server dies: its end of the connection closes. */
@@ -60,12 +62,15 @@ function setup(servers: Array<ReturnType<typeof fakeServer>>) {
   const gate = createInflightGate();
   const log = recordingLog();
   const opens: Array<ReturnType<typeof deferred<Upstream | null>>> = [];
+  const failures: string[] = [];
   const relay = createRelay({
     stdin,
     stdout,
     gate,
     log,
     maxLineBytes: 1000,
+    maxServerLineBytes: 1000,
+    onFailed: (reason) => failures.push(reason),
     open: () => {
       const next = servers[opens.length];
       const d = deferred<Upstream | null>();
@@ -77,7 +82,16 @@ function setup(servers: Array<ReturnType<typeof fakeServer>>) {
   relay.start();
   const send = (message: object | string) =>
     stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
-  return { relay, gate, lines, parsed: () => lines.map((l) => JSON.parse(l)), warnings: log.warnings, send, opens };
+  return {
+    relay,
+    gate,
+    lines,
+    parsed: () => lines.map((l) => JSON.parse(l)),
+    warnings: log.warnings,
+    send,
+    opens,
+    failures,
+  };
 }
 
 const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18' } };
@@ -228,5 +242,43 @@ describe('the relay', () => {
     r.gate.abortAll();
     await flush();
     expect(r.gate.size).toBe(0);
+  });
+
+  it('only JSON-RPC from the server reaches the client: garbage and lines over the cap are dropped, with warnings', async () => {
+    const server = fakeServer();
+    const r = setup([server]);
+    r.send(call(1));
+    await flush();
+    server.send(`{"jsonrpc":"2.0","id":1,"result":{"pad":"${'x'.repeat(600)}`);
+    server.send(`${'x'.repeat(600)}"}}\n`);
+    server.send('garbage\n[1,2]\n{"no":"jsonrpc"}\n{"jsonrpc":"1.0"}\n');
+    server.answer({ jsonrpc: '2.0', id: 1, result: { ok: true } });
+    await flush();
+    expect(r.lines).toEqual(['{"jsonrpc":"2.0","id":1,"result":{"ok":true}}']);
+    expect(r.gate.size).toBe(0);
+    expect(r.warnings).toEqual([
+      'dropped a line of 1244 bytes from the shared server (the limit is 1000)',
+      'dropped a line that is not JSON-RPC (7 chars) from the shared server',
+      'dropped a line that is not JSON-RPC (5 chars) from the shared server',
+      'dropped a line that is not JSON-RPC (16 chars) from the shared server (further drops are not reported)',
+    ]);
+  });
+
+  it('an upstream that cannot be opened: each request owed gets the reason as an error, so do later ones, and the relay says it failed', async () => {
+    const r = setup([]);
+    r.send(initialize);
+    r.send(initialized);
+    await flush();
+    r.opens[0]!.reject(new Error('the shared server could not start: The index is damaged'));
+    await flush();
+    const reason = 'qmd: the shared server could not start: The index is damaged';
+    expect(r.parsed()).toEqual([{ jsonrpc: '2.0', id: 0, error: { code: -32000, message: reason } }]);
+    expect(r.gate.size).toBe(0);
+    expect(r.failures).toEqual([reason]);
+    r.send(call(5));
+    await flush();
+    expect(r.parsed().at(-1)).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32000, message: reason } });
+    expect(r.gate.size).toBe(0);
+    expect(r.failures).toHaveLength(1);
   });
 });

@@ -21,8 +21,8 @@ export const MCP_DEFAULTS: McpFlags = { port: 8181, host: '127.0.0.1' };
 export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void> {
   if (flags.daemon && !flags.http) throw new QmdError('BAD_ARGUMENT', '--daemon needs --http (stdio needs its client)');
   if (flags.sharedServer) {
-    const { serveSharedServer } = await import('../mcp/shared-server.js');
-    await serveSharedServer(ctx);
+    const { runSharedServer } = await import('../mcp/shared-start.js');
+    await runSharedServer(ctx);
     return;
   }
   if (!flags.http && (flags.shared === true || ctx.config.shared.requested)) {

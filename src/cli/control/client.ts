@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { parseGreeting } from '../../relay/greeting.js';
 import { secureSocket } from '../../relay/paths.js';
 import { type ControlReply, type ControlRequest, encode, type ServerStatus } from './protocol.js';
 
@@ -28,7 +29,12 @@ export function ask(path: string, request: ControlRequest, ms = ANSWER_WITHIN_MS
     const timer = setTimeout(() => finish({ unreachable: `${path} did not answer within ${ms} ms` }), ms);
     const onData = (chunk: Buffer): void => {
       buffered += chunk.toString('utf8');
-      const newline = buffered.indexOf('\n');
+      let newline = buffered.indexOf('\n');
+      // The shared server greets every connection first (src/relay/greeting.ts): not the reply.
+      if (newline !== -1 && parseGreeting(buffered.slice(0, newline)) !== null) {
+        buffered = buffered.slice(newline + 1);
+        newline = buffered.indexOf('\n');
+      }
       if (newline === -1) return;
       try {
         finish({ reply: JSON.parse(buffered.slice(0, newline)) as ControlReply, socket });

@@ -109,7 +109,7 @@ export type ClaimResult = { claimed: true } | { claimed: false; holder: PidRecor
  * the name exists), so two servers starting at once cannot both win, and a reader never sees
  * half a record. A stale or corrupt record is replaced.
  */
-export async function claimPidfile(path: string, record: PidRecord, mode = 0o644): Promise<ClaimResult> {
+export async function claimPidfile(path: string, record: PidRecord, mode = 0o600): Promise<ClaimResult> {
   const aside = `${path}.${record.pid}.tmp`;
   writeFileSync(aside, `${JSON.stringify(record, null, 2)}\n`, { mode });
   try {

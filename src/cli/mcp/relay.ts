@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
 import { Duplex, PassThrough } from 'node:stream';
 import { createLifecycle, type Lifecycle } from '../../lifecycle/host.js';
 import { claimStdout } from '../../mcp/stdio/stdout-guard.js';
 import { connectShared, DEFAULT_CONNECT_BOUND_MS } from '../../relay/connect.js';
+import { launchDetached } from '../../relay/launch.js';
 import { sharedPaths } from '../../relay/paths.js';
 import { createRelay, type Upstream } from '../../relay/relay.js';
 import type { CliContext } from '../context.js';
@@ -60,16 +59,28 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
         },
       };
     }
+    // It could not open the store; this process would fail the same way.
+    if ('failed' in found) throw new Error(`the shared server could not start: ${found.failed}`);
     if (!warnedAlone) {
       warnedAlone = true;
-      log.warn(
-        `shared server unavailable (${'refused' in found ? found.refused : found.unreachable}); serving this client alone`,
-      );
+      const why = 'refused' in found ? found.refused : 'hung' in found ? found.hung : found.unreachable;
+      log.warn(`shared server unavailable (${why}); serving this client alone`);
     }
     return serveAlone(ctx, lifecycle);
   };
 
-  const relay = createRelay({ stdin: process.stdin, stdout: protocolOut, gate: lifecycle.gate, log, open });
+  const relay = createRelay({
+    stdin: process.stdin,
+    stdout: protocolOut,
+    gate: lifecycle.gate,
+    log,
+    open,
+    onFailed: () => {
+      // As plain `qmd mcp` does when its store will not open: exit 1, at once.
+      process.exitCode = 1;
+      void lifecycle.shutdown('nothing can serve this client');
+    },
+  });
   relay.start();
   lifecycle.start({
     closeTransport: async (signal) => {
@@ -85,26 +96,19 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
 }
 
 /**
- * Starts the shared server of this index: detached, its own session and process group, no
- * terminal. It is given this relay's index and model as flags; its environment is the relay's.
+ * Starts the shared server of this index through the launcher (`src/relay/launch.ts`): it ends
+ * up in no client's process tree, group or session. It is given this relay's index and model
+ * as flags; its environment is the relay's.
  */
 function startSharedServer(ctx: CliContext, logPath: string, model: string | undefined): void {
-  const out = openSync(logPath, 'a', 0o600);
   const flags = ['--index', ctx.indexPath, ...(model === undefined ? [] : ['--embed-model', model])];
-  try {
-    const child = spawn(
-      process.execPath,
-      [...process.execArgv, process.argv[1] ?? '', ...flags, 'mcp', '--shared-server'],
-      {
-        detached: true,
-        stdio: ['ignore', out, out],
-        env: { ...ctx.env, QMD_INDEX: ctx.indexPath },
-      },
-    );
-    child.unref();
-  } finally {
-    closeSync(out);
-  }
+  launchDetached({
+    execPath: process.execPath,
+    args: [...process.execArgv, process.argv[1] ?? '', ...flags, 'mcp', '--shared-server'],
+    logPath,
+    env: { ...ctx.env, QMD_INDEX: ctx.indexPath },
+    onError: (error) => ctx.log.warn(`cannot start the shared server: ${error.message}`),
+  });
 }
 
 /**

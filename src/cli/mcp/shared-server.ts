@@ -5,8 +5,11 @@ import type { Log } from '../../log.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { serveStdioConnection } from '../../mcp/stdio/connection.js';
 import { usesNamedPipes } from '../../platform.js';
+import { greetingLine } from '../../relay/greeting.js';
+import { clearHealth, startFailure, writeStartFailure } from '../../relay/health.js';
 import { secureDir, sharedPaths } from '../../relay/paths.js';
 import { openStore } from '../../store/index.js';
+import type { Store } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { routeFirstLine } from '../control/server.js';
 import { sharedControl } from '../control/shared.js';
@@ -61,7 +64,15 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   const storeLog = watchModelLoads(log, () => {
     modelLoaded = true;
   });
-  const store = openStore(ctx.indexPath, { readonly: true, log: storeLog, failpoints, ...embedStoreOptions(ctx) });
+  let store: Store;
+  try {
+    store = openStore(ctx.indexPath, { readonly: true, log: storeLog, failpoints, ...embedStoreOptions(ctx) });
+  } catch (error) {
+    // Never started: no record may say otherwise, and the relays waiting on us learn why.
+    releasePidfile(paths.record, self.instance);
+    writeStartFailure(paths, startFailure(error));
+    throw error;
+  }
   const fromEnv = await lifecycleOptions(ctx.config.lifecycle, log);
   const lifecycle = createSharedLifecycle({
     log,
@@ -125,12 +136,27 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   // is answered there and is no session; any other is an MCP session, from its first byte.
   // Half-open: a relay that half-closes (its client's EOF) still reads the replies it is owed;
   // Node's default would end our side at its 'end', and the session would abort its handlers.
-  const listener = createServer({ allowHalfOpen: true }, routeFirstLine(control, acceptSession));
+  const route = routeFirstLine(control, acceptSession);
+  const listener = createServer({ allowHalfOpen: true }, (socket) => {
+    // Before anything is read: a relay trusts a connection only once it is greeted (greeting.ts),
+    // and sends its first line after that; a control client skips the greeting.
+    socket.write(greetingLine({ pid: process.pid, index: ctx.indexPath, version }));
+    clearHealth(paths, 'hung');
+    route(socket);
+  });
 
   // The claim is ours: a socket file here is a killed server's. Created 0600 (umask), never
   // readable by anyone else even for an instant.
   if (!usesNamedPipes(process.platform) && existsSync(paths.socket)) unlinkSync(paths.socket);
-  await listen(listener, paths.socket);
+  try {
+    await listen(listener, paths.socket);
+  } catch (error) {
+    await store.close();
+    releasePidfile(paths.record, self.instance);
+    throw error;
+  }
+  clearHealth(paths, 'failed');
+  clearHealth(paths, 'hung');
   lifecycle.start({
     closeListener: async (signal) => {
       await failpoints.hit('teardown.closeTransport', signal);
@@ -150,6 +176,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
       // Already gone.
     }
     releasePidfile(paths.record, self.instance);
+    clearHealth(paths, 'hung');
   });
   leaveOnFatalErrors(lifecycle, log);
   return lifecycle;

@@ -211,7 +211,12 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
   const handle = serveStdio(
     () => {
       const server = options.createServer();
-      server.server.onerror = (error) => log.warn(`${who}protocol error: ${firstLine(error)}`);
+      server.server.onerror = (error) => {
+        // A reply that could not be written because the client left (a relay SIGKILLed): a
+        // departure, which the transport reports as such, not a protocol error.
+        if (isWriteError(error) || FAILED_SEND.test(error.message)) return;
+        log.warn(`${who}protocol error: ${firstLine(error)}`);
+      };
       return server;
     },
     { transport, onerror: (error) => log.warn(`${who}protocol error: ${firstLine(error)}`) },
@@ -248,6 +253,21 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
 /** A request the server answers while the connection lives (a 2026 subscription is answered only when it ends). */
 function owesReply(message: JSONRPCMessage): message is JSONRPCMessage & { id: string | number; method: string } {
   return 'method' in message && 'id' in message && message.method !== 'subscriptions/listen';
+}
+
+/** The SDK wraps a failed reply as `Failed to send response: Error: write EPIPE`, with no code. */
+const FAILED_SEND =
+  /^Failed to send response: .*(EPIPE|ECONNRESET|ERR_STREAM_DESTROYED|ERR_STREAM_WRITE_AFTER_END|after a stream was destroyed|write after end)/;
+
+/** EPIPE and friends: what a write to a pipe whose reader has gone fails with. */
+function isWriteError(error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return (
+    code === 'EPIPE' ||
+    code === 'ECONNRESET' ||
+    code === 'ERR_STREAM_DESTROYED' ||
+    code === 'ERR_STREAM_WRITE_AFTER_END'
+  );
 }
 
 function cancelledId(message: JSONRPCMessage): unknown {

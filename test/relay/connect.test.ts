@@ -1,0 +1,160 @@
+/**
+ * How a relay finds its shared server: real Unix sockets and real files in a temp directory,
+ * listeners the test plays (a server that greets, one that never speaks, one that speaks
+ * garbage), and the failure a server leaves when it cannot start.
+ */
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ConnectResult, connectShared } from '../../src/relay/connect.js';
+import { greetingLine, parseGreeting } from '../../src/relay/greeting.js';
+import { failurePath, hungPath, readHung, writeStartFailure } from '../../src/relay/health.js';
+import { type SharedPaths, sharedPaths } from '../../src/relay/paths.js';
+
+const INDEX = '/nowhere/index.sqlite';
+const dirs: string[] = [];
+const servers: Server[] = [];
+const sockets: Socket[] = [];
+afterEach(() => {
+  for (const s of sockets.splice(0)) s.destroy();
+  for (const s of servers.splice(0)) s.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempPaths(): SharedPaths {
+  const dir = mkdtempSync(join(tmpdir(), 'qmd-connect-'));
+  dirs.push(dir);
+  const paths = sharedPaths(join(dir, 'index.sqlite'), {});
+  mkdirSync(paths.dir, { mode: 0o700 });
+  return paths;
+}
+
+/** A listener that does `onConnection` with each socket it accepts. */
+function listenOn(path: string, onConnection: (socket: Socket) => void, mode = 0o600): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => {});
+      onConnection(socket);
+    });
+    servers.push(server);
+    server.listen(path, () => {
+      chmodSync(path, mode);
+      resolve(server);
+    });
+  });
+}
+
+const greets =
+  (index = INDEX, after = '') =>
+  (socket: Socket) =>
+    socket.write(`${greetingLine({ pid: 4242, index, version: '0.0.0' })}${after}`);
+
+function connect(paths: SharedPaths, boundMs: number, startServer: () => void = () => {}): Promise<ConnectResult> {
+  return connectShared({ paths, index: INDEX, boundMs, signal: new AbortController().signal, startServer });
+}
+
+/** What the relay's pump reads next from a connected socket. */
+function nextData(socket: Socket): Promise<string> {
+  return new Promise((resolve) => {
+    socket.once('data', (chunk: Buffer) => resolve(chunk.toString()));
+    socket.resume();
+  });
+}
+
+describe('connectShared', () => {
+  it('connects once the server greets, without starting one; what follows the greeting is left for the pump', async () => {
+    const paths = tempPaths();
+    await listenOn(paths.socket, greets(INDEX, '{"jsonrpc":"2.0","method":"x"}\n'));
+    let started = 0;
+    const result = await connect(paths, 2000, () => started++);
+    if (!('socket' in result)) throw new Error(JSON.stringify(result));
+    sockets.push(result.socket);
+    expect(result.greeting).toEqual({ qmd: 'shared-server', pid: 4242, index: INDEX, version: '0.0.0' });
+    expect(await nextData(result.socket)).toBe('{"jsonrpc":"2.0","method":"x"}\n');
+    expect(started).toBe(0);
+  });
+
+  it('starts one server when none answers, and connects once it greets', async () => {
+    const paths = tempPaths();
+    let started = 0;
+    const result = await connect(paths, 5000, () => {
+      started++;
+      void listenOn(paths.socket, greets());
+    });
+    expect('socket' in result).toBe(true);
+    if ('socket' in result) result.socket.destroy();
+    expect(started).toBe(1);
+  });
+
+  it('gives up after its bound when nothing ever listens, and refuses an untrusted socket', async () => {
+    const paths = tempPaths();
+    expect(await connect(paths, 100)).toEqual({ unreachable: expect.stringContaining('within 100 ms') });
+    await listenOn(paths.socket, greets(), 0o666);
+    expect(await connect(paths, 100)).toEqual({ refused: expect.stringContaining('open to other users') });
+  });
+
+  it('refuses a server that greets for another index', async () => {
+    const paths = tempPaths();
+    await listenOn(paths.socket, greets('/elsewhere/index.sqlite'));
+    expect(await connect(paths, 1000)).toEqual({ refused: 'the server on this socket serves /elsewhere/index.sqlite' });
+  });
+
+  it('refuses a listener whose first line is not a greeting, and one that sends an endless line', async () => {
+    const paths = tempPaths();
+    const server = await listenOn(paths.socket, (socket) => socket.write('garbage\n{"jsonrpc":"2.0"}\n'));
+    expect(await connect(paths, 1000)).toEqual({ refused: expect.stringMatching(/a line that is not a greeting/) });
+    server.close();
+    const endless = tempPaths();
+    await listenOn(endless.socket, (socket) => socket.write('x'.repeat(64 * 1024)));
+    expect(await connect(endless, 1000)).toEqual({ refused: expect.stringMatching(/bytes without a newline/) });
+  });
+
+  it('a listener that accepts and never speaks is hung after the bound, and marked so for qmd status', async () => {
+    const paths = tempPaths();
+    writeFileSync(paths.record, JSON.stringify({ pid: 31337 }), { mode: 0o600 });
+    await listenOn(paths.socket, () => {});
+    let started = 0;
+    const result = await connect(paths, 300, () => started++);
+    expect(result).toEqual({ hung: expect.stringContaining('did not answer within 300 ms') });
+    expect(started).toBe(0);
+    expect(readHung(paths)).toEqual({ pid: 31337, since: expect.any(String), waitedMs: 300, relay: process.pid });
+    expect(statSync(hungPath(paths)).mode & 0o777).toBe(0o600);
+  });
+
+  it('a server that could not start fails the relays waiting for it with its reason, at once', async () => {
+    const paths = tempPaths();
+    const result = await connect(paths, 20_000, () =>
+      writeStartFailure(paths, { pid: 1, at: Date.now(), error: 'The index is damaged' }),
+    );
+    expect(result).toEqual({ failed: 'The index is damaged' });
+    expect(statSync(failurePath(paths)).mode & 0o777).toBe(0o600);
+  });
+
+  it('a failure written before the relay began waiting is not this try: it starts a server', async () => {
+    const paths = tempPaths();
+    writeStartFailure(paths, { pid: 1, at: Date.now() - 60_000, error: 'an old failure' });
+    let started = 0;
+    const result = await connect(paths, 5000, () => {
+      started++;
+      void listenOn(paths.socket, greets());
+    });
+    expect('socket' in result).toBe(true);
+    if ('socket' in result) result.socket.destroy();
+    expect(started).toBe(1);
+  });
+});
+
+describe('the greeting', () => {
+  it('is one JSON line, and only a well-formed one is taken', () => {
+    const line = greetingLine({ pid: 7, index: '/i', version: '1' });
+    expect(line.endsWith('\n')).toBe(true);
+    expect(line.indexOf('\n')).toBe(line.length - 1);
+    expect(parseGreeting(line)).toEqual({ qmd: 'shared-server', pid: 7, index: '/i', version: '1' });
+    expect(parseGreeting('{"jsonrpc":"2.0","id":0,"result":{}}')).toBeNull();
+    expect(parseGreeting('{"qmd":"shared-server","pid":"7","index":"/i","version":"1"}')).toBeNull();
+    expect(parseGreeting('not json')).toBeNull();
+  });
+});
