@@ -26,7 +26,7 @@ afterEach(() => {
 function tempPaths(): SharedPaths {
   const dir = mkdtempSync(join(tmpdir(), 'qmd-connect-'));
   dirs.push(dir);
-  const paths = sharedPaths(join(dir, 'index.sqlite'), {});
+  const paths = sharedPaths(join(dir, 'index.sqlite'), { XDG_RUNTIME_DIR: dir });
   mkdirSync(paths.dir, { mode: 0o700 });
   return paths;
 }
