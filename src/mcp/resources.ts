@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { isQmdError, QmdError } from '../errors.js';
 import type { McpDeps } from './deps.js';
+import { withContext } from './format.js';
 import { MAX_LISTED_RESOURCES, MAX_REF_CHARS } from './limits.js';
 import { documentUri } from './refs.js';
 import { describeFailure, throwIfAborted } from './run.js';
@@ -57,7 +58,7 @@ async function readDocument(
   }
   // As sent, still percent-encoded: the store decodes a qmd:// URI and decides what it may name.
   const doc = deps.store.get(`qmd://${path}`);
-  return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: doc.text }] };
+  return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: withContext(doc.text, doc.context) }] };
 }
 
 /**

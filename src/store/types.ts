@@ -78,11 +78,19 @@ export interface SearchHit {
   snippet: string;
   /** 1-based line where the best match is, when known. */
   line?: number;
+  /** The lines the snippet was taken from, when known: `get file:fromLine:lines` reads them. */
+  snippetRange?: SnippetRange;
   /**
    * What the contexts that cover this document say (`qmd context add`): the global one, then
    * its collection's, then each folder's down to the document's, joined by a blank line.
    */
   context?: string;
+}
+
+/** Absolute lines of a document: the first (1-based) and how many. */
+export interface SnippetRange {
+  fromLine: number;
+  lines: number;
 }
 
 export type SearchMode = 'bm25' | 'vector' | 'hybrid';
@@ -172,8 +180,15 @@ export interface DocumentSlice {
   /** Number of lines returned. */
   lines: number;
   totalLines: number;
-  /** The lines asked for, exactly as indexed, or numbered (`12: text`) with `lineNumbers`. */
+  /**
+   * The lines asked for, exactly as indexed, or numbered (`12: text`) with `lineNumbers`. A
+   * range (`fromLine`/`maxLines`, `:FROM:COUNT`) ends without the last line's line end, so a
+   * client splitting on newlines sees exactly the lines it asked for; a whole document is as
+   * indexed.
+   */
   text: string;
+  /** What the contexts covering the document say (as `SearchHit.context`), when one does. */
+  context?: string;
 }
 
 /** How much of a document `get` returns, and how. */
