@@ -4,7 +4,7 @@
  * boot id and the command line; `stop` signals only the very process that wrote it. The
  * peer's `stop` once SIGTERMed whatever had inherited a recycled PID.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PidRecord } from '../../src/cli/daemon/pidfile.js';
 import { type ProcessIdentity, readIdentity } from '../../src/cli/daemon/proc.js';
@@ -47,7 +47,10 @@ describe('the daemon', () => {
       expect(record.cmdline).toContain('--daemon');
 
       expect((await health(port)).pid).toBe(pid);
-      const { client } = await connectClient(url, 'daemon-client');
+      // The daemon made the bearer token beside the index, readable by this user alone.
+      const tokenFile = `${ws.index}.mcp-token`;
+      expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+      const { client } = await connectClient(url, 'daemon-client', readFileSync(tokenFile, 'utf8').trim());
       const found = await client.callTool({ name: 'query', arguments: { query: 'sourdough' } });
       expect(found.isError).toBeFalsy();
       await client.close();
