@@ -92,7 +92,7 @@ async function guarded<T>(
  * What the client gets for a failed read or list. A missing document, or one outside the
  * collections, is `ResourceNotFoundError`: code -32602 with `data: { uri }`, the MCP spec's
  * "resource not found" on every revision since 2026-07-28 (SDK v2; v1 sent -32002). Anything
- * else is a plain Error with a numeric `code`, which the SDK sends as `{ code, message }`.
+ * else is a plain Error with a numeric `code`, which the SDK sends as `{ code, message, data }`.
  */
 function rpcError(error: unknown, message: string, uri: URL | undefined): Error {
   if (isQmdError(error) && (error.code === 'NOT_FOUND' || error.code === 'OUTSIDE_COLLECTIONS') && uri) {
@@ -102,5 +102,7 @@ function rpcError(error: unknown, message: string, uri: URL | undefined): Error 
     isQmdError(error) && (error.code === 'BAD_ARGUMENT' || error.code === 'AMBIGUOUS')
       ? ProtocolErrorCode.InvalidParams
       : ProtocolErrorCode.InternalError;
-  return Object.assign(new Error(message), { code });
+  // Our code in `data` (`INDEX_CORRUPT`, `INDEX_LOCKED`, …): the one vocabulary the CLI uses
+  // too, so a client can tell an index problem from a bug without parsing the message.
+  return Object.assign(new Error(message), { code, ...(isQmdError(error) && { data: { code: error.code } }) });
 }

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { errorMessage, QmdError } from '../errors.js';
 import type { Log } from '../log.js';
+import { indexProblem, problemFromFileSystem } from './index-problems.js';
 import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema.js';
 import { fromSqliteError } from './sqlite-errors.js';
 
@@ -65,11 +66,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
     if (fileReadOnly && error instanceof Database.SqliteError && error.code === 'SQLITE_CANTOPEN') {
       // Measured: a read-only connection to a WAL index must create `-shm` unless it exists.
       // (better-sqlite3 does not pass SQLITE_OPEN_URI, so `?immutable=1` is not an option.)
-      throw new QmdError(
-        'INDEX_READ_ONLY',
-        `The index ${file} cannot be opened: neither it nor its directory can be written, and SQLite must create ${path.basename(file)}-shm beside it to read it`,
-        { cause: error },
-      );
+      throw indexProblem.readOnlyDirectory(file, error);
     }
     throw fromSqliteError(error, file, options.busyTimeoutMs);
   }
@@ -79,10 +76,7 @@ function quickCheck(db: Database.Database, file: string): void {
   const rows = db.pragma('quick_check') as Array<{ quick_check: string }>;
   const first = rows[0]?.quick_check;
   if (first !== 'ok') {
-    throw new QmdError(
-      'INDEX_CORRUPT',
-      `The index ${file} is damaged (quick_check: ${first ?? 'no answer'}); move it away and add the collections again`,
-    );
+    throw indexProblem.damaged(file, `quick_check: ${first ?? 'no answer'}`);
   }
 }
 
@@ -119,10 +113,14 @@ function prepareLocation(file: string, readonly: boolean): boolean {
 }
 
 function cannotWrite(file: string, error: unknown): QmdError {
-  return new QmdError(
-    'INDEX_READ_ONLY',
-    `The index ${file} cannot be written here (${errno(error) ?? String(error)}); choose another --index or QMD_INDEX`,
-    { cause: error },
+  if (errno(error) === 'ENOSPC') return indexProblem.full(file, error);
+  return (
+    problemFromFileSystem(file, error) ??
+    new QmdError(
+      'INDEX_READ_ONLY',
+      `The index ${file} cannot be written here (${errno(error) ?? String(error)}); choose another --index or QMD_INDEX`,
+      { cause: error },
+    )
   );
 }
 

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { QmdError } from '../errors.js';
+import { problemForSqliteCode } from './index-problems.js';
 
 /*
  * What better-sqlite3 12.11.1 (SQLite 3.53.2) throws, measured on this machine:
@@ -12,27 +12,10 @@ import { QmdError } from '../errors.js';
  * - a path whose directory cannot hold a file (under a regular file, in /proc):
  *   `SQLITE_CANTOPEN` "unable to open database file"; a missing directory is a plain
  *   TypeError "Cannot open database because the directory does not exist".
+ * - a full disk (a tmpfs of a few hundred KB): `SQLITE_FULL` "database or disk is full".
  */
 export function fromSqliteError(error: unknown, indexPath: string, busyTimeoutMs: number): unknown {
   if (!(error instanceof Database.SqliteError)) return error;
-  const code = error.code;
-  const why = `${code}: ${error.message}`;
-  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    return new QmdError(
-      'INDEX_LOCKED',
-      `The index ${indexPath} is locked by another process (waited ${busyTimeoutMs} ms); try again when it is done`,
-      { cause: error },
-    );
-  }
-  if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN')) {
-    return new QmdError('INDEX_READ_ONLY', `The index ${indexPath} cannot be written (${why})`, { cause: error });
-  }
-  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
-    return new QmdError(
-      'INDEX_CORRUPT',
-      `The index ${indexPath} is damaged or not a qmd index (${why}); move it away and add the collections again`,
-      { cause: error },
-    );
-  }
-  return error;
+  // The words are the index vocabulary's (index-problems.ts); only the code comes from here.
+  return problemForSqliteCode(error.code, error.message, indexPath, busyTimeoutMs, error) ?? error;
 }

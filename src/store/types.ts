@@ -379,10 +379,16 @@ export interface StoreOptions {
    * Never change the index through this store: `addCollection`, `update` and
    * `removeCollection` throw INDEX_READ_ONLY, and the connection runs with `query_only`.
    * The file is still opened for writing when possible, so `close()` can checkpoint and
-   * remove the `-wal` (a read-only SQLite connection cannot). A missing index is created
-   * empty, so a server started before the first `collection add` answers with no results.
+   * remove the `-wal` (a read-only SQLite connection cannot). A missing index is never
+   * created: INDEX_MISSING says how to make one (issue 23).
    */
   readonly?: boolean;
+  /**
+   * Create the index (and its folder) when it is missing. Default: unless `readonly`. Only
+   * `qmd collection add` makes an index; every other writer refuses a missing one
+   * (INDEX_MISSING), so a mistyped path never grows folders and an empty index.
+   */
+  create?: boolean;
   /** How long to wait for another process's write lock before INDEX_LOCKED (default 5000). */
   busyTimeoutMs?: number;
   /**

@@ -150,3 +150,18 @@ describe('2026-07-28 cache hints', () => {
     }
   });
 });
+
+describe('index problems reach a client with their code', () => {
+  it('a failed qmd:// read is a JSON-RPC error whose data carries the code the CLI would exit with', async () => {
+    const own = await startHarness();
+    try {
+      await own.store.close();
+      await expect(own.client.readResource({ uri: 'qmd://notes/sqlite.md' })).rejects.toMatchObject({
+        code: -32603,
+        data: { code: 'CLOSED' },
+      });
+    } finally {
+      await own.close();
+    }
+  });
+});

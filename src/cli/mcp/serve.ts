@@ -53,7 +53,15 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
   const { log } = ctx;
   const protocolOut = claimStdout(log);
   const { failpoints } = ctx.config;
-  const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
+  // quick_check: a damaged index refuses to start (exit 1, one line) rather than answering every
+  // request with an error (issue 23); it reads every page once, a few ms on a small index.
+  const store = openStore(ctx.indexPath, {
+    readonly: true,
+    quickCheck: true,
+    log,
+    failpoints,
+    ...embedStoreOptions(ctx),
+  });
   const lifecycle = createLifecycle({
     ...transport.sources,
     log,

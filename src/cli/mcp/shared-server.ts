@@ -71,7 +71,14 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
 
   const { failpoints, shared } = ctx.config;
   const storeLog = watchModelLoads(log, () => update({ modelLoaded: true }));
-  const store = openStore(ctx.indexPath, { readonly: true, log: storeLog, failpoints, ...embedStoreOptions(ctx) });
+  // quick_check, as `qmd mcp` does (serve.ts): a damaged index refuses to start.
+  const store = openStore(ctx.indexPath, {
+    readonly: true,
+    quickCheck: true,
+    log: storeLog,
+    failpoints,
+    ...embedStoreOptions(ctx),
+  });
   const fromEnv = await lifecycleOptions(ctx.config.lifecycle, log);
   const lifecycle = createSharedLifecycle({
     log,
