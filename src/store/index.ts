@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { openDatabase } from './database.js';
+import { silentLog } from '../log.js';
+import { closeDatabase, openDatabase } from './database.js';
 import { indexProblem, problemFromFileSystem } from './index-problems.js';
+import { fromSqliteError } from './sqlite-errors.js';
 import { SqliteStore } from './store.js';
 import type { Store, StoreOptions } from './types.js';
 
@@ -35,5 +37,12 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
     busyTimeoutMs,
     quickCheck: options.quickCheck ?? !(options.readonly ?? false),
   });
-  return new SqliteStore(absolute, opened, { ...options, busyTimeoutMs });
+  try {
+    return new SqliteStore(absolute, opened, { ...options, busyTimeoutMs });
+  } catch (error) {
+    // Preparing the statements reads the schema and builds the FTS5 table: a damaged page
+    // there is met here, before any guarded call (measured: "vtable constructor failed").
+    closeDatabase(opened, options.log ?? silentLog);
+    throw fromSqliteError(error, absolute, busyTimeoutMs);
+  }
 }

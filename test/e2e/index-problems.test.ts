@@ -354,7 +354,7 @@ describe('index problems × surfaces', () => {
   );
 
   it.skipIf(!isRoot)(
-    'disk full (a tmpfs filled up; needs root to mount): readers serve, writers refuse, exit 1, index unchanged',
+    'disk full (a tmpfs filled up; needs root to mount): every surface says so, exit 1; the index is unchanged',
     async () => {
       const dir = join(root, 'full');
       const mnt = join(dir, 'mnt');
@@ -367,6 +367,8 @@ describe('index problems × surfaces', () => {
         fresh: notesIn(join(dir, 'fresh'), 200),
       };
       await indexed(place.index, place.notes);
+      const before = (await qmd(['search', 'checkpoint', '--json'], place)).stdout;
+      expect(before).toContain('notes/n');
       // Fill what is left, a block at a time, until the file system says no.
       const filler = join(mnt, 'filler');
       try {
@@ -374,14 +376,15 @@ describe('index problems × surfaces', () => {
       } catch (error) {
         expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
       }
-      const before = (await qmd(['search', 'checkpoint', '--json'], place)).stdout;
       const cells = await everySurface('disk full', place);
       expectRefused(cells, WRITERS, 'is full', place.index);
       for (const s of ['status', 'search', 'get', 'mcp stdio', 'mcp --http'] as const) {
         const cell = cells.get(s);
         if (cell?.code !== 0 && cell?.said !== 'serves') expect(cell?.said, s).toContain('is full');
       }
+      // Space again: the index answers as before (the failed writes left nothing half-done).
       rmSync(filler);
+      writeFileSync(join(place.notes, 'n0.md'), '# Note 0\n\nwal checkpoint note 0\n');
       expect((await qmd(['search', 'checkpoint', '--json'], place)).stdout).toBe(before);
     },
   );
