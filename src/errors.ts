@@ -14,6 +14,9 @@ export type QmdErrorCode =
   | 'INDEX_LOCKED'
   | 'INDEX_CORRUPT'
   | 'INDEX_READ_ONLY'
+  | 'INDEX_MISSING'
+  | 'INDEX_FULL'
+  | 'INDEX_UNREADABLE'
   | 'MODEL_UNAVAILABLE'
   | 'ABORTED'
   | 'CLOSED';

@@ -271,6 +271,11 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--host <host>', 'HTTP host (loopback by default)', MCP_DEFAULTS.host)
         .option('--daemon', 'with --http: run in the background and write a pidfile')
         .option(
+          '--token <token>',
+          'with --http: the bearer token clients must send (default: a token file beside the index)',
+        )
+        .option('--no-auth', 'with --http: no token; any local user can read your notes (a warning says so)')
+        .option(
           '--shared',
           'relay to the one warm shared server of this index, starting it if needed (also QMD_SHARED=1)',
         )

@@ -7,8 +7,8 @@ import type { CollectionInfo, MultiGetResult, QueryResult, StatusReport, SubSear
 
 /**
  * `Found 2 results for "pool timeout" (bm25: nothing is embedded yet):` then, per hit,
- * `#a1b2c3 87% notes/db.md:12 - Connection pools`, the snippet indented on one line, and the
- * hit's context when one covers it. `file:line` is what `get` accepts, so a hit can be opened
+ * `#a1b2c3 87% notes/db.md:12 - Connection pools`, the snippet indented on one line after the
+ * absolute lines it was taken from (`@@ -11,3 @@`), and the hit's context when one covers it. `file:line` is what `get` accepts, so a hit can be opened
  * where it matched. Typed sub-searches get a line saying what each ran as; a rerank that was
  * asked for and not done is said after the header.
  */
@@ -26,7 +26,11 @@ export function formatQuery(query: string, result: QueryResult, options: { typed
     const where = hit.line === undefined ? hit.file : `${hit.file}:${hit.line}`;
     lines.push('', `${hit.docid} ${Math.round(hit.score * 100)}% ${where} - ${hit.title}`);
     const snippet = oneLine(hit.snippet);
-    if (snippet !== '') lines.push(`  ${snippet}`);
+    // The lines it came from, diff-style, so a client can locate it by itself (issue 23; the
+    // peer numbers a `@@ -300,4 @@` header the same way): `get file:FROM:COUNT` reads them.
+    const range =
+      hit.snippetRange === undefined ? '' : `@@ -${hit.snippetRange.fromLine},${hit.snippetRange.lines} @@ `;
+    if (snippet !== '') lines.push(`  ${range}${snippet}`);
     if (hit.context !== undefined) lines.push(`  Context: ${oneLine(hit.context)}`);
   }
   return lines.join('\n');
@@ -40,6 +44,17 @@ function formatRun(run: SubSearchRun): string {
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * What a model reads of a fetched document: the contexts that cover it first, as an HTML
+ * comment as qmd 2.8 writes it (`<!-- Context: … -->`, a blank line, then the text), so a note
+ * opened by path still says what its folder is. A `-->` inside a context would end the comment
+ * early: it is written `-- >`.
+ */
+export function withContext(text: string, context: string | undefined): string {
+  if (context === undefined) return text;
+  return `<!-- Context: ${context.replaceAll('-->', '-- >')} -->\n\n${text}`;
 }
 
 /** A slice is announced only when it is one: a whole document is returned as it is. */

@@ -29,6 +29,10 @@ export const queryOutputShape = {
       score: z.number().describe('0-1: strength as a fraction of the best result (1)'),
       snippet: z.string(),
       line: z.number().int().optional().describe('1-based line of the best match'),
+      snippetRange: z
+        .object({ fromLine: z.number().int(), lines: z.number().int() })
+        .optional()
+        .describe('The absolute lines the snippet was taken from: get file:fromLine:lines reads them'),
       context: z.string().optional().describe('What the contexts covering this document say (qmd context add)'),
     }),
   ),
@@ -50,6 +54,9 @@ export function queryStructured(result: QueryResult): QueryStructured {
       score: hit.score,
       snippet: hit.snippet,
       ...(hit.line !== undefined && { line: hit.line }),
+      ...(hit.snippetRange !== undefined && {
+        snippetRange: { fromLine: hit.snippetRange.fromLine, lines: hit.snippetRange.lines },
+      }),
       ...(hit.context !== undefined && { context: hit.context }),
     })),
   };

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { isQmdError, QmdError } from '../errors.js';
 import type { McpDeps } from './deps.js';
+import { withContext } from './format.js';
 import { MAX_LISTED_RESOURCES, MAX_REF_CHARS } from './limits.js';
 import { documentUri } from './refs.js';
 import { describeFailure, throwIfAborted } from './run.js';
@@ -57,7 +58,7 @@ async function readDocument(
   }
   // As sent, still percent-encoded: the store decodes a qmd:// URI and decides what it may name.
   const doc = deps.store.get(`qmd://${path}`);
-  return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: doc.text }] };
+  return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: withContext(doc.text, doc.context) }] };
 }
 
 /**
@@ -91,7 +92,7 @@ async function guarded<T>(
  * What the client gets for a failed read or list. A missing document, or one outside the
  * collections, is `ResourceNotFoundError`: code -32602 with `data: { uri }`, the MCP spec's
  * "resource not found" on every revision since 2026-07-28 (SDK v2; v1 sent -32002). Anything
- * else is a plain Error with a numeric `code`, which the SDK sends as `{ code, message }`.
+ * else is a plain Error with a numeric `code`, which the SDK sends as `{ code, message, data }`.
  */
 function rpcError(error: unknown, message: string, uri: URL | undefined): Error {
   if (isQmdError(error) && (error.code === 'NOT_FOUND' || error.code === 'OUTSIDE_COLLECTIONS') && uri) {
@@ -101,5 +102,7 @@ function rpcError(error: unknown, message: string, uri: URL | undefined): Error 
     isQmdError(error) && (error.code === 'BAD_ARGUMENT' || error.code === 'AMBIGUOUS')
       ? ProtocolErrorCode.InvalidParams
       : ProtocolErrorCode.InternalError;
-  return Object.assign(new Error(message), { code });
+  // Our code in `data` (`INDEX_CORRUPT`, `INDEX_LOCKED`, …): the one vocabulary the CLI uses
+  // too, so a client can tell an index problem from a bug without parsing the message.
+  return Object.assign(new Error(message), { code, ...(isQmdError(error) && { data: { code: error.code } }) });
 }

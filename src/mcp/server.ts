@@ -11,6 +11,21 @@ import { registerStatusTool } from './tools/status.js';
 export type { McpDeps } from './deps.js';
 
 /**
+ * How long a 2026-07-28 client may keep what it listed (`ttlMs`; the SDK's default is 0,
+ * never). The tools and the resource template are fixed in this binary: they cannot change
+ * while a server runs, only when a different qmd replaces it, so a client may keep them an
+ * hour (the peer: 60 s). `server/discover` also carries the instructions, which list the
+ * collections and contexts as they were when the server was built; `qmd collection add` or
+ * `qmd context add` beside it changes them, so a minute, as the peer. `private`: they name
+ * local paths and notes, for this client only.
+ */
+export const CACHE_HINTS = {
+  'tools/list': { ttlMs: 60 * 60 * 1000, cacheScope: 'private' },
+  'resources/templates/list': { ttlMs: 60 * 60 * 1000, cacheScope: 'private' },
+  'server/discover': { ttlMs: 60 * 1000, cacheScope: 'private' },
+} as const;
+
+/**
  * The `qmd mcp` server: four read-only tools (`query`, `get`, `multi_get`, `status`) and the
  * `qmd://{+path}` resource template, every handler run through `deps.gate`. Not connected:
  * the caller picks the transport (stdio or HTTP) and owns `close()`, which aborts in-flight
@@ -22,6 +37,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
     {
       instructions: buildInstructions(deps.store.listCollections(), deps.store.listContexts()),
       maxToolInputElements: MAX_INPUT_ELEMENTS,
+      cacheHints: CACHE_HINTS,
     },
   );
   registerQueryTool(server, deps);

@@ -38,6 +38,7 @@ export const sliceShape = {
   fromLine: z.number().int().describe('1-based first line returned'),
   lines: z.number().int().describe('number of lines returned'),
   totalLines: z.number().int(),
+  context: z.string().optional().describe('What the contexts covering this document say (qmd context add)'),
 };
 
 export function sliceMeta(slice: DocumentSlice): z.infer<z.ZodObject<typeof sliceShape>> {
@@ -49,5 +50,6 @@ export function sliceMeta(slice: DocumentSlice): z.infer<z.ZodObject<typeof slic
     fromLine: slice.fromLine,
     lines: slice.lines,
     totalLines: slice.totalLines,
+    ...(slice.context !== undefined && { context: slice.context }),
   };
 }

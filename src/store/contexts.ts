@@ -97,16 +97,38 @@ export class Contexts {
     const rows = this.all.all();
     if (rows.length === 0) return hits;
     return hits.map((hit) => {
-      const texts = rows.filter((row) => covers(row, hit)).map((row) => row.text);
-      return texts.length === 0 ? hit : { ...hit, context: texts.join('\n\n') };
+      const context = coveringText(rows, hit);
+      return context === undefined ? hit : { ...hit, context };
+    });
+  }
+
+  /**
+   * Each read document (`get`, `multi_get`, a `qmd://` resource) with the contexts that cover
+   * it, as `attach` gives them to hits: a model that opens a note by path learns what its folder
+   * is (issue 23; qmd 2.8 puts them at the top of the text).
+   */
+  attachToDocuments<T extends { file: string; context?: string }>(docs: T[]): T[] {
+    if (docs.length === 0) return docs;
+    const rows = this.all.all();
+    if (rows.length === 0) return docs;
+    return docs.map((doc) => {
+      // A collection name never holds a `/` (checkCollectionName): the first one ends it.
+      const slash = doc.file.indexOf('/');
+      const context = coveringText(rows, { collection: doc.file.slice(0, slash), path: doc.file.slice(slash + 1) });
+      return context === undefined ? doc : { ...doc, context };
     });
   }
 }
 
-function covers(row: ContextRow, hit: SearchHit): boolean {
+function coveringText(rows: ContextRow[], doc: { collection: string; path: string }): string | undefined {
+  const texts = rows.filter((row) => covers(row, doc)).map((row) => row.text);
+  return texts.length === 0 ? undefined : texts.join('\n\n');
+}
+
+function covers(row: ContextRow, doc: { collection: string; path: string }): boolean {
   if (row.collection === null) return true;
-  if (row.collection !== hit.collection) return false;
-  return row.prefix === '' || hit.path === row.prefix || hit.path.startsWith(`${row.prefix}/`);
+  if (row.collection !== doc.collection) return false;
+  return row.prefix === '' || doc.path === row.prefix || doc.path.startsWith(`${row.prefix}/`);
 }
 
 function toInfo(row: ContextRow): ContextInfo {

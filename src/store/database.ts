@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { errorMessage, QmdError } from '../errors.js';
 import type { Log } from '../log.js';
+import { indexProblem, problemFromFileSystem } from './index-problems.js';
 import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema.js';
 import { Sqlite, sqliteCode } from './sqlite.js';
 import { fromSqliteError } from './sqlite-errors.js';
@@ -9,7 +10,7 @@ import { fromSqliteError } from './sqlite-errors.js';
 export interface OpenDatabaseOptions {
   readonly: boolean;
   busyTimeoutMs: number;
-  quickCheck: boolean;
+  quickCheck: boolean | 'small';
 }
 
 export interface OpenedDatabase {
@@ -56,7 +57,8 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
     // only keeps a future trigger from behaving differently).
     db.pragma('cache_size = -16000');
     db.pragma('recursive_triggers = OFF');
-    if (options.quickCheck) quickCheck(db, file);
+    if (options.quickCheck === true || (options.quickCheck === 'small' && fileSize(file) <= QUICK_CHECK_SMALL_BYTES))
+      quickCheck(db, file);
     if (fileReadOnly) {
       checkOwnership(db, file);
       if (schemaVersion(db) < latestVersion) {
@@ -71,13 +73,20 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
     db.close();
     if (fileReadOnly && sqliteCode(error) === 'SQLITE_CANTOPEN') {
       // Measured: a read-only connection to a WAL index must create `-shm` unless it exists.
-      throw new QmdError(
-        'INDEX_READ_ONLY',
-        `The index ${file} cannot be opened: neither it nor its directory can be written, and SQLite must create ${path.basename(file)}-shm beside it to read it`,
-        { cause: error },
-      );
+      throw indexProblem.readOnlyDirectory(file, error);
     }
     throw fromSqliteError(error, file, options.busyTimeoutMs);
+  }
+}
+
+/** The largest index a `quickCheck: 'small'` open reads through (docs on `StoreOptions.quickCheck`). */
+export const QUICK_CHECK_SMALL_BYTES = 16 * 1024 * 1024;
+
+function fileSize(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
   }
 }
 
@@ -87,10 +96,7 @@ function quickCheck(db: Sqlite, file: string): void {
   const answer = db.pragmaValue<string>('quick_check');
   const first = answer === 'ok' ? answer : answer?.split('\n').find((line) => !line.startsWith('***'));
   if (first !== 'ok') {
-    throw new QmdError(
-      'INDEX_CORRUPT',
-      `The index ${file} is damaged (quick_check: ${first ?? 'no answer'}); move it away and add the collections again`,
-    );
+    throw indexProblem.damaged(file, `quick_check: ${first ?? 'no answer'}`);
   }
 }
 
@@ -127,10 +133,14 @@ function prepareLocation(file: string, readonly: boolean): boolean {
 }
 
 function cannotWrite(file: string, error: unknown): QmdError {
-  return new QmdError(
-    'INDEX_READ_ONLY',
-    `The index ${file} cannot be written here (${errno(error) ?? String(error)}); choose another --index or QMD_INDEX`,
-    { cause: error },
+  if (errno(error) === 'ENOSPC') return indexProblem.full(file, error);
+  return (
+    problemFromFileSystem(file, error) ??
+    new QmdError(
+      'INDEX_READ_ONLY',
+      `The index ${file} cannot be written here (${errno(error) ?? String(error)}); choose another --index or QMD_INDEX`,
+      { cause: error },
+    )
   );
 }
 

@@ -21,11 +21,12 @@ export class DocumentReader {
 
   get(ref: string, options: ReadOptions = {}): DocumentSlice {
     const { row, range } = this.locate(ref);
-    return slice(row, {
-      fromLine: options.fromLine ?? range?.fromLine,
-      maxLines: options.maxLines ?? range?.maxLines,
-      lineNumbers: options.lineNumbers,
-    });
+    const fromLine = options.fromLine ?? range?.fromLine;
+    const maxLines = options.maxLines ?? range?.maxLines;
+    const part = slice(row, { fromLine, maxLines, lineNumbers: options.lineNumbers });
+    // A range is exactly its lines: `a.md:2:2` is two lines, not two and an empty third for a
+    // client that splits on newlines (issue 23). A whole document stays as indexed.
+    return fromLine === undefined && maxLines === undefined ? part : { ...part, text: withoutFinalLineEnd(part.text) };
   }
 
   /**
@@ -171,6 +172,11 @@ export function numberLines(text: string, fromLine: number): string {
     numbered += `${fromLine + i}: ${text.slice(starts[i], starts[i + 1] ?? text.length)}`;
   }
   return numbered;
+}
+
+function withoutFinalLineEnd(text: string): string {
+  if (text.endsWith('\r\n')) return text.slice(0, -2);
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
 }
 
 function positive(value: number, name: string): number {

@@ -3,7 +3,7 @@ import { toFtsQuery } from './fts-query.js';
 import { lineAt } from './markdown.js';
 import { fractionOfBest } from './scores.js';
 import type { Sqlite } from './sqlite.js';
-import type { SearchHit, SearchOptions } from './types.js';
+import type { SearchHit, SearchOptions, SnippetRange } from './types.js';
 
 /** BM25 column weights: a term in the title counts this many times a term in the body. */
 export const titleWeight = 4;
@@ -99,8 +99,11 @@ export class Searcher {
         score,
         snippet: raw.replaceAll(open, marks.open).replaceAll(close, marks.close).replaceAll(cut, '…'),
       };
-      const line = this.lineOf(raw, row.hash);
-      if (line !== undefined) hit.line = line;
+      const place = this.placeOf(raw, row.hash);
+      if (place !== undefined) {
+        hit.line = place.line;
+        hit.snippetRange = place.range;
+      }
       hits.push(hit);
     }
     return hits;
@@ -112,10 +115,11 @@ export class Searcher {
 
   /**
    * `snippet()` copies the document's text between tokens verbatim, so the snippet without
-   * its markers is a substring of the body; the first match's offset in it gives the line.
-   * Undefined when the body has no match (the title matched) or the excerpt is not found.
+   * its markers is a substring of the body; the first match's offset in it gives the line, and
+   * the excerpt's own start and end the lines it spans. Undefined when the body has no match
+   * (the title matched) or the excerpt is not found.
    */
-  private lineOf(raw: string, hash: string): number | undefined {
+  private placeOf(raw: string, hash: string): { line: number; range: SnippetRange } | undefined {
     const plain = raw.replaceAll(cut, '');
     const first = plain.indexOf(open);
     if (first === -1) return undefined;
@@ -123,7 +127,11 @@ export class Searcher {
     const body = this.body.get(hash);
     if (body === undefined) return undefined;
     const at = body.indexOf(text);
-    return at === -1 ? undefined : lineAt(body, at + first);
+    if (at === -1) return undefined;
+    // The excerpt's lines are those of its first and last visible characters.
+    const fromLine = lineAt(body, at + (text.length - text.trimStart().length));
+    const lastLine = Math.max(fromLine, lineAt(body, at + Math.max(0, text.trimEnd().length - 1)));
+    return { line: lineAt(body, at + first), range: { fromLine, lines: lastLine - fromLine + 1 } };
   }
 }
 

@@ -1,4 +1,4 @@
-import { QmdError } from '../errors.js';
+import { problemForSqliteCode } from './index-problems.js';
 import { sqliteCode } from './sqlite.js';
 
 /*
@@ -12,27 +12,13 @@ import { sqliteCode } from './sqlite.js';
  *   `query_only`): `SQLITE_READONLY` "attempt to write a readonly database".
  * - a path whose directory cannot hold a file (under a regular file, in /proc, a missing
  *   directory): `SQLITE_CANTOPEN` "unable to open database file".
+ * - a full disk (a tmpfs of a few hundred KB): `SQLITE_FULL` "database or disk is full" from a
+ *   write, "disk I/O error" (`SQLITE_IOERR_*`) when the `-shm` cannot grow (better-sqlite3;
+ *   index-problems.ts maps both).
  */
 export function fromSqliteError(error: unknown, indexPath: string, busyTimeoutMs: number): unknown {
   const code = sqliteCode(error);
   if (code === undefined) return error;
-  const why = `${code}: ${(error as Error).message}`;
-  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    return new QmdError(
-      'INDEX_LOCKED',
-      `The index ${indexPath} is locked by another process (waited ${busyTimeoutMs} ms); try again when it is done`,
-      { cause: error },
-    );
-  }
-  if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN')) {
-    return new QmdError('INDEX_READ_ONLY', `The index ${indexPath} cannot be written (${why})`, { cause: error });
-  }
-  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
-    return new QmdError(
-      'INDEX_CORRUPT',
-      `The index ${indexPath} is damaged or not a qmd index (${why}); move it away and add the collections again`,
-      { cause: error },
-    );
-  }
-  return error;
+  // The words are the index vocabulary's (index-problems.ts); only the code comes from here.
+  return problemForSqliteCode(code, (error as Error).message, indexPath, busyTimeoutMs, error) ?? error;
 }

@@ -268,11 +268,17 @@ export class SqliteStore implements Store {
   }
 
   get(ref: string, options: ReadOptions = {}): DocumentSlice {
-    return this.guard(() => this.reader.get(ref, options));
+    return this.guard(() => {
+      const [slice] = this.contexts.attachToDocuments([this.reader.get(ref, options)]);
+      return slice as DocumentSlice;
+    });
   }
 
   multiGet(pattern: string, options: MultiGetOptions = {}): MultiGetResult {
-    return this.guard(() => this.reader.multiGet(pattern, options));
+    return this.guard(() => {
+      const result = this.reader.multiGet(pattern, options);
+      return { ...result, documents: this.contexts.attachToDocuments(result.documents) };
+    });
   }
 
   status(): StatusReport {

@@ -78,11 +78,19 @@ export interface SearchHit {
   snippet: string;
   /** 1-based line where the best match is, when known. */
   line?: number;
+  /** The lines the snippet was taken from, when known: `get file:fromLine:lines` reads them. */
+  snippetRange?: SnippetRange;
   /**
    * What the contexts that cover this document say (`qmd context add`): the global one, then
    * its collection's, then each folder's down to the document's, joined by a blank line.
    */
   context?: string;
+}
+
+/** Absolute lines of a document: the first (1-based) and how many. */
+export interface SnippetRange {
+  fromLine: number;
+  lines: number;
 }
 
 export type SearchMode = 'bm25' | 'vector' | 'hybrid';
@@ -172,8 +180,15 @@ export interface DocumentSlice {
   /** Number of lines returned. */
   lines: number;
   totalLines: number;
-  /** The lines asked for, exactly as indexed, or numbered (`12: text`) with `lineNumbers`. */
+  /**
+   * The lines asked for, exactly as indexed, or numbered (`12: text`) with `lineNumbers`. A
+   * range (`fromLine`/`maxLines`, `:FROM:COUNT`) ends without the last line's line end, so a
+   * client splitting on newlines sees exactly the lines it asked for; a whole document is as
+   * indexed.
+   */
   text: string;
+  /** What the contexts covering the document say (as `SearchHit.context`), when one does. */
+  context?: string;
 }
 
 /** How much of a document `get` returns, and how. */
@@ -364,10 +379,16 @@ export interface StoreOptions {
    * Never change the index through this store: `addCollection`, `update` and
    * `removeCollection` throw INDEX_READ_ONLY, and the connection runs with `query_only`.
    * The file is still opened for writing when possible, so `close()` can checkpoint and
-   * remove the `-wal` (a read-only SQLite connection cannot). A missing index is created
-   * empty, so a server started before the first `collection add` answers with no results.
+   * remove the `-wal` (a read-only SQLite connection cannot). A missing index is never
+   * created: INDEX_MISSING says how to make one (issue 23).
    */
   readonly?: boolean;
+  /**
+   * Create the index (and its folder) when it is missing. Default: unless `readonly`. Only
+   * `qmd collection add` makes an index; every other writer refuses a missing one
+   * (INDEX_MISSING), so a mistyped path never grows folders and an empty index.
+   */
+  create?: boolean;
   /** How long to wait for another process's write lock before INDEX_LOCKED (default 5000). */
   busyTimeoutMs?: number;
   /**
@@ -375,9 +396,12 @@ export interface StoreOptions {
    * `readonly`, since it reads the whole file (about 0.6 s for 10,000 notes, 52 MB, on a
    * busy 2-core machine): an update pays it once before writing into the index, while a
    * read-only open (each `qmd mcp`, `qmd search`) stays at ~2 ms and meets any damage as
-   * INDEX_CORRUPT from the query that touches it.
+   * INDEX_CORRUPT from the query that touches it. `'small'` (each `qmd mcp` start): only
+   * when the file is at most `QUICK_CHECK_SMALL_BYTES`, so a server start refuses a damaged
+   * small index at once but never pays a read of a large one (about 10 ms per MB on a busy
+   * machine, `bench/experiments/quick-check.mjs`: seconds at 100,000 notes).
    */
-  quickCheck?: boolean;
+  quickCheck?: boolean | 'small';
   /** Warnings go here (stderr); the store never writes to stdout. Default: silent. */
   log?: Log;
   /**

@@ -1,6 +1,7 @@
+import { lineAt } from './markdown.js';
 import { fractionOfBest } from './scores.js';
 import type { Sqlite } from './sqlite.js';
-import type { SearchHit } from './types.js';
+import type { SearchHit, SnippetRange } from './types.js';
 import { MAX_KNN, type Neighbour, type Vectors } from './vectors.js';
 
 /** Chunk neighbours asked for per document wanted: a note has a few chunks, and neighbours cluster. */
@@ -95,7 +96,16 @@ export class VectorSearcher {
       score: fractionOfBest(score, top),
       snippet: this.snippet(row),
       line: row.line,
+      snippetRange: this.range(row),
     }));
+  }
+
+  /** The chunk's lines: the snippet is the head of its text, whitespace folded. */
+  private range(row: ChunkRow): SnippetRange {
+    const body = this.body.get(row.hash) ?? '';
+    const chunk = body.slice(row.start_offset, row.end_offset).trimEnd();
+    const lines = chunk === '' ? 1 : lineAt(chunk, chunk.length - 1);
+    return { fromLine: row.line, lines };
   }
 
   private snippet(row: ChunkRow): string {

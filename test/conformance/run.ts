@@ -42,7 +42,10 @@ async function main(): Promise<number> {
     const added = spawnSync(process.execPath, [QMD_BIN, 'collection', 'add', notes, '--name', 'notes'], { env });
     if (added.status !== 0) throw new Error(`collection add failed: ${added.stderr}`);
 
-    const server = spawnProcess(process.execPath, [QMD_BIN, 'mcp', '--http', '--port', '0'], { env });
+    // --no-auth: the suite's CLI has no way to send a header, and what it checks (the protocol
+    // behind the door) is the same with a token; the bearer check has its own spawned tests
+    // (test/e2e/auth.test.ts). The server is loopback, this run's own, on a temp index.
+    const server = spawnProcess(process.execPath, [QMD_BIN, 'mcp', '--http', '--port', '0', '--no-auth'], { env });
     try {
       await server.waitForStderr(/Listening on http:\/\/\S+/);
       const url = /Listening on (http:\/\/\S+)/.exec(server.stderr())?.[1] ?? '';

@@ -5,7 +5,7 @@
  * PID read from the pidfile: the peer's `stop` once SIGTERMed whatever had inherited a
  * recycled PID, and a pidfile is anybody's to edit.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,7 +63,10 @@ describe.each(PROC_MODES)('the daemon, $mode', ({ extra }) => {
       expect(existsSync(control)).toBe(true);
 
       expect((await health(daemon.port)).pid).toBe(pid);
-      const { client } = await connectClient(daemon.url, 'daemon-client');
+      // The daemon made the bearer token beside the index, readable by this user alone.
+      const tokenFile = `${ws.index}.mcp-token`;
+      expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+      const { client } = await connectClient(daemon.url, 'daemon-client', readFileSync(tokenFile, 'utf8').trim());
       const found = await client.callTool({ name: 'query', arguments: { query: 'sourdough' } });
       expect(found.isError).toBeFalsy();
       await client.close();

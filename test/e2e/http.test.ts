@@ -256,6 +256,7 @@ describe('the HTTP app, in process (real node:http, real SDK transport, no store
       sessions,
       modern,
       guard: createOriginGuard('127.0.0.1'),
+      auth: null,
       maxBodyBytes: 64 * 1024,
       version: '0.0.0',
       log,

@@ -1,8 +1,9 @@
 /**
  * Where the spawned CLI finds its index: `--index`, else `QMD_INDEX`, else
- * `INDEX_PATH` (qmd 2.8's variable), else the cache default. `qmd status --json` names the
- * index it opened.
+ * `INDEX_PATH` (qmd 2.8's variable), else the cache default. `qmd status` names the index it
+ * looked for.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
@@ -16,10 +17,16 @@ function envWith(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, XDG_CACHE_HOME: join(ws.dir, 'cache'), ...extra };
 }
 
+/**
+ * The index `qmd status` looked for. None exists, and a read never makes one (issue 23): it
+ * answers `No index at PATH`, exit 1, and PATH is still not there afterwards.
+ */
 async function indexOpened(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const run = await runQmd([...args, 'status', '--json'], env);
-  expect(run.code, run.stderr).toBe(0);
-  return (JSON.parse(run.stdout) as { index: string }).index;
+  expect(run.code, run.stderr).toBe(1);
+  const path = /^qmd: No index at (\S+): make one with qmd collection add DIR/.exec(run.stderr)?.[1] ?? '';
+  expect(existsSync(path), path).toBe(false);
+  return path;
 }
 
 describe('the index location', () => {

@@ -191,6 +191,7 @@ describe('the REST leg in process (real node:http, real store, real gate)', () =
       sessions,
       modern: createModernLeg({ createServer: mcp, maxBodyBytes: 64 * 1024, log: silentLog }),
       guard: createOriginGuard('127.0.0.1'),
+      auth: null,
       rest: createRestHandler({ store, failpoints: parseFailpoints(failpoints), log: silentLog }),
       maxBodyBytes: 64 * 1024,
       version: '0.0.0',

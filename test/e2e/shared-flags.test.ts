@@ -21,7 +21,10 @@ describe.each(PROC_MODES)('qmd --embed-model M mcp --shared, $mode', ({ extra })
   const model = tinyModelPath();
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
-    env = qmdEnv(ws.index, { QMD_EMBED_THREADS: '1', XDG_RUNTIME_DIR: runtime, QMD_SHARED_IDLE_MS: '100',
+    env = qmdEnv(ws.index, {
+      QMD_EMBED_THREADS: '1',
+      XDG_RUNTIME_DIR: runtime,
+      QMD_SHARED_IDLE_MS: '100',
       // A cold server on a loaded machine can take longer than the default 5 s to greet.
       QMD_SHARED_CONNECT_MS: '30000',
       ...extra,

@@ -233,7 +233,8 @@ describe('get', () => {
     const [body, note] = result.content;
     expect(body).toEqual({
       type: 'text',
-      text: '3: Use WAL mode so readers never block the writer.\n4: Line 4: filler about pages and checkpoints.\n',
+      // Exactly the two lines: no line end after the last, so splitting on \n gives two.
+      text: '3: Use WAL mode so readers never block the writer.\n4: Line 4: filler about pages and checkpoints.',
     });
     expect(note).toEqual({ type: 'text', text: '[lines 3-4 of 40; more with fromLine=5]' });
   });

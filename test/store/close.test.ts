@@ -179,11 +179,14 @@ describe('read-only stores', () => {
     }
   });
 
-  it('start on a fresh machine: a missing index is created empty', async () => {
-    const reader = openStore(box.index, { readonly: true });
-    expect(reader.status()).toMatchObject({ documents: 0, collections: [] });
-    expect(reader.search('anything')).toEqual([]);
-    await reader.close();
+  it('a fresh machine: a read-only store never creates the index, and says how to make one (issue 23)', async () => {
+    expect(() => openStore(box.index, { readonly: true })).toThrow(
+      expect.objectContaining({ code: 'INDEX_MISSING', message: expect.stringContaining('qmd collection add DIR') }),
+    );
+    expect(() => openStore(box.index, { create: false })).toThrow(expect.objectContaining({ code: 'INDEX_MISSING' }));
+    expect(fs.existsSync(box.index)).toBe(false);
+    const writer = openStore(box.index);
+    await writer.close();
     expect(fs.existsSync(box.index)).toBe(true);
   });
 });

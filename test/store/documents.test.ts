@@ -72,27 +72,27 @@ describe('get', () => {
 
   it('returns line ranges exactly', () => {
     const slice = store.get('notes/ten.md', { fromLine: 3, maxLines: 2 });
-    expect(slice).toMatchObject({ fromLine: 3, lines: 2, totalLines: 10, text: 'line 3\nline 4\n' });
-    expect(store.get('notes/ten.md', { fromLine: 9 })).toMatchObject({ lines: 2, text: 'line 9\nline 10\n' });
-    expect(store.get('notes/ten.md', { fromLine: 10, maxLines: 50 }).text).toBe('line 10\n');
-    expect(store.get('notes/crlf.md', { fromLine: 3 }).text).toBe('line three\r\n');
+    expect(slice).toMatchObject({ fromLine: 3, lines: 2, totalLines: 10, text: 'line 3\nline 4' });
+    expect(store.get('notes/ten.md', { fromLine: 9 })).toMatchObject({ lines: 2, text: 'line 9\nline 10' });
+    expect(store.get('notes/ten.md', { fromLine: 10, maxLines: 50 }).text).toBe('line 10');
+    expect(store.get('notes/crlf.md', { fromLine: 3 }).text).toBe('line three');
   });
 
   it('takes path:LINE and path:FROM:COUNT; explicit fromLine and maxLines win', () => {
-    expect(store.get('notes/ten.md:9')).toMatchObject({ fromLine: 9, lines: 2, text: 'line 9\nline 10\n' });
-    expect(store.get('notes/ten.md:3:2')).toMatchObject({ fromLine: 3, lines: 2, text: 'line 3\nline 4\n' });
+    expect(store.get('notes/ten.md:9')).toMatchObject({ fromLine: 9, lines: 2, text: 'line 9\nline 10' });
+    expect(store.get('notes/ten.md:3:2')).toMatchObject({ fromLine: 3, lines: 2, text: 'line 3\nline 4' });
     expect(store.get('notes/ten.md:3:2', { fromLine: 5 })).toMatchObject({ fromLine: 5, lines: 2 });
     expect(store.get('notes/ten.md:3:2', { maxLines: 1 })).toMatchObject({ fromLine: 3, lines: 1 });
     const { docid } = store.get('notes/ten.md');
-    expect(store.get(`${docid}:4:1`).text).toBe('line 4\n');
-    expect(store.get('ten.md:10').text).toBe('line 10\n');
+    expect(store.get(`${docid}:4:1`).text).toBe('line 4');
+    expect(store.get('ten.md:10').text).toBe('line 10');
   });
 
   it('numbers lines as "N: text" from where the slice starts, keeping line ends', () => {
-    expect(store.get('notes/ten.md', { fromLine: 9, lineNumbers: true }).text).toBe('9: line 9\n10: line 10\n');
+    expect(store.get('notes/ten.md', { fromLine: 9, lineNumbers: true }).text).toBe('9: line 9\n10: line 10');
     expect(store.get('notes/crlf.md', { lineNumbers: true }).text).toBe('1: # Windows\r\n2: \r\n3: line three\r\n');
     expect(store.get('notes/empty.md', { lineNumbers: true }).text).toBe('');
-    expect(store.get('notes/ten.md:2:1', { lineNumbers: true }).text).toBe('2: line 2\n');
+    expect(store.get('notes/ten.md:2:1', { lineNumbers: true }).text).toBe('2: line 2');
   });
 
   it('refuses bad ranges', async () => {
@@ -116,7 +116,7 @@ describe('references as qmd 2.8 resolves them', () => {
     expect(store.get(path.join(root, 'sub', 'b.md')).file).toBe('notes/sub/b.md');
     expect(store.get(path.join(journal, '2025-05-01.md')).text).toContain('basil');
     expect(store.get(`qmd://${path.join(root, 'a.md')}`).file).toBe('notes/a.md');
-    expect(store.get(`${path.join(root, 'ten.md')}:10`).text).toBe('line 10\n');
+    expect(store.get(`${path.join(root, 'ten.md')}:10`).text).toBe('line 10');
   });
 
   it('a unique suffix that starts at a path segment', () => {
@@ -128,7 +128,7 @@ describe('references as qmd 2.8 resolves them', () => {
   it('a docid without its #, when no file has that name', () => {
     const { docid } = store.get('notes/sub/c.md');
     expect(store.get(docid.slice(1)).file).toBe('notes/sub/c.md');
-    expect(store.get(`${docid.slice(1).toUpperCase()}:3`).text).toBe('charlie\n');
+    expect(store.get(`${docid.slice(1).toUpperCase()}:3`).text).toBe('charlie');
   });
 
   it('never a fragment of a file name', async () => {

@@ -8,7 +8,7 @@ import type { CliContext } from '../context.js';
  * disk inside a collection; the words after it are the text, as qmd 2.8 joins them.
  */
 export async function contextAdd(ctx: CliContext, place: string, words: string[]) {
-  const store = openStore(ctx.indexPath, { log: ctx.log });
+  const store = openStore(ctx.indexPath, { create: false, log: ctx.log });
   try {
     const { context, replaced } = store.setContext(place, words.join(' '), { cwd: process.cwd() });
     ctx.out(`${replaced ? 'Replaced' : 'Added'} context for ${context.path}: ${context.text}`);
@@ -28,7 +28,7 @@ export async function contextList(ctx: CliContext, options: { json?: boolean }) 
 }
 
 export async function contextRemove(ctx: CliContext, place: string) {
-  const store = openStore(ctx.indexPath, { log: ctx.log });
+  const store = openStore(ctx.indexPath, { create: false, log: ctx.log });
   try {
     const removed = store.removeContext(place, { cwd: process.cwd() });
     ctx.out(`Removed context for ${removed.path}`);

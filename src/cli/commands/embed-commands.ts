@@ -18,6 +18,7 @@ const EXIT_INTERRUPTED = 130;
  */
 export async function embed(ctx: CliContext, flags: { batch?: number; json?: boolean }) {
   const store = openStore(ctx.indexPath, {
+    create: false,
     log: ctx.log,
     failpoints: ctx.config.failpoints,
     ...embedStoreOptions(ctx),

@@ -34,7 +34,7 @@ export async function collectionList(ctx: CliContext, options: { json?: boolean 
 }
 
 export async function collectionRemove(ctx: CliContext, name: string) {
-  const store = openStore(ctx.indexPath, { log: ctx.log });
+  const store = openStore(ctx.indexPath, { create: false, log: ctx.log });
   try {
     store.removeCollection(name);
     ctx.out(`Removed collection ${name}`);
@@ -45,7 +45,7 @@ export async function collectionRemove(ctx: CliContext, name: string) {
 
 /** `qmd update`: re-scans every collection incrementally, all or nothing. */
 export async function update(ctx: CliContext) {
-  const store = openStore(ctx.indexPath, { log: ctx.log });
+  const store = openStore(ctx.indexPath, { create: false, log: ctx.log });
   const progress = await progressBar('Updating');
   try {
     const report = await store.update(progress.onProgress ? { onProgress: progress.onProgress } : {});

@@ -8,10 +8,14 @@ export interface McpFlags {
   daemon?: boolean;
   shared?: boolean;
   sharedServer?: boolean;
+  /** `--token T`: the HTTP bearer token, instead of the token file beside the index. */
+  token?: string;
+  /** `--no-auth` sets it false: HTTP without a token, for any local user. */
+  auth?: boolean;
 }
 
-/** `qmd mcp` with no options: stdio (the HTTP defaults are commander's defaults for --port and --host). */
-export const MCP_DEFAULTS: McpFlags = { port: 8181, host: '127.0.0.1' };
+/** `qmd mcp` with no options: stdio (the HTTP defaults are commander's defaults for --port, --host and --no-auth). */
+export const MCP_DEFAULTS: McpFlags = { port: 8181, host: '127.0.0.1', auth: true };
 
 /**
  * `qmd mcp [--http [--port N] [--host H] [--daemon]]`. With `--daemon` this process only
@@ -20,6 +24,12 @@ export const MCP_DEFAULTS: McpFlags = { port: 8181, host: '127.0.0.1' };
  */
 export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void> {
   if (flags.daemon && !flags.http) throw new QmdError('BAD_ARGUMENT', '--daemon needs --http (stdio needs its client)');
+  if (!flags.http && (flags.token !== undefined || flags.auth === false)) {
+    throw new QmdError('BAD_ARGUMENT', '--token and --no-auth are for --http (stdio and --shared are yours alone)');
+  }
+  if (flags.token !== undefined && flags.auth === false) {
+    throw new QmdError('BAD_ARGUMENT', '--token and --no-auth contradict each other: give one');
+  }
   if (flags.sharedServer) {
     const { runSharedServer } = await import('../mcp/shared-start.js');
     await runSharedServer(ctx);
@@ -48,6 +58,7 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
   await serveHttp(ctx, {
     host: flags.host,
     port: flags.port,
+    auth: flags.auth === false ? 'none' : flags.token !== undefined ? { token: flags.token } : {},
     ...(flags.daemon && { daemon: daemonHooks(pidfilePath(ctx.indexPath), control, ctx.indexPath, flags.host) }),
   });
 }

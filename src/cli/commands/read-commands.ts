@@ -99,8 +99,13 @@ export async function multiGet(ctx: CliContext, pattern: string, flags: MultiGet
   }
 }
 
+/**
+ * `qmd status`: the index's health too. It runs quick_check, as `qmd mcp` does at start, so a
+ * damaged index is reported here in the same words (exit 1) even where a search would not
+ * touch the damaged pages.
+ */
 export async function status(ctx: CliContext, flags: { json?: boolean }) {
-  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
+  const store = openStore(ctx.indexPath, { readonly: true, quickCheck: true, log: ctx.log });
   try {
     const report = store.status();
     const { formatSharedStatus, readSharedStatus } = await import('../shared-status.js');

@@ -4,6 +4,7 @@ import { QmdError } from '../../errors.js';
 import type { Lifecycle } from '../../lifecycle/host.js';
 import { watchHttpListener } from '../../lifecycle/http.js';
 import { createHttpApp, MCP_PATH } from '../../mcp/http/app.js';
+import { type BearerAuth, createBearerAuth } from '../../mcp/http/auth.js';
 import { createOriginGuard } from '../../mcp/http/guard.js';
 import { createModernLeg } from '../../mcp/http/modern.js';
 import { createRestHandler } from '../../mcp/http/rest.js';
@@ -11,12 +12,18 @@ import { createSessionRegistry } from '../../mcp/http/sessions.js';
 import type { CliContext } from '../context.js';
 import { STARTUP_PPID } from '../startup.js';
 import { packageVersion } from '../version.js';
+import { isUsableToken, loadOrCreateToken, tokenPath } from './http-token.js';
 import { serveMcp } from './serve.js';
 
 export interface HttpServeOptions {
   host: string;
   /** 0 picks a free port; the one bound is printed (`Listening on http://HOST:PORT/mcp`). */
   port: number;
+  /**
+   * Who may use `/mcp`, `/query` and `/search`: the bearer token given (`--token`), the one in
+   * the token file beside the index (`{}`, the default), or anyone local (`'none'`, `--no-auth`).
+   */
+  auth?: { token?: string } | 'none';
   /**
    * Set when this process is the detached daemon: no parent watch; `onListening` writes the
    * pidfile and opens the control socket (`qmd mcp stop` asks it to call `lifecycle.shutdown()`).
@@ -53,6 +60,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
       parent: options.daemon ? null : { ppid: () => process.ppid, original: STARTUP_PPID },
     },
     async open({ createServer: createMcpServer, lifecycle, log, store, failpoints }) {
+      const auth = bearerAuth(options.auth ?? {}, ctx.indexPath, log);
       // stdout is not the protocol here, but a library's write to it must not crash us either.
       process.stdout.on('error', () => {});
       const handlers = lifecycle.gate.uncounted();
@@ -72,6 +80,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
         sessions,
         modern,
         guard: createOriginGuard(options.host),
+        auth,
         rest: createRestHandler({ store, failpoints, log }),
         maxBodyBytes: httpConfig.maxBodyBytes,
         version: packageVersion(),
@@ -123,6 +132,28 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
     }
   }
   return lifecycle;
+}
+
+/**
+ * The bearer check for this server, and one stderr line saying where its token is (never the
+ * token itself: the log may be read by others, e.g. a daemon's).
+ */
+function bearerAuth(auth: { token?: string } | 'none', indexPath: string, log: CliContext['log']): BearerAuth | null {
+  if (auth === 'none') {
+    log.warn('--no-auth: any local user can reach this server and read every indexed note');
+    return null;
+  }
+  if (auth.token !== undefined) {
+    if (!isUsableToken(auth.token)) {
+      throw new QmdError('BAD_ARGUMENT', '--token needs at least 16 visible characters and no spaces');
+    }
+    log.line('HTTP access: bearer token from --token');
+    return createBearerAuth(auth.token);
+  }
+  const file = tokenPath(indexPath);
+  const { token, created } = loadOrCreateToken(file);
+  log.line(`HTTP access: bearer token in ${file}${created ? ' (new)' : ''}`);
+  return createBearerAuth(token);
 }
 
 /** Binds and resolves the port; a bind failure is the user's to fix (another port or host). */

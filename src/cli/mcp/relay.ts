@@ -127,7 +127,13 @@ async function serveAlone(ctx: CliContext, lifecycle: Lifecycle): Promise<Upstre
     ]);
   const { log } = ctx;
   const { failpoints } = ctx.config;
-  const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
+  const store = openStore(ctx.indexPath, {
+    readonly: true,
+    quickCheck: 'small',
+    log,
+    failpoints,
+    ...embedStoreOptions(ctx),
+  });
   // Two pipes make one duplex for the relay: it writes requests into one, reads replies from the other.
   const requests = new PassThrough();
   const replies = new PassThrough();

@@ -53,7 +53,16 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
   const { log } = ctx;
   const protocolOut = claimStdout(log);
   const { failpoints } = ctx.config;
-  const store = openStore(ctx.indexPath, { readonly: true, log, failpoints, ...embedStoreOptions(ctx) });
+  // quick_check on a small index: a damaged one refuses to start (exit 1, one line) rather than
+  // answering every request with an error; a large one is not read through at every start
+  // (StoreOptions.quickCheck), its damage meets the request that touches it as INDEX_CORRUPT.
+  const store = openStore(ctx.indexPath, {
+    readonly: true,
+    quickCheck: 'small',
+    log,
+    failpoints,
+    ...embedStoreOptions(ctx),
+  });
   const lifecycle = createLifecycle({
     ...transport.sources,
     log,

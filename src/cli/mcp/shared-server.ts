@@ -66,7 +66,14 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   });
   let store: Store;
   try {
-    store = openStore(ctx.indexPath, { readonly: true, log: storeLog, failpoints, ...embedStoreOptions(ctx) });
+    store = openStore(ctx.indexPath, {
+      readonly: true,
+      // quick_check on a small index, as `qmd mcp` does (serve.ts): a damaged one refuses to start.
+      quickCheck: 'small',
+      log: storeLog,
+      failpoints,
+      ...embedStoreOptions(ctx),
+    });
   } catch (error) {
     // Never started: no record may say otherwise, and the relays waiting on us learn why.
     releasePidfile(paths.record, self.instance);

@@ -3,6 +3,7 @@ import { toWebRequest } from '@modelcontextprotocol/node';
 import { isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
 import type { InflightGate } from '../../lifecycle/gate.js';
 import type { Log } from '../../log.js';
+import { BEARER_CHALLENGE, type BearerAuth } from './auth.js';
 import { readJsonBody } from './body.js';
 import { createExchanges } from './exchanges.js';
 import type { OriginGuard } from './guard.js';
@@ -19,6 +20,8 @@ export interface HttpAppOptions {
   /** 2026-07-28 clients: sessionless, one exchange per request. */
   modern: ModernLeg;
   guard: OriginGuard;
+  /** Bearer-token access to `/mcp` and the REST paths; `null` serves any local client (`--no-auth`). */
+  auth: BearerAuth | null;
   /** `POST /query` and `POST /search`; without it those paths are 404. */
   rest?: RestHandler;
   maxBodyBytes: number;
@@ -169,7 +172,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       return;
     }
     if (stopping) {
-      replyError(res, 503, 'Service Unavailable: the server is shutting down', { close: true });
+      replyJson(res, 503, { error: 'Service Unavailable: the server is shutting down' }, { close: true });
       return;
     }
     const hangUp = new AbortController();
@@ -187,17 +190,22 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    // The REST paths answer `{ "error": … }` whoever refuses them (README); the rest JSON-RPC.
+    const refuse = (status: number, message: string, extra: { headers?: Record<string, string>; close?: boolean }) =>
+      options.rest && REST_PATHS.has(path)
+        ? replyJson(res, status, { error: message }, extra)
+        : replyError(res, status, message, extra);
     const refused = guard.check(req.headers);
     if (refused !== null) {
       log.warn(`http: refused ${req.method} ${req.url} (403): ${refused}`);
-      replyError(res, 403, `Forbidden: ${refused}`, { close: true });
+      refuse(403, `Forbidden: ${refused}`, { close: true });
       return;
     }
     if (stopping) {
-      replyError(res, 503, 'Service Unavailable: the server is shutting down', { close: true });
+      refuse(503, 'Service Unavailable: the server is shutting down', { close: true });
       return;
     }
-    const path = (req.url ?? '/').split('?')[0];
     if (path === HEALTH_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
       replyJson(res, 200, {
         // `status` and `uptime` (seconds) as the peer answers them; the rest is ours.
@@ -210,7 +218,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       });
       return;
     }
-    if (options.rest && REST_PATHS.has(path ?? '')) {
+    const unauthorized = path === HEALTH_PATH ? null : (options.auth?.check(req.headers.authorization) ?? null);
+    if (unauthorized !== null && (path === MCP_PATH || REST_PATHS.has(path))) {
+      // Not logged per request: a client without the token would fill the log.
+      refuse(401, unauthorized, { headers: { 'WWW-Authenticate': BEARER_CHALLENGE } });
+      return;
+    }
+    if (options.rest && REST_PATHS.has(path)) {
       if (req.method === 'POST') return restPost(options.rest, req, res);
       res.setHeader('Allow', 'POST');
       replyJson(res, 405, { error: `Method Not Allowed: ${path} takes POST with a JSON body` });

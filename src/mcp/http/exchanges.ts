@@ -70,7 +70,8 @@ export function createExchanges(options: { sessions: SessionRegistry; log: Log; 
         entry = { session, ids, closed };
         pending.add(entry);
       }
-      sessions.begin(session);
+      const stream = req.method === 'GET';
+      sessions.begin(session, stream);
       try {
         await session.transport.handleRequest(req, res, body);
         await closed;
@@ -79,7 +80,7 @@ export function createExchanges(options: { sessions: SessionRegistry; log: Log; 
         replyError(res, 500, 'Internal error');
       } finally {
         if (entry) pending.delete(entry);
-        sessions.end(session);
+        sessions.end(session, stream);
         options.onEnded();
       }
     },

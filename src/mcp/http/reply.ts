@@ -27,8 +27,22 @@ export function replyError(
   res.end(body);
 }
 
-export function replyJson(res: ServerResponse, status: number, value: unknown): void {
+export function replyJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  options: { headers?: Record<string, string>; close?: boolean } = {},
+): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
   const body = JSON.stringify(value);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    ...options.headers,
+    ...(options.close && { Connection: 'close' }),
+  });
   res.end(body);
 }

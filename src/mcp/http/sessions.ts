@@ -21,7 +21,8 @@ import type { Log } from '../../log.js';
  *   over 500), which stateless would rebuild for every request.
  * - Server-to-client messages (the GET event stream, logging, list-changed) need a session.
  * The costs, handled here: sessions must be reaped (the peer never did — idle ones are
- * closed after `idleMs`, and `maxSessions` evicts the least recently used idle one), and a
+ * closed after `idleMs`, and `maxSessions` evicts the least recently used one not answering a
+ * request, a held GET event stream or not: issue 23), and a
  * restarted server forgets them (the client gets 404 and, per the spec, re-initializes).
  */
 
@@ -36,13 +37,18 @@ export interface Session {
   readonly id: string | undefined;
   /** HTTP exchanges of this session still open (a POST being answered, the GET event stream). */
   readonly open: number;
+  /** Of those, GET event streams: held open by the client, they do not make a session busy. */
+  readonly streams: number;
 }
 
 export interface SessionRegistryOptions {
   createServer(): McpServer;
   /** A session with nothing open for this long is closed (QMD_HTTP_SESSION_IDLE_MS). */
   idleMs: number;
-  /** At most this many sessions; a new one evicts the least recently used idle one. */
+  /**
+   * At most this many sessions; a new one evicts the least recently used one with no request
+   * in flight, a held GET event stream or not.
+   */
   maxSessions: number;
   log: Log;
   now?: () => number;
@@ -52,12 +58,20 @@ export interface SessionRegistry {
   get(id: string): Session | undefined;
   /** A new pending session, connected; it becomes routable when `initialize` succeeds. */
   create(): Promise<Session>;
-  /** Makes room for one more session, evicting the least recently used idle one; false if all are busy. */
+  /**
+   * Makes room for one more session, evicting the least recently used one with no request in
+   * flight (its event stream, if it holds one, is closed with it); false if every session is
+   * answering a request.
+   */
   makeRoom(): Promise<boolean>;
-  /** An exchange of `session` began / ended; the idle clock restarts at each end. */
-  begin(session: Session): void;
-  end(session: Session): void;
-  /** Closes sessions idle past `idleMs`; returns how many. Runs on an unref'd timer too. */
+  /** An exchange of `session` began / ended (`stream`: a GET event stream); the idle clock restarts at each. */
+  begin(session: Session, stream?: boolean): void;
+  end(session: Session, stream?: boolean): void;
+  /**
+   * Closes sessions with no request for `idleMs`, a held event stream or not (a client that
+   * died with its stream open would otherwise hold its session for ever); returns how many.
+   * Runs on an unref'd timer too.
+   */
   reapIdle(): Promise<number>;
   /** Initialized sessions now. */
   readonly size: number;
@@ -76,8 +90,14 @@ interface Entry {
   transport: StreamableHTTPServerTransport;
   id: string | undefined;
   open: number;
+  streams: number;
   lastSeen: number;
   closing: boolean;
+}
+
+/** Answering a request (a POST or DELETE exchange open); a held GET event stream alone is not. */
+function busy(entry: Entry): boolean {
+  return entry.open - entry.streams > 0;
 }
 
 export function createSessionRegistry(options: SessionRegistryOptions): SessionRegistry {
@@ -108,7 +128,7 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
 
   const reapIdle = async (): Promise<number> => {
     const t = now();
-    const idle = [...byId.values()].filter((e) => e.open === 0 && !e.closing && t - e.lastSeen >= options.idleMs);
+    const idle = [...byId.values()].filter((e) => !busy(e) && !e.closing && t - e.lastSeen >= options.idleMs);
     await Promise.all(idle.map((e) => close(e, `idle for ${Math.round(t - e.lastSeen)} ms`)));
     return idle.length;
   };
@@ -133,6 +153,7 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
         transport: undefined as unknown as StreamableHTTPServerTransport,
         id: undefined,
         open: 0,
+        streams: 0,
         lastSeen: now(),
         closing: false,
       };
@@ -156,22 +177,28 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
 
     async makeRoom() {
       if (byId.size < options.maxSessions) return true;
-      const idle = [...byId.values()].filter((e) => e.open === 0 && !e.closing);
+      // A held GET stream is not work: 64 clients that each keep one open must not lock every
+      // new client out (issue 23). Among sessions with no request in flight, the least
+      // recently used goes, with its stream; its client gets 404 and re-initializes.
+      const idle = [...byId.values()].filter((e) => !busy(e) && !e.closing);
       const oldest = idle.sort((a, b) => a.lastSeen - b.lastSeen)[0];
       if (oldest === undefined) return false;
-      await close(oldest, `evicted: ${options.maxSessions} sessions is the limit`);
+      const held = oldest.streams > 0 ? ', its event stream closed' : '';
+      await close(oldest, `evicted: ${options.maxSessions} sessions is the limit${held}`);
       return byId.size < options.maxSessions;
     },
 
-    begin(session) {
+    begin(session, stream = false) {
       const entry = session as Entry;
       entry.open++;
+      if (stream) entry.streams++;
       entry.lastSeen = now();
     },
 
-    end(session) {
+    end(session, stream = false) {
       const entry = session as Entry;
       entry.open = Math.max(0, entry.open - 1);
+      if (stream) entry.streams = Math.max(0, entry.streams - 1);
       entry.lastSeen = now();
       if (entry.open > 0) return;
       // An initialize that failed leaves a session nobody can address: drop it at once.

@@ -1,7 +1,7 @@
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { McpDeps } from '../deps.js';
-import { formatSliceNote } from '../format.js';
+import { formatSliceNote, withContext } from '../format.js';
 import { MAX_REF_CHARS } from '../limits.js';
 import { runTool } from '../run.js';
 import { lineNumbersArgument, sliceMeta, sliceShape, strictArguments } from '../shapes.js';
@@ -45,7 +45,7 @@ export function registerGetTool(server: McpServer, deps: McpDeps): void {
           lineNumbers: args.lineNumbers,
         });
         const note = formatSliceNote(slice);
-        const content: CallToolResult['content'] = [{ type: 'text', text: slice.text }];
+        const content: CallToolResult['content'] = [{ type: 'text', text: withContext(slice.text, slice.context) }];
         if (note !== undefined) content.push({ type: 'text', text: note });
         return { content, structuredContent: sliceMeta(slice) };
       }),

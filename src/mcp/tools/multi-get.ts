@@ -2,7 +2,7 @@ import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { DEFAULT_MULTI_GET_MAX_BYTES } from '../../store/types.js';
 import type { McpDeps } from '../deps.js';
-import { formatMultiGetSummary } from '../format.js';
+import { formatMultiGetSummary, withContext } from '../format.js';
 import { MAX_BYTES_CEILING, MAX_PATTERN_CHARS } from '../limits.js';
 import { documentUri } from '../refs.js';
 import { runTool } from '../run.js';
@@ -63,7 +63,11 @@ export function registerMultiGetTool(server: McpServer, deps: McpDeps): void {
         for (const doc of result.documents) {
           content.push({
             type: 'resource',
-            resource: { uri: documentUri(doc.file), mimeType: 'text/markdown', text: doc.text },
+            resource: {
+              uri: documentUri(doc.file),
+              mimeType: 'text/markdown',
+              text: withContext(doc.text, doc.context),
+            },
           });
         }
         return {
