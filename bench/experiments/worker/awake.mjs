@@ -22,6 +22,7 @@ import { scan } from './scan.mjs';
 const argv = process.argv;
 const N = Number(argv.includes('--n') ? argv[argv.indexOf('--n') + 1] : 200_000);
 const out = argv.includes('--out') ? argv[argv.indexOf('--out') + 1] : undefined;
+const NATIVE = Number(argv.includes('--native-rows') ? argv[argv.indexOf('--native-rows') + 1] : 30_000_000);
 const file = `awake-${N}.sqlite`;
 const path = `${TMP}${file}`;
 const WORKER = fileURLToPath(new URL('./query-worker.mjs', import.meta.url));
@@ -29,7 +30,7 @@ const WORKER = fileURLToPath(new URL('./query-worker.mjs', import.meta.url));
 if (argv.includes('--child-exit')) {
   // 5: a worker inside a long native call, then process.exit() from the main thread.
   const worker = new Worker(WORKER, { workerData: { path } });
-  worker.postMessage({ id: 1, kind: 'native', n: 400_000_000 });
+  worker.postMessage({ id: 1, kind: 'native', n: NATIVE });
   setTimeout(() => {
     process.stderr.write(`exit-called ${Date.now()}\n`);
     process.exit(0);
@@ -107,7 +108,7 @@ async function main() {
   const terminations = [];
   for (const [name, message] of [
     ['JS scan', { kind: 'scan', query, k: 10 }],
-    ['native call (recursive CTE, ~seconds)', { kind: 'native', n: 400_000_000 }],
+    [`native call (a recursive CTE of ${NATIVE.toLocaleString('en-US')} rows)`, { kind: 'native', n: NATIVE }],
   ]) {
     const w = new Worker(WORKER, { workerData: { path } });
     await new Promise((r) => w.once('online', r));
@@ -124,7 +125,7 @@ async function main() {
   clearInterval(probe);
   // 5. process.exit() with a worker inside a native call
   const t = Date.now();
-  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--n', String(N), '--child-exit'], { encoding: 'utf8' });
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--n', String(N), '--native-rows', String(NATIVE), '--child-exit'], { encoding: 'utf8' });
   const called = Number(/exit-called (\d+)/.exec(child.stderr)?.[1]);
   terminations.push(['process.exit() while a worker is inside a native call: exit() → process gone', Date.now() - called]);
   void t;
