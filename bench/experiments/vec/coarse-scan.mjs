@@ -73,7 +73,7 @@ function jsCoarse(q, c) {
   for (let i = 0; i < N && found.length < c; i++) if (dist[i] <= cut) found.push(ids[i]);
   return found;
 }
-const sqlCoarse = (q, c) => db.prepare(`SELECT id FROM codes ORDER BY vec_distance_hamming(code, vec_quantize_binary(vec_f32(?))) LIMIT ${c}`).all(blob(q)).map((r) => r.id);
+const sqlCoarse = (q, c) => db.prepare(`SELECT id FROM codes ORDER BY vec_distance_hamming(vec_bit(code), vec_quantize_binary(vec_f32(?))) LIMIT ${c}`).all(blob(q)).map((r) => r.id);
 
 const rows = [];
 for (const [name, coarse] of [['js', jsCoarse], ['sql', sqlCoarse]]) {
