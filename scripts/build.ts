@@ -31,9 +31,10 @@ export const ENTRIES: ReadonlyArray<{ name: string; source: string }> = [{ name:
 
 /**
  * Native addons and what loads them stay in node_modules: esbuild cannot bundle a `.node`
- * file, and node-llama-cpp finds its prebuilt binaries relative to its own package.
+ * file, node-llama-cpp finds its prebuilt binaries relative to its own package, and sqlite-vec
+ * finds its `vec0` library the same way. SQLite itself is Node's (`node:sqlite`).
  */
-export const EXTERNAL = ['better-sqlite3', 'sqlite-vec', 'node-llama-cpp'];
+export const EXTERNAL = ['sqlite-vec', 'node-llama-cpp'];
 
 /**
  * The SDK picks its JSON Schema validator through `@modelcontextprotocol/server/_shims`, whose
@@ -52,28 +53,6 @@ const lazyAjv: Plugin = {
 };
 
 /**
- * `import Database from 'better-sqlite3'` left as an ESM import of a CommonJS package makes
- * Node scan the package's sources for named exports (cjs-module-lexer) before it can link:
- * about 2 ms of CPU per start (Node 20, `import` 9.8 ms vs `require` 7.7 ms, medians of 8).
- * The bundle requires it instead, through the banner's `require`: the same module object, as
- * `import` would have given it as the default export.
- */
-const requireCommonJsExternals: Plugin = {
-  name: 'qmd-require-commonjs-externals',
-  setup(pluginBuild) {
-    pluginBuild.onResolve({ filter: /^better-sqlite3$/ }, (args) =>
-      args.namespace === 'qmd-cjs-external'
-        ? { path: args.path, external: true }
-        : { path: args.path, namespace: 'qmd-cjs-external' },
-    );
-    pluginBuild.onLoad({ filter: /.*/, namespace: 'qmd-cjs-external' }, (args) => ({
-      contents: `module.exports = require(${JSON.stringify(args.path)});`,
-      loader: 'js',
-    }));
-  },
-};
-
-/**
  * How every bundle is made, wherever it is written: `bench/triggers.ts` builds its baseline
  * (the modules `qmd mcp` loads, and nothing that runs them) with these too.
  */
@@ -86,9 +65,11 @@ export const BUNDLE_OPTIONS = {
   splitting: true,
   format: 'esm',
   platform: 'node',
+  // Node 20's syntax though qmd needs 22.16: an older Node must parse dist/qmd.mjs far enough
+  // to say which Node it needs (src/cli/node-check.ts; test/e2e/old-node.test.ts runs it).
   target: 'node20',
   external: EXTERNAL,
-  plugins: [lazyAjv, requireCommonJsExternals],
+  plugins: [lazyAjv],
   // Bundled CommonJS (commander, ws…) calls `require` for node's own modules; ESM has none.
   banner: {
     js: "import { createRequire as __qmdCreateRequire } from 'node:module';\nconst require = __qmdCreateRequire(import.meta.url);",
@@ -103,8 +84,8 @@ export const BUNDLE_OPTIONS = {
 
 /**
  * In the script, `import('node-llama-cpp')` becomes `__qmdImport('node-llama-cpp')`, the
- * caller's import() that src/cli/code-cache.ts hands the script: on Node 20 a vm.Script made
- * from a code cache cannot run import() ("A dynamic import callback was not specified"). The
+ * caller's import() that src/cli/code-cache.ts hands the script: a vm.Script cannot run
+ * import() ("A dynamic import callback was not specified", Node 20, 22 and 24). The
  * externals are the only modules the script imports; the bundle holds the rest.
  */
 const importThroughLoader: Plugin = {
@@ -123,7 +104,8 @@ const importThroughLoader: Plugin = {
 
 /**
  * Command lines that must answer fast also get their code as one CommonJS script, which
- * `src/cli/code-cache.ts` runs with a V8 code cache (Node 20's ES module loader has none):
+ * `src/cli/code-cache.ts` runs with a V8 code cache (cheaper than Node's compile cache for the
+ * ES chunks, measured on Node 22):
  * `dist/chunks/<name>-<hash>.cjs`, the hash because V8 checks a cache against the source's
  * length only. The ES build learns the file's name as the constant `define`, relative to the
  * chunk that loads it (src/cli/fast-path.ts: always in dist/chunks/). Another fast command

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
+import { Sqlite } from '../../src/store/sqlite.js';
 import { within } from '../../test/support/bounded.js';
 import { spawnProcess } from '../../test/support/spawn.js';
 import { qmdFixture } from '../lib/fixture.js';
@@ -125,10 +125,9 @@ function runSession(plan: SessionPlan, settings: SoakSettings): Promise<SessionO
 }
 
 function integrity(index: string): string {
-  const db = new Database(index, { readonly: true, fileMustExist: true });
+  const db = new Sqlite(index, { readOnly: true });
   try {
-    const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>;
-    return rows.map((r) => r.integrity_check).join('; ');
+    return db.column<[], string>('PRAGMA integrity_check').all().join('; ');
   } finally {
     db.close();
   }

@@ -12,8 +12,8 @@ import { envText, qmdCacheDir } from '../env.js';
  *   code is kept in `$XDG_CACHE_HOME/qmd/compile-cache` (else `~/.cache/qmd/compile-cache`), so
  *   a later start skips parsing and compiling it. Node checks each entry against the source,
  *   so an upgrade only costs one cold start; `NODE_DISABLE_COMPILE_CACHE=1` turns it off and
- *   `NODE_COMPILE_CACHE=DIR` moves it (Node's own variables). Node 20 has no such API; `qmd mcp`
- *   itself runs from a script with a V8 code cache of its own on every Node (code-cache.ts).
+ *   `NODE_COMPILE_CACHE=DIR` moves it (Node's own variables). `qmd mcp` itself runs from a
+ *   script with a V8 code cache of its own (code-cache.ts), cheaper still.
  */
 export function boot(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
   if (argv.includes('--debug')) process.setSourceMapsEnabled(true);

@@ -14,11 +14,12 @@ export interface CachedScript<T> {
 
 /**
  * Runs `file`, a CommonJS script, the way Node's `require` would, but through `vm.Script` with
- * V8's code cache: `qmd mcp` on Node 20, whose ESM loader has no cache to offer (Node ≥ 22.1's
- * `module.enableCompileCache` does not reach a vm.Script either). Measured on the bundle's
- * `qmd mcp`, CPU time to the `initialize` reply: Node 20 176 ms with the script and its cache,
- * 215 ms for the ES chunks; Node 22 114 ms, 130 ms for the ES chunks with Node's compile cache
- * (30 interleaved rounds, load ~3; bench/experiments/startup-profile.md).
+ * V8's code cache: `qmd mcp`. Made for Node 20, whose ESM loader had no cache, it still pays on
+ * Node 22, where Node's own compile cache covers the ES chunks (`module.enableCompileCache`,
+ * which does not reach a vm.Script): measured on the bundle's `qmd mcp`, CPU time to the
+ * `initialize` reply, Node 22 114 ms with the script, 130 ms for the ES chunks with Node's
+ * compile cache (Node 20: 176 and 215 ms; 30 interleaved rounds, load ~3;
+ * bench/experiments/startup-profile.md). So it stayed when Node 20 went (issue 21).
  *
  * The cache is `$cacheDir/<script name>.<node version>-<arch>.v8`. V8 checks its own version,
  * flags and the source's length, not its content, so `file`'s name must change with its content
@@ -27,10 +28,10 @@ export interface CachedScript<T> {
  * temporary file and a rename, and drops caches of this script's other builds. Every failure
  * to read or write a cache only costs the cache.
  *
- * The script gets `__qmdImport(specifier)` for the ES modules it loads (node-llama-cpp): on
- * Node 20 a vm.Script made from a code cache loses its dynamic-import callback ("A dynamic
- * import callback was not specified"; fine from source, and on Node 22), and a callback of
- * our own needs --experimental-vm-modules. scripts/build.ts rewrites the script's `import()`
+ * The script gets `__qmdImport(specifier)` for the ES modules it loads (node-llama-cpp): a
+ * vm.Script has no dynamic-import callback ("A dynamic import callback was not specified",
+ * ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING, measured on Node 20.20.2, 22.23.5 and 24.22.3, from
+ * source and from a cache alike), and a callback of our own needs --experimental-vm-modules. scripts/build.ts rewrites the script's `import()`
  * calls to it. `importEsm` is the caller's `import()`: it resolves from the caller's module.
  */
 export function loadCachedScript<T>(

@@ -39,8 +39,8 @@ export function fastPathArgs(): string[][] {
 }
 
 /**
- * `qmd mcp`: in the bundle, its CommonJS script with a V8 code cache (code-cache.ts: ~20% of
- * the start-up's CPU on Node 20, where nothing else can cache compiled ES modules), the cache
+ * `qmd mcp`: in the bundle, its CommonJS script with a V8 code cache (code-cache.ts: ~12% of
+ * the start-up's CPU on Node 22 against Node's compile cache for the ES chunks), the cache
  * written as the process leaves when this start had none. From sources, or with
  * NODE_DISABLE_COMPILE_CACHE=1 (Node's switch, honoured here too), the ES modules.
  */

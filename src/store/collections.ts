@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type Database from 'better-sqlite3';
 import { QmdError } from '../errors.js';
+import type { Sqlite } from './sqlite.js';
 import type { CollectionInfo } from './types.js';
 
 export interface CollectionRow {
@@ -19,7 +19,7 @@ export class Collections {
   private readonly insert;
   private readonly remove;
 
-  constructor(db: Database.Database) {
+  constructor(db: Sqlite) {
     this.list = db.prepare<[], { name: string; root: string; mask: string; updated_at: string; documents: number }>(
       `SELECT c.name, c.root, c.mask, c.updated_at,
          (SELECT count(*) FROM documents d WHERE d.collection = c.name) AS documents

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type Database from 'better-sqlite3';
 import { QmdError } from '../errors.js';
 import type { CollectionRow } from './collections.js';
 import { isInside } from './paths.js';
+import type { Sqlite } from './sqlite.js';
 import type { ContextInfo, SearchHit } from './types.js';
 
 /** A context is a few words for a model's prompt, not a document. */
@@ -35,7 +35,7 @@ export class Contexts {
   private readonly update;
   private readonly remove;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(private readonly db: Sqlite) {
     // The global context first, then by collection, then shorter (wider) prefixes first.
     this.all = db.prepare<[], ContextRow>(
       `SELECT collection, prefix, text, updated_at FROM contexts
@@ -62,13 +62,11 @@ export class Contexts {
     const clean = checkText(text);
     const now = new Date().toISOString();
     const key = place.collection ?? '';
-    const replaced = this.db
-      .transaction(() => {
-        if (this.update.run(clean, now, key, place.prefix).changes > 0) return true;
-        this.insert.run(place.collection, place.prefix, clean, now);
-        return false;
-      })
-      .immediate();
+    const replaced = this.db.transaction(() => {
+      if (this.update.run(clean, now, key, place.prefix).changes > 0) return true;
+      this.insert.run(place.collection, place.prefix, clean, now);
+      return false;
+    });
     return {
       context: toInfo({ collection: place.collection, prefix: place.prefix, text: clean, updated_at: now }),
       replaced,
@@ -77,13 +75,11 @@ export class Contexts {
 
   delete(place: Place): ContextInfo {
     const key = place.collection ?? '';
-    const removed = this.db
-      .transaction(() => {
-        const row = this.find.get(key, place.prefix);
-        if (row !== undefined) this.remove.run(key, place.prefix);
-        return row;
-      })
-      .immediate();
+    const removed = this.db.transaction(() => {
+      const row = this.find.get(key, place.prefix);
+      if (row !== undefined) this.remove.run(key, place.prefix);
+      return row;
+    });
     if (removed === undefined) {
       const known = this.list().map((c) => c.path);
       throw new QmdError('NOT_FOUND', `No context for ${placePath(place)}; contexts: ${known.join(', ') || '(none)'}`);

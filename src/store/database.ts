@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
 import { errorMessage, QmdError } from '../errors.js';
 import type { Log } from '../log.js';
 import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema.js';
+import { Sqlite, sqliteCode } from './sqlite.js';
 import { fromSqliteError } from './sqlite-errors.js';
 
 export interface OpenDatabaseOptions {
@@ -13,7 +13,7 @@ export interface OpenDatabaseOptions {
 }
 
 export interface OpenedDatabase {
-  db: Database.Database;
+  db: Sqlite;
   /**
    * The connection itself is read-only (the file cannot be written). Then nothing can
    * checkpoint through it, and if it is the last connection to close, the `-wal` stays.
@@ -26,8 +26,9 @@ export interface OpenedDatabase {
  * it, and brings its schema up to date.
  *
  * A `readonly` store still opens the file read-write when it can and sets `query_only`:
- * measured here, a connection opened with SQLITE_OPEN_READONLY fails `wal_checkpoint` with
- * SQLITE_IOERR_WRITE and, when it is the last to close, leaves the `-wal` behind; a
+ * measured here (better-sqlite3, and node:sqlite's `readOnly` again, docs/design.md §5), a
+ * read-only connection cannot checkpoint and, when it is the last to close, leaves the `-wal`
+ * (and `-shm`) behind; a
  * `query_only` connection refuses every write (SQLITE_READONLY) yet its close checkpoints
  * and deletes the `-wal`. Only when the file really cannot be written does it fall back to
  * a read-only connection, which can read as long as the directory lets SQLite create the
@@ -35,9 +36,9 @@ export interface OpenedDatabase {
  */
 export function openDatabase(file: string, options: OpenDatabaseOptions): OpenedDatabase {
   const fileReadOnly = prepareLocation(file, options.readonly);
-  let db: Database.Database;
+  let db: Sqlite;
   try {
-    db = new Database(file, { readonly: fileReadOnly, timeout: options.busyTimeoutMs });
+    db = new Sqlite(file, { readOnly: fileReadOnly, timeoutMs: options.busyTimeoutMs, allowExtension: true });
   } catch (error) {
     throw fromSqliteError(error, file, options.busyTimeoutMs);
   }
@@ -49,6 +50,12 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
       db.pragma('synchronous = NORMAL');
     }
     db.pragma('foreign_keys = ON');
+    // What better-sqlite3's build of SQLite had and Node's does not (PRAGMA compile_options,
+    // docs/design.md §5): a 16 MB page cache (Node's: 2 MB) and recursive triggers off (Node
+    // builds with them on; qmd's triggers write other tables and it never REPLACEs, so this
+    // only keeps a future trigger from behaving differently).
+    db.pragma('cache_size = -16000');
+    db.pragma('recursive_triggers = OFF');
     if (options.quickCheck) quickCheck(db, file);
     if (fileReadOnly) {
       checkOwnership(db, file);
@@ -62,9 +69,8 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
     return { db, fileReadOnly };
   } catch (error) {
     db.close();
-    if (fileReadOnly && error instanceof Database.SqliteError && error.code === 'SQLITE_CANTOPEN') {
+    if (fileReadOnly && sqliteCode(error) === 'SQLITE_CANTOPEN') {
       // Measured: a read-only connection to a WAL index must create `-shm` unless it exists.
-      // (better-sqlite3 does not pass SQLITE_OPEN_URI, so `?immutable=1` is not an option.)
       throw new QmdError(
         'INDEX_READ_ONLY',
         `The index ${file} cannot be opened: neither it nor its directory can be written, and SQLite must create ${path.basename(file)}-shm beside it to read it`,
@@ -75,9 +81,11 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
   }
 }
 
-function quickCheck(db: Database.Database, file: string): void {
-  const rows = db.pragma('quick_check') as Array<{ quick_check: string }>;
-  const first = rows[0]?.quick_check;
+function quickCheck(db: Sqlite, file: string): void {
+  // SQLite 3.54.1 answers a damaged file with one row of many lines, the first a header
+  // ("*** in database main ***"): the first line after it says enough.
+  const answer = db.pragmaValue<string>('quick_check');
+  const first = answer === 'ok' ? answer : answer?.split('\n').find((line) => !line.startsWith('***'));
   if (first !== 'ok') {
     throw new QmdError(
       'INDEX_CORRUPT',
@@ -139,7 +147,7 @@ function errno(error: unknown): string | undefined {
  */
 export function closeDatabase(opened: OpenedDatabase, log: Log): void {
   const { db } = opened;
-  if (!db.open) return;
+  if (!db.isOpen) return;
   if (!opened.fileReadOnly) {
     try {
       db.pragma('busy_timeout = 0');

@@ -1,8 +1,8 @@
-import type Database from 'better-sqlite3';
 import { isQmdError, QmdError } from '../errors.js';
 import { DocumentLookup, type DocumentRow } from './lookup.js';
 import { lineStarts } from './markdown.js';
 import { type DocumentRef, splitLineRange } from './refs.js';
+import type { Sqlite } from './sqlite.js';
 import {
   DEFAULT_MULTI_GET_MAX_BYTES,
   type DocumentSlice,
@@ -15,7 +15,7 @@ import {
 export class DocumentReader {
   private readonly lookup;
 
-  constructor(db: Database.Database) {
+  constructor(db: Sqlite) {
     this.lookup = new DocumentLookup(db);
   }
 

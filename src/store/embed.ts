@@ -1,7 +1,7 @@
-import type Database from 'better-sqlite3';
 import { QmdError } from '../errors.js';
 import { chunkerId, chunkNote, chunkTitle, type PromptFormat, promptFormat } from './chunks.js';
 import type { EmbeddingModel } from './embedding-model.js';
+import type { Sqlite } from './sqlite.js';
 import type { EmbedOptions, EmbedReport } from './types.js';
 import type { NewVector, Vectors } from './vectors.js';
 
@@ -28,7 +28,7 @@ interface Pending {
  * stored and the run rejects with ABORTED.
  */
 export async function embedIndex(
-  db: Database.Database,
+  db: Sqlite,
   vectors: Vectors,
   model: EmbeddingModel,
   options: EmbedOptions,
@@ -51,18 +51,16 @@ export async function embedIndex(
   const maxTokens = same ? (known.max_tokens as number) : await model.maxTokens();
   const format = promptFormat(spec);
   const chunker = chunkerId(maxTokens, format);
-  db.transaction(() => vectors.adopt({ spec, fingerprint, dims, maxTokens, chunker })).immediate();
+  db.transaction(() => vectors.adopt({ spec, fingerprint, dims, maxTokens, chunker }));
 
   const documents = chunkPending(db, maxTokens, format, signal);
-  const removed = db
-    .transaction(() => {
-      const collected = vectors.collectOrphans(fingerprint);
-      // Brings the sqlite-vec table in step even when nothing is left to embed (another writer
-      // may have run without the extension); a no-op when it is.
-      vectors.ensureVecTable(dims, fingerprint);
-      return collected;
-    })
-    .immediate();
+  const removed = db.transaction(() => {
+    const collected = vectors.collectOrphans(fingerprint);
+    // Brings the sqlite-vec table in step even when nothing is left to embed (another writer
+    // may have run without the extension); a no-op when it is.
+    vectors.ensureVecTable(dims, fingerprint);
+    return collected;
+  });
 
   const todo = plan(db, fingerprint);
   // Counted as `status()` counts: the two must never disagree on one index.
@@ -73,7 +71,7 @@ export async function embedIndex(
   const store = (rows: NewVector[]): void => {
     if (rows.length === 0) return;
     const now = new Date().toISOString();
-    embedded += db.transaction(() => vectors.write(fingerprint, dims, rows, now)).immediate();
+    embedded += db.transaction(() => vectors.write(fingerprint, dims, rows, now));
   };
   options.onProgress?.({ done: 0, total: todo.length });
   for (let i = 0; i < todo.length; i += batchSize) {
@@ -91,7 +89,7 @@ export async function embedIndex(
       }
     } finally {
       // Also when cancelled or failing: what was computed is kept.
-      if (db.open) store(batch);
+      if (db.isOpen) store(batch);
     }
   }
   return {
@@ -107,12 +105,7 @@ export async function embedIndex(
 }
 
 /** Chunks every text that has none yet (a page of notes per transaction). Returns how many. */
-function chunkPending(
-  db: Database.Database,
-  maxTokens: number,
-  format: PromptFormat,
-  signal: AbortSignal | undefined,
-): number {
+function chunkPending(db: Sqlite, maxTokens: number, format: PromptFormat, signal: AbortSignal | undefined): number {
   const pending = db.prepare<{ after: string }, { hash: string; body: string }>(
     `SELECT hash, body FROM content
      WHERE hash > @after AND length(trim(body, ' \n\r\t')) > 0
@@ -122,7 +115,7 @@ function chunkPending(
   const insert = db.prepare<[string, number, string, number, number, number]>(
     `INSERT OR IGNORE INTO chunks (content_hash, seq, hash, start_offset, end_offset, line) VALUES (?, ?, ?, ?, ?, ?)`,
   );
-  const page = db.transaction((after: string) => {
+  const page = (after: string) => {
     const rows = pending.all({ after });
     for (const row of rows) {
       for (const chunk of chunkNote(row.body, maxTokens, format)) {
@@ -130,12 +123,12 @@ function chunkPending(
       }
     }
     return rows;
-  });
+  };
   let after = '';
   let count = 0;
   for (;;) {
     throwIfAborted(signal);
-    const rows = page.immediate(after);
+    const rows = db.transaction(() => page(after));
     count += rows.length;
     const last = rows.at(-1);
     if (last === undefined || rows.length < CHUNK_PAGE) return count;
@@ -144,7 +137,7 @@ function chunkPending(
 }
 
 /** The distinct chunks without a vector for `fingerprint`, in note order. */
-function plan(db: Database.Database, fingerprint: string): Pending[] {
+function plan(db: Sqlite, fingerprint: string): Pending[] {
   const rows = db
     .prepare<[string], { hash: string; content_hash: string; start_offset: number; end_offset: number }>(
       `SELECT c.hash, c.content_hash, c.start_offset, c.end_offset FROM chunks c
@@ -168,8 +161,8 @@ class BodyCache {
   private body: string | undefined;
   private readonly select;
 
-  constructor(db: Database.Database) {
-    this.select = db.prepare<[string], string>('SELECT body FROM content WHERE hash = ?').pluck();
+  constructor(db: Sqlite) {
+    this.select = db.column<[string], string>('SELECT body FROM content WHERE hash = ?');
   }
 
   get(hash: string): string | undefined {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type Database from 'better-sqlite3';
 import type { CollectionScan, KnownFile } from './scan.js';
+import type { Sqlite } from './sqlite.js';
 
 export interface WriteCounts {
   added: number;
@@ -27,7 +27,7 @@ export class IndexWriter {
   private readonly touchCollection;
   private readonly deleteOrphanContent;
 
-  constructor(db: Database.Database) {
+  constructor(db: Sqlite) {
     this.selectKnown = db.prepare<[string], { path: string; mtime_ms: number; size: number; hash: string }>(
       'SELECT path, mtime_ms, size, hash FROM documents WHERE collection = ?',
     );
@@ -46,7 +46,7 @@ export class IndexWriter {
       'UPDATE documents SET mtime_ms = ?, size = ? WHERE id = ?',
     );
     this.deleteDocument = db.prepare<[number]>('DELETE FROM documents WHERE id = ?');
-    this.docidTaken = db.prepare<[string], unknown>('SELECT 1 FROM documents WHERE docid = ?').pluck();
+    this.docidTaken = db.column<[string], unknown>('SELECT 1 FROM documents WHERE docid = ?');
     this.touchCollection = db.prepare<[string, string]>('UPDATE collections SET updated_at = ? WHERE name = ?');
     // Runs after the documents' delete triggers, which need the old body to unindex it.
     this.deleteOrphanContent = db.prepare(

@@ -1,7 +1,7 @@
-import type Database from 'better-sqlite3';
 import picomatch from 'picomatch';
 import { QmdError } from '../errors.js';
 import { type CollectionRoot, type DocumentRef, type InCollection, parseRef } from './refs.js';
+import type { Sqlite } from './sqlite.js';
 import { closestFiles } from './suggest.js';
 
 export interface DocumentRow {
@@ -36,7 +36,7 @@ export class DocumentLookup {
   private readonly names;
   private readonly collectionRoots;
 
-  constructor(db: Database.Database) {
+  constructor(db: Sqlite) {
     this.byPath = db.prepare<[string, string], DocumentRow>(`SELECT ${columns} WHERE d.collection = ? AND d.path = ?`);
     this.byDocid = db.prepare<[string], DocumentRow>(`SELECT ${columns} WHERE d.docid = ?`);
     this.byRelativePath = db.prepare<[string], DocumentRow>(`SELECT ${columns} WHERE d.path = ? ORDER BY d.collection`);

@@ -1,7 +1,7 @@
-import type Database from 'better-sqlite3';
 import { QmdError } from '../errors.js';
 import { contextsMigration } from './schema-contexts.js';
 import { embeddingsMigration } from './schema-embeddings.js';
+import type { Sqlite } from './sqlite.js';
 
 /**
  * The schema, as numbered migrations tracked by `PRAGMA user_version`. Another feature (the
@@ -21,7 +21,7 @@ import { embeddingsMigration } from './schema-embeddings.js';
  */
 export interface Migration {
   version: number;
-  up(db: Database.Database): void;
+  up(db: Sqlite): void;
 }
 
 /** `qmd!`: marks a file as ours, so we never add tables to some other program's database. */
@@ -91,10 +91,10 @@ export const migrations: readonly Migration[] = [
 export const latestVersion = Math.max(...migrations.map((m) => m.version));
 
 /** Brings the schema up to date. Each step runs in its own `BEGIN IMMEDIATE` transaction. */
-export function migrate(db: Database.Database, indexPath: string): void {
+export function migrate(db: Sqlite, indexPath: string): void {
   checkOwnership(db, indexPath);
   if (schemaVersion(db) >= latestVersion) return;
-  const step = db.transaction(() => {
+  db.transaction(() => {
     // Re-read inside the write lock: another process may have migrated while we waited.
     const current = schemaVersion(db);
     for (const migration of migrations) {
@@ -104,20 +104,17 @@ export function migrate(db: Database.Database, indexPath: string): void {
     }
     db.pragma(`application_id = ${APPLICATION_ID}`);
   });
-  step.immediate();
 }
 
-export function schemaVersion(db: Database.Database): number {
-  return db.pragma('user_version', { simple: true }) as number;
+export function schemaVersion(db: Sqlite): number {
+  return db.pragmaValue<number>('user_version') as number;
 }
 
 /** Refuses a SQLite file that some other program made, and one from a newer qmd. */
-export function checkOwnership(db: Database.Database, indexPath: string): void {
-  const applicationId = db.pragma('application_id', { simple: true }) as number;
-  const tables = db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'").get() as {
-    n: number;
-  };
-  if (applicationId !== APPLICATION_ID && tables.n > 0) {
+export function checkOwnership(db: Sqlite, indexPath: string): void {
+  const applicationId = db.pragmaValue<number>('application_id') as number;
+  const tables = db.value<number>("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'") as number;
+  if (applicationId !== APPLICATION_ID && tables > 0) {
     throw new QmdError(
       'INDEX_CORRUPT',
       `${indexPath} is a SQLite database but not a qmd index; choose another --index`,

@@ -1,8 +1,8 @@
-import type Database from 'better-sqlite3';
 import { QmdError } from '../errors.js';
 import { toFtsQuery } from './fts-query.js';
 import { lineAt } from './markdown.js';
 import { fractionOfBest } from './scores.js';
+import type { Sqlite } from './sqlite.js';
 import type { SearchHit, SearchOptions } from './types.js';
 
 /** BM25 column weights: a term in the title counts this many times a term in the body. */
@@ -44,7 +44,7 @@ export class Searcher {
   private readonly snippet;
   private readonly body;
 
-  constructor(db: Database.Database) {
+  constructor(db: Sqlite) {
     const bm25 = `bm25(documents_fts, ${titleWeight}, ${bodyWeight})`;
     const columns = 'd.id, d.docid, d.collection, d.path, d.title, d.hash';
     // Without a collection filter only the top rows are joined to `documents`.
@@ -59,16 +59,14 @@ export class Searcher {
        WHERE documents_fts MATCH ? AND d.collection IN (SELECT value FROM json_each(?))
        ORDER BY bm25 LIMIT ?`,
     );
-    // The CAST matters. better-sqlite3 binds every JS number as REAL, and FTS5 silently
-    // drops a REAL `rowid = ?` constraint next to MATCH: measured on SQLite 3.53.2, it returned
-    // every matching row, so each hit got the first match's snippet.
-    this.snippet = db
-      .prepare<[string, number], string>(
-        `SELECT snippet(documents_fts, 1, '${open}', '${close}', '${cut}', ${snippetTokens})
+    // The CAST matters. node:sqlite (as better-sqlite3 did) binds every JS number as REAL, and
+    // FTS5 silently drops a REAL `rowid = ?` constraint next to MATCH: measured on SQLite
+    // 3.53.2, it returned every matching row, so each hit got the first match's snippet.
+    this.snippet = db.column<[string, number], string>(
+      `SELECT snippet(documents_fts, 1, '${open}', '${close}', '${cut}', ${snippetTokens})
          FROM documents_fts WHERE documents_fts MATCH ? AND rowid = CAST(? AS INTEGER)`,
-      )
-      .pluck();
-    this.body = db.prepare<[string], string>('SELECT body FROM content WHERE hash = ?').pluck();
+    );
+    this.body = db.column<[string], string>('SELECT body FROM content WHERE hash = ?');
   }
 
   search(query: string, options: SearchOptions & { knownCollections: () => string[] }): SearchHit[] {

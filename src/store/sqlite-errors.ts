@@ -1,22 +1,22 @@
-import Database from 'better-sqlite3';
 import { QmdError } from '../errors.js';
+import { sqliteCode } from './sqlite.js';
 
 /*
- * What better-sqlite3 12.11.1 (SQLite 3.53.2) throws, measured on this machine:
- * - a second writer past the busy timeout: SqliteError `SQLITE_BUSY` "database is locked",
- *   both on `BEGIN IMMEDIATE` and on a plain INSERT. Readers are never blocked (WAL).
+ * What node:sqlite throws (Node 22.23.5 and 24.22.3, SQLite 3.54.1), measured on this machine
+ * (bench/experiments/node-sqlite.mjs); `sqliteCode` names the numeric `errcode`:
+ * - a second writer past the busy timeout: `SQLITE_BUSY` "database is locked", both on
+ *   `BEGIN IMMEDIATE` and on a plain INSERT. Readers are never blocked (WAL).
  * - a file that is not SQLite: `SQLITE_NOTADB` "file is not a database", on the first
- *   statement (not on `new Database`), read-only or not.
+ *   statement (not on open), read-only or not.
  * - a write through a connection SQLite could only open read-only (file not writable,
  *   `query_only`): `SQLITE_READONLY` "attempt to write a readonly database".
- * - a path whose directory cannot hold a file (under a regular file, in /proc):
- *   `SQLITE_CANTOPEN` "unable to open database file"; a missing directory is a plain
- *   TypeError "Cannot open database because the directory does not exist".
+ * - a path whose directory cannot hold a file (under a regular file, in /proc, a missing
+ *   directory): `SQLITE_CANTOPEN` "unable to open database file".
  */
 export function fromSqliteError(error: unknown, indexPath: string, busyTimeoutMs: number): unknown {
-  if (!(error instanceof Database.SqliteError)) return error;
-  const code = error.code;
-  const why = `${code}: ${error.message}`;
+  const code = sqliteCode(error);
+  if (code === undefined) return error;
+  const why = `${code}: ${(error as Error).message}`;
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     return new QmdError(
       'INDEX_LOCKED',

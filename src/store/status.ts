@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import type Database from 'better-sqlite3';
 import type { Collections } from './collections.js';
 import type { Contexts } from './contexts.js';
+import type { Sqlite } from './sqlite.js';
 import type { CollectionStatus, StatusReport } from './types.js';
 import type { Vectors } from './vectors.js';
 
@@ -14,7 +14,7 @@ export class StatusReader {
   private readonly toEmbed;
 
   constructor(
-    db: Database.Database,
+    db: Sqlite,
     private readonly parts: { path: string; collections: Collections; vectors: Vectors; contexts: Contexts },
   ) {
     this.newest = db.prepare<[], { name: string; newest: number | null }>(
@@ -24,15 +24,13 @@ export class StatusReader {
     // What `qmd embed` would work on, counted as qmd 2.8 counts it (distinct texts): a text
     // not chunked yet (blank ones never are: `embed.ts` skips them), or one with a chunk that
     // has no vector from the index's model. With no model (NULL), every chunked text counts.
-    this.toEmbed = db
-      .prepare<[string | null], number>(
-        `SELECT count(*) FROM (SELECT DISTINCT hash FROM documents) d WHERE
+    this.toEmbed = db.column<[string | null], number>(
+      `SELECT count(*) FROM (SELECT DISTINCT hash FROM documents) d WHERE
            (NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = d.hash)
              AND (SELECT length(trim(body, ' \n\r\t')) > 0 FROM content WHERE hash = d.hash))
            OR EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = d.hash AND NOT EXISTS
              (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.chunk_hash = c.hash))`,
-      )
-      .pluck();
+    );
   }
 
   report(): StatusReport {

@@ -131,12 +131,10 @@ export class SqliteStore implements Store {
   removeCollection(name: string): void {
     this.guard(() => {
       this.requireWritable();
-      this.db
-        .transaction(() => {
-          this.collections.delete(name);
-          this.writer.collectOrphanContent();
-        })
-        .immediate();
+      this.db.transaction(() => {
+        this.collections.delete(name);
+        this.writer.collectOrphanContent();
+      });
     });
   }
 
@@ -345,7 +343,7 @@ export class SqliteStore implements Store {
       }
       this.guard(() => this.db.exec('COMMIT'));
     } catch (error) {
-      if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK');
+      if (this.db.isOpen && this.db.inTransaction) this.db.exec('ROLLBACK');
       throw error;
     }
     return {

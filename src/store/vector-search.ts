@@ -1,5 +1,5 @@
-import type Database from 'better-sqlite3';
 import { fractionOfBest } from './scores.js';
+import type { Sqlite } from './sqlite.js';
 import type { SearchHit } from './types.js';
 import { MAX_KNN, type Neighbour, type Vectors } from './vectors.js';
 
@@ -32,10 +32,10 @@ export class VectorSearcher {
   private readonly body;
 
   constructor(
-    private readonly db: Database.Database,
+    private readonly db: Sqlite,
     private readonly vectors: Vectors,
   ) {
-    this.body = db.prepare<[string], string>('SELECT body FROM content WHERE hash = ?').pluck();
+    this.body = db.column<[string], string>('SELECT body FROM content WHERE hash = ?');
   }
 
   /**
@@ -60,7 +60,7 @@ export class VectorSearcher {
     const similarity = new Map(neighbours.map((n) => [n.id, n.similarity]));
     const filter = collections === undefined ? '' : 'AND d.collection IN (SELECT value FROM json_each(?))';
     const rows = this.db
-      .prepare<unknown[], ChunkRow>(
+      .prepare<string[], ChunkRow>(
         `SELECT e.id AS eid, d.docid, d.collection, d.path, d.title, d.hash, c.start_offset, c.end_offset, c.line
          FROM embeddings e
          JOIN chunks c ON c.hash = e.chunk_hash

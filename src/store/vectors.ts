@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module';
-import type Database from 'better-sqlite3';
 import { errorMessage } from '../errors.js';
 import type { Log } from '../log.js';
+import { loadSqliteVec, type Sqlite } from './sqlite.js';
 import type { StatusReport } from './types.js';
 
 /**
@@ -15,8 +14,8 @@ import type { StatusReport } from './types.js';
  * stored L2-normalized, so cosine similarity is a dot product.
  *
  * Two facts about sqlite-vec measured here: a vec0 rowid bound as a JS number is refused
- * ("Only integers are allows for primary key values"), because better-sqlite3 binds every
- * number as REAL: rowids are passed as BigInt; and `k` is at most 4096.
+ * ("Only integers are allows for primary key values"), because node:sqlite binds every
+ * number as REAL (better-sqlite3 did too): rowids are passed as BigInt; and `k` is at most 4096.
  */
 export type VectorBackend = 'sqlite-vec' | 'fallback';
 
@@ -54,7 +53,7 @@ export class Vectors {
   private readonly anyEmbedded;
 
   constructor(
-    private readonly db: Database.Database,
+    private readonly db: Sqlite,
     private readonly options: { extension: boolean; log: Log },
   ) {
     this.readState = db.prepare<[], EmbeddingState>(
@@ -63,7 +62,7 @@ export class Vectors {
     this.insertEmbedding = db.prepare<[string, string, number, Buffer, string]>(
       `INSERT OR IGNORE INTO embeddings (model, chunk_hash, dims, vector, embedded_at) VALUES (?, ?, ?, ?, ?)`,
     );
-    this.anyEmbedded = db.prepare<[string], number>('SELECT EXISTS (SELECT 1 FROM embeddings WHERE model = ?)').pluck();
+    this.anyEmbedded = db.column<[string], number>('SELECT EXISTS (SELECT 1 FROM embeddings WHERE model = ?)');
   }
 
   /**
@@ -75,9 +74,7 @@ export class Vectors {
     this.loaded = false;
     if (!this.options.extension) return false;
     try {
-      // Required, not imported: a missing or broken package must not stop the store loading.
-      const sqliteVec = createRequire(import.meta.url)('sqlite-vec') as { load(db: Database.Database): void };
-      sqliteVec.load(this.db);
+      loadSqliteVec(this.db);
       this.loaded = true;
     } catch (error) {
       this.options.log.warn(
@@ -167,11 +164,10 @@ export class Vectors {
   /** Deletes the current model's vectors whose chunk is gone (its text changed or left). Returns how many. */
   collectOrphans(fingerprint: string): number {
     const orphans = this.db
-      .prepare<[string], number>(
+      .column<[string], number>(
         `SELECT id FROM embeddings e WHERE model = ?
          AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.hash = e.chunk_hash)`,
       )
-      .pluck()
       .all(fingerprint);
     if (orphans.length === 0) return 0;
     const vec = this.vecReady(this.state());
@@ -265,7 +261,7 @@ export class Vectors {
         ? ''
         : `AND EXISTS (SELECT 1 FROM documents d WHERE d.hash = c.content_hash
              AND d.collection IN (SELECT value FROM json_each(@collections)))`;
-    const statement = this.db.prepare<{ model: string; collections?: string }, { id: number; vector: Buffer }>(
+    const statement = this.db.prepare<{ model: string; collections?: string }, { id: number; vector: Uint8Array }>(
       `SELECT e.id, e.vector FROM embeddings e WHERE e.model = @model
        AND EXISTS (SELECT 1 FROM chunks c WHERE c.hash = e.chunk_hash ${filter})`,
     );
@@ -293,13 +289,14 @@ export function toBlob(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 }
 
-export function fromBlob(blob: Buffer): Float32Array {
-  // A view needs 4-byte alignment; better-sqlite3's buffers do not promise it.
+export function fromBlob(blob: Uint8Array): Float32Array {
+  // A view needs 4-byte alignment; SQLite's BLOBs do not promise it (node:sqlite's were
+  // measured at offset 0, but nothing says so).
   if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
   return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
 }
 
-function dot(query: Float32Array, blob: Buffer): number {
+function dot(query: Float32Array, blob: Uint8Array): number {
   const vector = fromBlob(blob);
   const n = Math.min(query.length, vector.length);
   let sum = 0;

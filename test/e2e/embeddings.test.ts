@@ -8,8 +8,8 @@
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Sqlite } from '../../src/store/sqlite.js';
 import { ChildTransport } from '../support/child-transport.js';
 import { generateCorpus } from '../support/corpus.js';
 import { tinyModelPath } from '../support/gguf.js';
@@ -119,9 +119,9 @@ describe('qmd embed, vsearch and query', () => {
       } finally {
         child.kill();
       }
-      const db = new Database(big.index);
-      expect(db.prepare('PRAGMA quick_check').pluck().get()).toBe('ok');
-      const saved = db.prepare('SELECT count(*) FROM embeddings').pluck().get() as number;
+      const db = new Sqlite(big.index);
+      expect(db.value('PRAGMA quick_check')).toBe('ok');
+      const saved = db.value('SELECT count(*) FROM embeddings') as number;
       db.close();
       expect(saved % 4).toBe(0); // whole batches only
       expect(saved).toBeGreaterThanOrEqual(8);

@@ -9,9 +9,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedPaths } from '../../src/relay/paths.js';
+import { Sqlite } from '../../src/store/sqlite.js';
 import { ChildTransport } from '../support/child-transport.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
@@ -78,8 +78,8 @@ describe('one shared server for every stdio client', () => {
       );
       // Checked before this test opens the file itself.
       expect(existsSync(`${ws.index}-wal`)).toBe(false);
-      const db = new Database(ws.index, { readonly: true });
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      const db = new Sqlite(ws.index, { readOnly: true });
+      expect(db.pragmaValue('integrity_check')).toBe('ok');
       db.close();
       expect(existsSync(sharedPaths(ws.index, env).socket)).toBe(false);
     } finally {

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Embedder } from '../../src/llm/index.js';
 import { openStore } from '../../src/store/index.js';
+import { Sqlite } from '../../src/store/sqlite.js';
 import type { StoreOptions } from '../../src/store/types.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
@@ -62,7 +62,7 @@ describe('close', () => {
     await store.close();
     expect(fs.existsSync(wal())).toBe(false);
     expect(fs.existsSync(`${box.index}-shm`)).toBe(false);
-    const db = new Database(box.index, { readonly: true });
+    const db = new Sqlite(box.index, { readOnly: true });
     expect(db.prepare('SELECT count(*) AS n FROM documents').get()).toEqual({ n: 2 });
     db.close();
   });
@@ -133,14 +133,14 @@ describe('close', () => {
     const reader = openStore(box.index, { readonly: true });
     expect(reader.search('alpha')).toHaveLength(1);
     // Another connection commits and leaves: it is not the last, so its frames stay in the WAL.
-    const other = new Database(box.index);
+    const other = new Sqlite(box.index);
     other.prepare("UPDATE collections SET updated_at = '2020-01-01T00:00:00.000Z'").run();
     other.close();
     expect(fs.statSync(wal()).size).toBeGreaterThan(0);
     await reader.close();
     expect(fs.existsSync(wal())).toBe(false);
-    const check = new Database(box.index, { readonly: true });
-    expect(check.prepare('SELECT updated_at FROM collections').pluck().get()).toBe('2020-01-01T00:00:00.000Z');
+    const check = new Sqlite(box.index, { readOnly: true });
+    expect(check.value('SELECT updated_at FROM collections')).toBe('2020-01-01T00:00:00.000Z');
     check.close();
   });
 });
@@ -165,7 +165,7 @@ describe('read-only stores', () => {
     const writer = openStore(box.index);
     await writer.addCollection(root);
     await writer.close();
-    const other = new Database(box.index);
+    const other = new Sqlite(box.index);
     other.exec('BEGIN IMMEDIATE');
     other.exec("UPDATE documents SET title = 'Uncommitted'");
     const reader = openStore(box.index, { readonly: true, busyTimeoutMs: 50 });

@@ -4,9 +4,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
+import { Sqlite } from '../../src/store/sqlite.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
 let box: Sandbox;
@@ -178,7 +178,7 @@ describe('contexts on results', () => {
 
 describe('the migration (schema version 3)', () => {
   function downgradeToVersion2(): void {
-    const db = new Database(box.index);
+    const db = new Sqlite(box.index);
     db.exec('DROP TABLE contexts');
     db.pragma('user_version = 2');
     db.close();
@@ -188,8 +188,8 @@ describe('the migration (schema version 3)', () => {
     await store.close();
     downgradeToVersion2();
     store = openStore(box.index);
-    const db = new Database(box.index, { readonly: true });
-    expect(db.pragma('user_version', { simple: true })).toBe(3);
+    const db = new Sqlite(box.index, { readOnly: true });
+    expect(db.pragmaValue('user_version')).toBe(3);
     db.close();
     expect(store.search('sourdough', { limit: 20 })).toHaveLength(5);
     expect(store.setContext('notes', 'Work notes.').replaced).toBe(false);
@@ -199,12 +199,12 @@ describe('the migration (schema version 3)', () => {
     await store.close();
     downgradeToVersion2();
     // Something in the way of the new index makes the step fail after its table was created.
-    const db = new Database(box.index);
+    const db = new Sqlite(box.index);
     db.exec('CREATE TABLE in_the_way (x); CREATE INDEX contexts_by_place ON in_the_way(x)');
     db.close();
     expect(() => openStore(box.index)).toThrow(/contexts_by_place/);
-    const after = new Database(box.index, { readonly: true });
-    expect(after.pragma('user_version', { simple: true })).toBe(2);
+    const after = new Sqlite(box.index, { readOnly: true });
+    expect(after.pragmaValue('user_version')).toBe(2);
     expect(after.prepare("SELECT name FROM sqlite_schema WHERE name = 'contexts'").get()).toBeUndefined();
     after.close();
   });

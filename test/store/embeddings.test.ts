@@ -5,13 +5,13 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Failpoints } from '../../src/failpoints.js';
 import { createEmbedder } from '../../src/llm/index.js';
 import { silentLog } from '../../src/log.js';
 import { chunkNote, promptFormat } from '../../src/store/chunks.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/index.js';
+import { Sqlite } from '../../src/store/sqlite.js';
 import { TINY_DIMENSIONS, tinyModelPath, writeTinyModel } from '../support/gguf.js';
 import { recordingLog } from '../support/recording-log.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
@@ -66,7 +66,7 @@ afterEach(async () => {
 });
 
 function rows(sql: string): unknown[] {
-  const db = new Database(box.index, { readonly: true });
+  const db = new Sqlite(box.index, { readOnly: true });
   try {
     return db.prepare(sql).all();
   } finally {
@@ -83,7 +83,7 @@ describe('embed()', () => {
     const stored = rows('SELECT chunk_hash, dims, vector FROM embeddings') as Array<{
       chunk_hash: string;
       dims: number;
-      vector: Buffer;
+      vector: Uint8Array;
     }>;
     expect(new Set(stored.map((r) => r.dims))).toEqual(new Set([TINY_DIMENSIONS]));
     for (const r of stored) expect(r.vector.byteLength).toBe(TINY_DIMENSIONS * 4);
@@ -94,7 +94,7 @@ describe('embed()', () => {
     await other.addCollection(notes, { name: 'notes' });
     await other.embed();
     await other.close();
-    const db = new Database(path.join(box.dir, 'other.sqlite'), { readonly: true });
+    const db = new Sqlite(path.join(box.dir, 'other.sqlite'), { readOnly: true });
     const again = new Map(
       (db.prepare('SELECT chunk_hash, vector FROM embeddings').all() as typeof stored).map((r) => [
         r.chunk_hash,
@@ -103,7 +103,7 @@ describe('embed()', () => {
     );
     db.close();
     expect(again.size).toBe(stored.length);
-    for (const r of stored) expect(again.get(r.chunk_hash)?.equals(r.vector)).toBe(true);
+    for (const r of stored) expect(Buffer.from(again.get(r.chunk_hash) ?? []).equals(r.vector)).toBe(true);
   });
 
   it('is incremental: a second run embeds nothing; a changed note re-embeds only its changed chunks', async () => {

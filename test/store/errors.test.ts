@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
+import { Sqlite } from '../../src/store/sqlite.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
 let box: Sandbox;
@@ -42,7 +42,7 @@ async function buildIndex(): Promise<void> {
 describe('INDEX_LOCKED', () => {
   it('when another process holds the write lock past the busy timeout; reads still work', async () => {
     await buildIndex();
-    const other = new Database(box.index);
+    const other = new Sqlite(box.index);
     other.exec('BEGIN IMMEDIATE');
     // Opening needs no lock: a server starting during an update must come up.
     const store = openStore(box.index, { busyTimeoutMs: 20 });
@@ -73,13 +73,13 @@ describe('INDEX_CORRUPT', () => {
 
   it('for another program’s SQLite database, which is left untouched', async () => {
     fs.mkdirSync(path.dirname(box.index), { recursive: true });
-    const foreign = new Database(box.index);
+    const foreign = new Sqlite(box.index);
     foreign.exec('CREATE TABLE contacts (name TEXT)');
     foreign.close();
     const error = await expectQmdError(() => openStore(box.index), 'INDEX_CORRUPT');
     expect(error.message).toContain('not a qmd index');
-    const check = new Database(box.index, { readonly: true });
-    expect(check.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all()).toEqual(['contacts']);
+    const check = new Sqlite(box.index, { readOnly: true });
+    expect(check.column("SELECT name FROM sqlite_schema WHERE type = 'table'").all()).toEqual(['contacts']);
     check.close();
   });
 

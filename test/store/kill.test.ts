@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
+import { Sqlite } from '../../src/store/sqlite.js';
 import { generateCorpus } from '../support/corpus.js';
 import { type Spawned, spawnProcess, waitForExit } from '../support/spawn.js';
 import { type Sandbox, sandbox } from './helpers.js';
@@ -34,7 +34,7 @@ describe('all or nothing', () => {
 
     const corpus = generateCorpus(path.join(notes, 'new'), { files: 300, seed: 7 });
     const [rare] = corpus.rare.keys();
-    // More new text than better-sqlite3's page cache holds (16 MB, spilled at 3871 pages),
+    // More new text than the store's page cache holds (16 MB, spilled at 3871 pages),
     // so SQLite writes uncommitted pages into the WAL before COMMIT: the hard case.
     const block = `${'A paragraph of filler text with some numbers '.repeat(20)}\n`;
     for (let i = 0; i < 24; i++)
@@ -49,7 +49,7 @@ describe('all or nothing', () => {
     });
     await child.waitForStderr('failpoint store.update.write: inside the write transaction');
     // The child holds the write lock: it is inside its transaction.
-    const probe = new Database(box.index, { timeout: 0 });
+    const probe = new Sqlite(box.index, { timeoutMs: 0 });
     expect(() => probe.exec('BEGIN IMMEDIATE')).toThrow(/locked/);
     probe.close();
     child.kill();
@@ -57,8 +57,8 @@ describe('all or nothing', () => {
     // The kill left uncommitted frames on disk, which the next open must ignore.
     expect(fs.statSync(`${box.index}-wal`).size).toBeGreaterThan(0);
 
-    const raw = new Database(box.index, { readonly: true });
-    expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
+    const raw = new Sqlite(box.index, { readOnly: true });
+    expect(raw.pragmaValue('integrity_check')).toBe('ok');
     raw.close();
     const after = openStore(box.index);
     try {

@@ -6,7 +6,7 @@
  * corpora and queries; fusion against reciprocal ranks computed here; vector and hybrid
  * through a real store with the tiny generated model.
  */
-import Database from 'better-sqlite3';
+
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatHits } from '../../src/cli/format.js';
@@ -15,6 +15,7 @@ import { toFtsQuery } from '../../src/store/fts-query.js';
 import { fuseRankings, RRF_K } from '../../src/store/hybrid.js';
 import { openStore, type SearchHit, type Store } from '../../src/store/index.js';
 import { bodyWeight, titleWeight } from '../../src/store/search.js';
+import { Sqlite } from '../../src/store/sqlite.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { DEFAULT_NOTES } from '../support/qmd.js';
 import { type Sandbox, sandbox } from './helpers.js';
@@ -26,7 +27,7 @@ const VOCABULARY = ['alpha', 'beta', 'gamma', 'delta', 'kappa', 'sigma', 'omega'
 function engineRanking(index: string, query: string): Array<{ file: string; s: number }> {
   const fts = toFtsQuery(query);
   if (fts === undefined) return [];
-  const db = new Database(index, { readonly: true });
+  const db = new Sqlite(index, { readOnly: true });
   try {
     const rank = db.prepare<[string], { file: string; bm25: number }>(
       `SELECT d.collection || '/' || d.path AS file, bm25(documents_fts, ${titleWeight}, ${bodyWeight}) AS bm25

@@ -3,18 +3,19 @@
  * scan fallback, the vec0 table kept in step across writers with and without the extension,
  * and a change of model (and dimension) that must not corrupt anything. Plus the fusion.
  */
-import type Database from 'better-sqlite3';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLog } from '../../src/log.js';
 import { openDatabase } from '../../src/store/database.js';
 import { fuseRankings, RRF_K } from '../../src/store/hybrid.js';
+import type { Sqlite } from '../../src/store/sqlite.js';
 import type { SearchHit } from '../../src/store/types.js';
 import { normalize, Vectors } from '../../src/store/vectors.js';
 import { recordingLog } from '../support/recording-log.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
 let box: Sandbox;
-const open: Database.Database[] = [];
+const open: Sqlite[] = [];
 
 beforeEach(() => {
   box = sandbox();
@@ -24,7 +25,7 @@ afterEach(() => {
   box.cleanup();
 });
 
-function database(): Database.Database {
+function database(): Sqlite {
   const { db } = openDatabase(box.index, { readonly: false, busyTimeoutMs: 2000, quickCheck: false });
   open.push(db);
   return db;
@@ -41,7 +42,7 @@ function unit(seed: number, dims: number): Float32Array {
 }
 
 /** `n` chunks (one content row each) so the vectors have chunks to belong to. */
-function chunks(db: Database.Database, n: number): string[] {
+function chunks(db: Sqlite, n: number): string[] {
   const hashes: string[] = [];
   // As `adopt` records it, so adopting the test model keeps these chunks.
   db.prepare("UPDATE embedding_state SET chunker = 'test'").run();
@@ -65,7 +66,7 @@ const model = (fingerprint: string, dims: number) => ({
   chunker: 'test',
 });
 
-function embedAll(db: Database.Database, vectors: Vectors, fingerprint: string, dims: number, hashes: string[]) {
+function embedAll(db: Sqlite, vectors: Vectors, fingerprint: string, dims: number, hashes: string[]) {
   db.transaction(() => {
     vectors.adopt(model(fingerprint, dims));
     vectors.write(
@@ -74,7 +75,7 @@ function embedAll(db: Database.Database, vectors: Vectors, fingerprint: string, 
       hashes.map((chunkHash, i) => ({ chunkHash, vector: unit(i + 1, dims) })),
       'now',
     );
-  }).immediate();
+  });
 }
 
 describe('Vectors', () => {
@@ -103,12 +104,12 @@ describe('Vectors', () => {
     const hashes = chunks(db, 3);
     const vectors = new Vectors(db, { extension: true, log: silentLog });
     embedAll(db, vectors, 'fp-a', 8, hashes);
-    const again = db
-      .transaction(() => vectors.write('fp-a', 8, [{ chunkHash: hashes[0]!, vector: unit(1, 8) }], 'now'))
-      .immediate();
+    const again = db.transaction(() =>
+      vectors.write('fp-a', 8, [{ chunkHash: hashes[0]!, vector: unit(1, 8) }], 'now'),
+    );
     expect(again).toBe(0);
-    expect(db.prepare('SELECT count(*) FROM embeddings').pluck().get()).toBe(3);
-    expect(db.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(3);
+    expect(db.value('SELECT count(*) FROM embeddings')).toBe(3);
+    expect(db.value('SELECT count(*) FROM chunk_vectors')).toBe(3);
   });
 
   it('a writer without the extension puts the vec0 table out of step: readers scan until a writer rebuilds it', () => {
@@ -120,14 +121,14 @@ describe('Vectors', () => {
 
     const without = new Vectors(db, { extension: false, log: silentLog });
     const rest = hashes.slice(10).map((chunkHash, i) => ({ chunkHash, vector: unit(i + 11, 8) }));
-    db.transaction(() => without.write('fp-a', 8, rest, 'now')).immediate();
+    db.transaction(() => without.write('fp-a', 8, rest, 'now'));
     // The new vectors are not in chunk_vectors: a KNN would miss them, so it is not used.
     expect(withVec.backend()).toBe('fallback');
     expect(withVec.nearest(unit(15, 8), 'fp-a', 1)[0]?.similarity).toBeCloseTo(1, 5);
 
-    db.transaction(() => withVec.ensureVecTable(8, 'fp-a')).immediate();
+    db.transaction(() => withVec.ensureVecTable(8, 'fp-a'));
     expect(withVec.backend()).toBe('sqlite-vec');
-    expect(db.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(20);
+    expect(db.value('SELECT count(*) FROM chunk_vectors')).toBe(20);
     expect(withVec.nearest(unit(15, 8), 'fp-a', 1)[0]?.similarity).toBeCloseTo(1, 5);
   });
 
@@ -141,12 +142,12 @@ describe('Vectors', () => {
     embedAll(db, vectors, 'fp-b', 12, hashes.slice(0, 4));
     expect(vectors.hasEmbeddings('fp-a')).toBe(false);
     expect(vectors.state()).toMatchObject({ fingerprint: 'fp-b', dims: 12 });
-    expect(db.prepare('SELECT DISTINCT dims FROM embeddings').pluck().all()).toEqual([12]);
+    expect(db.column('SELECT DISTINCT dims FROM embeddings').all()).toEqual([12]);
     expect(vectors.backend()).toBe('sqlite-vec');
     const hits = vectors.nearest(unit(2, 12), 'fp-b', 10);
     expect(hits).toHaveLength(4);
     expect(hits[0]?.similarity).toBeCloseTo(1, 5);
-    expect(db.prepare('PRAGMA quick_check').pluck().get()).toBe('ok');
+    expect(db.value('PRAGMA quick_check')).toBe('ok');
   });
 
   it('collects the vectors of chunks that are gone, in the vec0 table too', () => {
@@ -155,8 +156,8 @@ describe('Vectors', () => {
     const vectors = new Vectors(db, { extension: true, log: silentLog });
     embedAll(db, vectors, 'fp-a', 8, hashes);
     db.prepare("DELETE FROM content WHERE hash IN ('content-0', 'content-1')").run(); // cascades to chunks
-    expect(db.transaction(() => vectors.collectOrphans('fp-a')).immediate()).toBe(2);
-    expect(db.prepare('SELECT count(*) FROM chunk_vectors').pluck().get()).toBe(3);
+    expect(db.transaction(() => vectors.collectOrphans('fp-a'))).toBe(2);
+    expect(db.value('SELECT count(*) FROM chunk_vectors')).toBe(3);
     expect(vectors.backend()).toBe('sqlite-vec');
   });
 
