@@ -207,7 +207,6 @@ async function call(server: Server, searches: unknown[], collections: string[] |
       name: 'query',
       arguments: { searches, rerank: false, limit: 10, ...(collections === undefined ? {} : { collections }) },
     },
-    undefined,
     { timeout: 900_000 },
   );
   const ms = performance.now() - started;

@@ -42,7 +42,8 @@ export function bagOfWords(text: string, dims: number): Float32Array {
     for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 16777619);
     for (let j = 0; j < 6; j++) {
       h = Math.imul(h ^ (h >>> 13), 0x5bd1e995) >>> 0;
-      vector[h % dims] += h & 0x10000 ? 1 : -1;
+      const at = h % dims;
+      vector[at] = (vector[at] ?? 0) + (h & 0x10000 ? 1 : -1);
     }
   }
   return vector;
