@@ -45,6 +45,8 @@ const NODE22 = process.env.QMD_BENCH_NODE22 || '/work/runtimes/n22/node_modules/
 const WITH_PEER = !args.includes('--no-peer') && existsSync(PEER_BIN) && existsSync(NODE22);
 /** A kind of call stops being repeated once it has spent this long (a scan in JS can take seconds a call). */
 const CELL_BUDGET_MS = Number(flag('--cell-budget-ms') ?? 90_000);
+/** The longest one call may take before it counts as failed. */
+const CALL_BOUND_MS = Number(flag('--call-bound-ms') ?? 300_000);
 const PROBE = join(ROOT, 'bench/scale/loop-probe.mjs');
 const PEER_STORE_JS = join(PEER_DIR, 'node_modules/@tobilu/qmd/dist/store.js');
 
@@ -125,7 +127,13 @@ function indexBoth(corpus: ScaleCorpus, sides: Side[], heapMb: number | undefine
         side.env,
       );
       if (run.code !== 0) {
-        side.add.failed = `exit ${run.code}: ${run.stderr.trim().split('\n').filter((l) => !l.startsWith('QMD_BENCH')).at(-1) ?? ''}`;
+        side.add.failed = `exit ${run.code}: ${
+          run.stderr
+            .trim()
+            .split('\n')
+            .filter((l) => !l.startsWith('QMD_BENCH'))
+            .at(-1) ?? ''
+        }`;
         log(`${side.name}: ${side.add.failed}`);
         continue;
       }
@@ -140,16 +148,24 @@ function writeVectors(side: Side, model: string, dims: number): void {
   const started = performance.now();
   const run =
     side.name === 'qmd'
-      ? spawnSync(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'bench/scale/embed-ours.ts'), side.index, model], {
-          env: side.env,
-          encoding: 'utf8',
-          maxBuffer: 64 * 2 ** 20,
-        })
-      : spawnSync(NODE22, [join(ROOT, 'bench/scale/peer-vectors.mjs'), PEER_STORE_JS, side.index, model, String(dims)], {
-          env: side.env,
-          encoding: 'utf8',
-          maxBuffer: 64 * 2 ** 20,
-        });
+      ? spawnSync(
+          process.execPath,
+          ['--import', TSX_LOADER, join(ROOT, 'bench/scale/embed-ours.ts'), side.index, model],
+          {
+            env: side.env,
+            encoding: 'utf8',
+            maxBuffer: 64 * 2 ** 20,
+          },
+        )
+      : spawnSync(
+          NODE22,
+          [join(ROOT, 'bench/scale/peer-vectors.mjs'), PEER_STORE_JS, side.index, model, String(dims)],
+          {
+            env: side.env,
+            encoding: 'utf8',
+            maxBuffer: 64 * 2 ** 20,
+          },
+        );
   if (run.status !== 0) throw new Error(`${side.name} vectors failed: ${run.stderr.slice(-2000)}`);
   const report = JSON.parse(run.stdout.trim().split('\n').at(-1) as string) as { chunks?: number; embedded?: number };
   side.vectors = { ms: performance.now() - started, chunks: report.embedded ?? report.chunks ?? 0 };
@@ -170,7 +186,13 @@ async function startServer(side: Side): Promise<Server> {
     env: { ...side.env, NODE_OPTIONS: `--import=${PROBE}` } as Record<string, string>,
     stderr: 'pipe',
   });
-  const server: Server = { side, client: new Client({ name: 'qmd-scale-bench', version: '0.0.0' }), transport, blocks: [], pid: undefined };
+  const server: Server = {
+    side,
+    client: new Client({ name: 'qmd-scale-bench', version: '0.0.0' }),
+    transport,
+    blocks: [],
+    pid: undefined,
+  };
   let buffered = '';
   transport.stderr?.on('data', (data: Buffer) => {
     buffered += data.toString('utf8');
@@ -184,7 +206,14 @@ async function startServer(side: Side): Promise<Server> {
   await server.client.connect(transport);
   server.pid = transport.pid ?? undefined;
   // The first call loads the model (and the peer's first call its vector table): not measured.
-  await call(server, [{ type: 'lex', query: 'warm' }, { type: 'vec', query: 'warm up' }], undefined);
+  await call(
+    server,
+    [
+      { type: 'lex', query: 'warm' },
+      { type: 'vec', query: 'warm up' },
+    ],
+    undefined,
+  );
   return server;
 }
 
@@ -207,16 +236,18 @@ async function call(server: Server, searches: unknown[], collections: string[] |
       name: 'query',
       arguments: { searches, rerank: false, limit: 10, ...(collections === undefined ? {} : { collections }) },
     },
-    { timeout: 900_000 },
+    { timeout: CALL_BOUND_MS },
   );
   const ms = performance.now() - started;
-  if (result.isError) throw new Error(`${server.side.name}: query failed: ${JSON.stringify(result.content).slice(0, 400)}`);
+  if (result.isError)
+    throw new Error(`${server.side.name}: query failed: ${JSON.stringify(result.content).slice(0, 400)}`);
   return ms;
 }
 
 interface CellSamples {
   times: number[];
   block: number;
+  failed?: string;
 }
 
 async function measureQueries(corpus: ScaleCorpus, servers: Server[]): Promise<Map<string, CellSamples>> {
@@ -238,7 +269,16 @@ async function measureQueries(corpus: ScaleCorpus, servers: Server[]): Promise<M
             const cell = cells.get(key(server, kind, filtered)) ?? { times: [], block: 0 };
             cells.set(key(server, kind, filtered), cell);
             server.blocks = [];
-            const ms = await call(server, searchesFor(kind, query), filtered ? ['c1'] : undefined);
+            let ms: number;
+            try {
+              ms = await call(server, searchesFor(kind, query), filtered ? ['c1'] : undefined);
+            } catch (error) {
+              // A call that fails or outlives its bound is recorded as such, and its kind stops.
+              log(`${server.side.name}: ${(error as Error).message.split('\n')[0]}`);
+              cell.failed = (error as Error).message.split('\n')[0];
+              spent.set(server, Number.POSITIVE_INFINITY);
+              continue;
+            }
             // The probe's line is written when the loop is free again: give it a moment to arrive.
             await new Promise((resolve) => setTimeout(resolve, 30));
             cell.times.push(ms);
@@ -301,9 +341,15 @@ async function main(): Promise<void> {
                 quantile(sorted, 0.95),
                 cell === undefined || cell.block === 0 ? '< 20' : cell.block,
               ]);
+              if (cell?.failed !== undefined)
+                notes.push(`${size} notes, ${server.side.name}, ${kind}${filtered ? ' in c1' : ''}: ${cell.failed}`);
             }
           }
-          serverRows.push([size, server.side.name, (server.pid === undefined ? Number.NaN : (treeStatusKb(server.pid, 'VmHWM') ?? Number.NaN)) / 1024]);
+          serverRows.push([
+            size,
+            server.side.name,
+            (server.pid === undefined ? Number.NaN : (treeStatusKb(server.pid, 'VmHWM') ?? Number.NaN)) / 1024,
+          ]);
         }
       } finally {
         for (const server of servers) await server.client.close().catch(() => {});
@@ -314,7 +360,7 @@ async function main(): Promise<void> {
   }
   const tables: Table[] = [
     {
-      title: '`collection add` of the 4 collections (time summed; peak RSS the largest command\'s) and the index',
+      title: "`collection add` of the 4 collections (time summed; peak RSS the largest command's) and the index",
       columns: [
         { label: 'notes', unit: 'count' },
         { label: 'server', unit: 'text' },
@@ -323,7 +369,14 @@ async function main(): Promise<void> {
         { label: 'vectors', unit: 'count' },
         { label: 'index MB', unit: 'MB' },
       ],
-      rows: indexRows.map((r) => [r[0] as number, r[1] as string, typeof r[2] === 'number' ? Number((r[2] as number).toFixed(1)) : (r[2] as string), r[3] as number, r[4] as Cell, r[5] as number]),
+      rows: indexRows.map((r) => [
+        r[0] as number,
+        r[1] as string,
+        typeof r[2] === 'number' ? Number((r[2] as number).toFixed(1)) : (r[2] as string),
+        r[3] as number,
+        r[4] as Cell,
+        r[5] as number,
+      ]),
     },
     {
       title: `\`query\` over MCP (stdio, SDK Client), ms; ${ROUNDS} rounds of 12 queries, servers interleaved; longest event-loop block inside the server during that kind of call`,
@@ -339,7 +392,7 @@ async function main(): Promise<void> {
       rows: queryRows,
     },
     {
-      title: 'Server peak RSS after the queries (VmHWM, the peer\'s launcher included)',
+      title: "Server peak RSS after the queries (VmHWM, the peer's launcher included)",
       columns: [
         { label: 'notes', unit: 'count' },
         { label: 'server', unit: 'text' },
@@ -361,7 +414,7 @@ async function main(): Promise<void> {
     '',
     ...tables.flatMap((t) => [renderMarkdown(t), '']),
     ...notes.map((n) => `- Corpus: ${n}.`),
-    '- Vectors: written through each server\'s own embedding path (ours: `store.embed()`, chunks of ~500 bytes for the tiny model; the peer: its `chunkDocument` (~3,600 chars) and `insertEmbedding`) with a stand-in embedder (a 64-dim hashed bag of words, `bench/scale/stand-in-embedder.ts`): the tiny model would take hours. Query vectors come from the real tiny model in both servers. Recall is measured in `bench/experiments/` on real embeddings.',
+    "- Vectors: written through each server's own embedding path (ours: `store.embed()`, chunks of ~500 bytes for the tiny model; the peer: its `chunkDocument` (~3,600 chars) and `insertEmbedding`) with a stand-in embedder (a 64-dim hashed bag of words, `bench/scale/stand-in-embedder.ts`): the tiny model would take hours. Query vectors come from the real tiny model in both servers. Recall is measured in `bench/experiments/` on real embeddings.",
     '- "longest loop block": the largest lateness of a 10 ms timer inside the server process (`bench/scale/loop-probe.mjs`, preloaded with NODE_OPTIONS) during that kind of call; "< 20" means no tick was 20 ms late.',
     `- A kind of call stops repeating after ${CELL_BUDGET_MS / 1000} s of calls for a server (hence n below ${ROUNDS * 12}).`,
     '',

@@ -1,4 +1,15 @@
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { ROOT, TMP } from '../lib/paths.js';
 
@@ -90,7 +101,11 @@ function queryWords(paragraphs: readonly string[]): ScaleCorpus['queries'] {
     for (const word of new Set(p.toLowerCase().match(/\b[a-z]{4,12}\b/g) ?? [])) df.set(word, (df.get(word) ?? 0) + 1);
   }
   const ranked = [...df.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([w]) => w);
-  const stop = new Set('this that with from have will your when which their there they what then than also into more been were only used uses'.split(' '));
+  const stop = new Set(
+    'this that with from have will your when which their there they what then than also into more been were only used uses'.split(
+      ' ',
+    ),
+  );
   const words = ranked.filter((w) => !stop.has(w));
   const pick = (from: number, n: number) => words.slice(from, from + n);
   const rareStart = words.findIndex((w) => (df.get(w) ?? 0) <= 3);
@@ -122,7 +137,10 @@ export function scaleCorpus(notes: number, log: (line: string) => void = () => {
     const index = Math.floor(n / COLLECTIONS);
     const folder = join(root, collection, `f${String(Math.floor(index / PER_FOLDER)).padStart(4, '0')}`);
     if (index % PER_FOLDER === 0) mkdirSync(folder, { recursive: true });
-    const parts = [`---\ntags: [${pick(headings).toLowerCase().split(/\W+/).filter(Boolean).slice(0, 2).join(', ')}]\n---\n`, `# ${pick(headings)}\n`];
+    const parts = [
+      `---\ntags: [${pick(headings).toLowerCase().split(/\W+/).filter(Boolean).slice(0, 2).join(', ')}]\n---\n`,
+      `# ${pick(headings)}\n`,
+    ];
     let size = parts[0]!.length + parts[1]!.length;
     while (size < NOTE_BYTES) {
       if (random() < 0.2) {

@@ -38,7 +38,9 @@ docs.forEach((doc, i) => {
 });
 db.exec('COMMIT');
 store.close();
-process.stdout.write(`${JSON.stringify({ documents: docs.length, chunks, ms: Math.round(performance.now() - started) })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ documents: docs.length, chunks, ms: Math.round(performance.now() - started) })}\n`,
+);
 
 /** The same function as stand-in-embedder.ts's, normalized (the peer stores what it is given). */
 function bagOfWords(text, n) {

@@ -333,7 +333,12 @@ export class SqliteStore implements Store {
    * so its memory is the page cache, not the corpus. It is a manual transaction rather than
    * `db.transaction()` only so the failpoint can be awaited inside it.
    */
-  private async write(run: bigint, started: number, scans: CollectionScan[], before: (now: string) => void): Promise<IndexReport> {
+  private async write(
+    run: bigint,
+    started: number,
+    scans: CollectionScan[],
+    before: (now: string) => void,
+  ): Promise<IndexReport> {
     const counts: WriteCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
     try {
       this.guard(() => this.db.exec('BEGIN IMMEDIATE'));

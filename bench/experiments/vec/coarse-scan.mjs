@@ -47,7 +47,9 @@ function INDEXLESS() {
 }
 const truthSql = db.prepare('SELECT id FROM v ORDER BY vec_distance_cosine(vector, ?) LIMIT 10');
 const truth = queries.map((q) => new Set(truthSql.all(blob(q)).map((r) => r.id)));
-const rescore = db.prepare('SELECT id FROM v WHERE id IN (SELECT value FROM json_each(?)) ORDER BY vec_distance_cosine(vector, ?) LIMIT 10');
+const rescore = db.prepare(
+  'SELECT id FROM v WHERE id IN (SELECT value FROM json_each(?)) ORDER BY vec_distance_cosine(vector, ?) LIMIT 10',
+);
 
 function popcount(x) {
   x -= (x >>> 1) & 0x55555555;
@@ -73,10 +75,19 @@ function jsCoarse(q, c) {
   for (let i = 0; i < N && found.length < c; i++) if (dist[i] <= cut) found.push(ids[i]);
   return found;
 }
-const sqlCoarse = (q, c) => db.prepare(`SELECT id FROM codes ORDER BY vec_distance_hamming(vec_bit(code), vec_quantize_binary(vec_f32(?))) LIMIT ${c}`).all(blob(q)).map((r) => r.id);
+const sqlCoarse = (q, c) =>
+  db
+    .prepare(
+      `SELECT id FROM codes ORDER BY vec_distance_hamming(vec_bit(code), vec_quantize_binary(vec_f32(?))) LIMIT ${c}`,
+    )
+    .all(blob(q))
+    .map((r) => r.id);
 
 const rows = [];
-for (const [name, coarse] of [['js', jsCoarse], ['sql', sqlCoarse]]) {
+for (const [name, coarse] of [
+  ['js', jsCoarse],
+  ['sql', sqlCoarse],
+]) {
   for (const c of CANDIDATES) {
     const times = [];
     const coarseTimes = [];
@@ -90,8 +101,15 @@ for (const [name, coarse] of [['js', jsCoarse], ['sql', sqlCoarse]]) {
       coarseTimes.push(t2 - t);
       hit += top.filter((id) => truth[j].has(id)).length;
     }
-    rows.push({ name: `${name === 'js' ? 'bit codes in memory, popcount in JS' : 'bit codes in a plain table, ORDER BY vec_distance_hamming LIMIT'} C=${c} + exact re-score`, times, coarseTimes, recall: hit / (10 * Q) });
-    process.stderr.write(`[coarse] ${name} C=${c}: recall ${(hit / (10 * Q)).toFixed(3)} p50 ${fmt(quantile(times, 0.5))}\n`);
+    rows.push({
+      name: `${name === 'js' ? 'bit codes in memory, popcount in JS' : 'bit codes in a plain table, ORDER BY vec_distance_hamming LIMIT'} C=${c} + exact re-score`,
+      times,
+      coarseTimes,
+      recall: hit / (10 * Q),
+    });
+    process.stderr.write(
+      `[coarse] ${name} C=${c}: recall ${(hit / (10 * Q)).toFixed(3)} p50 ${fmt(quantile(times, 0.5))}\n`,
+    );
   }
 }
 const lines = [
@@ -101,7 +119,10 @@ const lines = [
   '',
   '| search | p50 ms | p95 ms | coarse pass p50 ms | recall@10 |',
   '|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.name} | ${fmt(quantile(r.times, 0.5))} | ${fmt(quantile(r.times, 0.95))} | ${fmt(quantile(r.coarseTimes, 0.5))} | ${r.recall.toFixed(3)} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.name} | ${fmt(quantile(r.times, 0.5))} | ${fmt(quantile(r.times, 0.95))} | ${fmt(quantile(r.coarseTimes, 0.5))} | ${r.recall.toFixed(3)} |`,
+  ),
   '',
 ];
 process.stdout.write(lines.join('\n'));

@@ -29,7 +29,6 @@ const loadStart = loadAverage();
 const queries = [...clustered(Q, D, 99)];
 const vectors = () => clustered(N, D, 1);
 const coll = (i) => `c${i % C}`;
-const rows = [];
 const results = [];
 
 function layout(name, schema, insert, search) {
@@ -57,31 +56,81 @@ const knn = (db, sql, q, ...params) => db.prepare(sql).all(blob(q), ...params);
 layout(
   'plain',
   `CREATE VIRTUAL TABLE v USING vec0(embedding float[${D}] distance_metric=cosine)`,
-  (db) => bulk(db, 'INSERT INTO v(rowid, embedding) VALUES (?, ?)', (function* () { let i = 0; for (const v of vectors()) { yield [BigInt(++i), blob(v)]; } })()),
+  (db) =>
+    bulk(
+      db,
+      'INSERT INTO v(rowid, embedding) VALUES (?, ?)',
+      (function* () {
+        let i = 0;
+        for (const v of vectors()) {
+          yield [BigInt(++i), blob(v)];
+        }
+      })(),
+    ),
   (db, q) => knn(db, `SELECT rowid, distance FROM v WHERE embedding MATCH ? AND k = ${K}`, q),
 );
 layout(
   'partition',
   `CREATE VIRTUAL TABLE v USING vec0(collection TEXT PARTITION KEY, embedding float[${D}] distance_metric=cosine)`,
-  (db) => bulk(db, 'INSERT INTO v(rowid, collection, embedding) VALUES (?, ?, ?)', (function* () { let i = 0; for (const v of vectors()) { yield [BigInt(i + 1), coll(i), blob(v)]; i++; } })()),
-  (db, q, f) => knn(db, `SELECT rowid, distance FROM v WHERE embedding MATCH ? AND k = ${K}${f ? " AND collection = 'c1'" : ''}`, q),
+  (db) =>
+    bulk(
+      db,
+      'INSERT INTO v(rowid, collection, embedding) VALUES (?, ?, ?)',
+      (function* () {
+        let i = 0;
+        for (const v of vectors()) {
+          yield [BigInt(i + 1), coll(i), blob(v)];
+          i++;
+        }
+      })(),
+    ),
+  (db, q, f) =>
+    knn(
+      db,
+      `SELECT rowid, distance FROM v WHERE embedding MATCH ? AND k = ${K}${f ? " AND collection = 'c1'" : ''}`,
+      q,
+    ),
 );
 layout(
   'metadata',
   `CREATE VIRTUAL TABLE v USING vec0(embedding float[${D}] distance_metric=cosine, collection TEXT)`,
-  (db) => bulk(db, 'INSERT INTO v(rowid, collection, embedding) VALUES (?, ?, ?)', (function* () { let i = 0; for (const v of vectors()) { yield [BigInt(i + 1), coll(i), blob(v)]; i++; } })()),
-  (db, q, f) => knn(db, `SELECT rowid, distance FROM v WHERE embedding MATCH ? AND k = ${K}${f ? " AND collection = 'c1'" : ''}`, q),
+  (db) =>
+    bulk(
+      db,
+      'INSERT INTO v(rowid, collection, embedding) VALUES (?, ?, ?)',
+      (function* () {
+        let i = 0;
+        for (const v of vectors()) {
+          yield [BigInt(i + 1), coll(i), blob(v)];
+          i++;
+        }
+      })(),
+    ),
+  (db, q, f) =>
+    knn(
+      db,
+      `SELECT rowid, distance FROM v WHERE embedding MATCH ? AND k = ${K}${f ? " AND collection = 'c1'" : ''}`,
+      q,
+    ),
 );
 layout(
   'per-table',
-  Array.from({ length: C }, (_, c) => `CREATE VIRTUAL TABLE v_c${c} USING vec0(embedding float[${D}] distance_metric=cosine);`).join('\n'),
+  Array.from(
+    { length: C },
+    (_, c) => `CREATE VIRTUAL TABLE v_c${c} USING vec0(embedding float[${D}] distance_metric=cosine);`,
+  ).join('\n'),
   (db) => {
-    const statements = Array.from({ length: C }, (_, c) => db.prepare(`INSERT INTO v_c${c}(rowid, embedding) VALUES (?, ?)`));
+    const statements = Array.from({ length: C }, (_, c) =>
+      db.prepare(`INSERT INTO v_c${c}(rowid, embedding) VALUES (?, ?)`),
+    );
     db.exec('BEGIN');
     let i = 0;
     for (const v of vectors()) {
       statements[i % C].run(BigInt(i + 1), blob(v));
-      if (++i % 5000 === 0) { db.exec('COMMIT'); db.exec('BEGIN'); }
+      if (++i % 5000 === 0) {
+        db.exec('COMMIT');
+        db.exec('BEGIN');
+      }
     }
     db.exec('COMMIT');
   },
@@ -90,7 +139,18 @@ layout(
 layout(
   'blob',
   'CREATE TABLE v (id INTEGER PRIMARY KEY, collection TEXT NOT NULL, vector BLOB NOT NULL) STRICT; CREATE INDEX v_by_collection ON v(collection)',
-  (db) => bulk(db, 'INSERT INTO v(id, collection, vector) VALUES (?, ?, ?)', (function* () { let i = 0; for (const v of vectors()) { yield [i + 1, coll(i), blob(v)]; i++; } })()),
+  (db) =>
+    bulk(
+      db,
+      'INSERT INTO v(id, collection, vector) VALUES (?, ?, ?)',
+      (function* () {
+        let i = 0;
+        for (const v of vectors()) {
+          yield [i + 1, coll(i), blob(v)];
+          i++;
+        }
+      })(),
+    ),
   (db, q, f) => {
     // Today's filtered path: every vector of the collection read and compared in JS.
     const found = [];
@@ -113,7 +173,10 @@ const lines = [
   '',
   '| layout | build s | bytes/vector | unfiltered p50 ms | p95 | filtered p50 ms | p95 |',
   '|---|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.name} | ${r.buildS.toFixed(1)} | ${Math.round(r.bytesPerVector)} | ${r.unfiltered ? fmt(r.unfiltered.p50) : '—'} | ${r.unfiltered ? fmt(r.unfiltered.p95) : '—'} | ${r.filtered ? fmt(r.filtered.p50) : '—'} | ${r.filtered ? fmt(r.filtered.p95) : '—'} |`),
+  ...results.map(
+    (r) =>
+      `| ${r.name} | ${r.buildS.toFixed(1)} | ${Math.round(r.bytesPerVector)} | ${r.unfiltered ? fmt(r.unfiltered.p50) : '—'} | ${r.unfiltered ? fmt(r.unfiltered.p95) : '—'} | ${r.filtered ? fmt(r.filtered.p50) : '—'} | ${r.filtered ? fmt(r.filtered.p95) : '—'} |`,
+  ),
   '',
 ];
 process.stdout.write(lines.join('\n'));

@@ -4,10 +4,10 @@
  * noise of the same norm, cosine ≈ 0.7 to its centre); queries are held-out vectors of the
  * same distribution. Real vectors come from a qmd index (`embeddings.vector`).
  */
-import { mkdirSync, rmSync, statSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 
 export const TMP = fileURLToPath(new URL('../../.tmp/vec-experiments/', import.meta.url));
@@ -107,7 +107,9 @@ export function bulk(db, sql, rows, batch = 5000) {
 }
 
 export function loadAverage() {
-  return (globalThis.process?.platform === 'linux' ? require_os().loadavg() : [0, 0, 0]).map((x) => x.toFixed(2)).join(' ');
+  return (globalThis.process?.platform === 'linux' ? require_os().loadavg() : [0, 0, 0])
+    .map((x) => x.toFixed(2))
+    .join(' ');
 }
 function require_os() {
   return createRequire(import.meta.url)('node:os');

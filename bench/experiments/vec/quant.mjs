@@ -31,7 +31,12 @@ let all;
 let D;
 if (INDEX) {
   const src = new DatabaseSync(INDEX, { readOnly: true });
-  all = src.prepare('SELECT vector FROM embeddings ORDER BY id').all().map((r) => new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength)));
+  all = src
+    .prepare('SELECT vector FROM embeddings ORDER BY id')
+    .all()
+    .map(
+      (r) => new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength)),
+    );
   src.close();
   D = all[0].length;
 } else {
@@ -73,7 +78,9 @@ const paths = {
   bit: attach('bit', `CREATE VIRTUAL TABLE q USING vec0(b bit[${D}])`),
   'bit-c': attach('bit-c', `CREATE VIRTUAL TABLE q USING vec0(b bit[${D}])`),
   int8: attach('int8', `CREATE VIRTUAL TABLE q USING vec0(b int8[${D}] distance_metric=cosine)`),
-  ...(SKIP_EXACT_VEC0 ? {} : { exact: attach('exact', `CREATE VIRTUAL TABLE q USING vec0(e float[${D}] distance_metric=cosine)`) }),
+  ...(SKIP_EXACT_VEC0
+    ? {}
+    : { exact: attach('exact', `CREATE VIRTUAL TABLE q USING vec0(e float[${D}] distance_metric=cosine)`) }),
 };
 const insert = {
   float: db.prepare('INSERT INTO v(id, vector) VALUES (?, ?)'),
@@ -112,18 +119,28 @@ for (const v of vectors()) {
   }
 }
 db.exec('COMMIT');
-for (const schema of ['main', 'bit', 'bit_c', 'int8', ...(SKIP_EXACT_VEC0 ? [] : ['exact'])]) db.exec(`PRAGMA ${schema}.wal_checkpoint(TRUNCATE)`);
+for (const schema of ['main', 'bit', 'bit_c', 'int8', ...(SKIP_EXACT_VEC0 ? [] : ['exact'])])
+  db.exec(`PRAGMA ${schema}.wal_checkpoint(TRUNCATE)`);
 
 const k = 10;
 const scanExact = db.prepare('SELECT id FROM v ORDER BY vec_distance_cosine(vector, ?) LIMIT 10');
-const vec0Exact = SKIP_EXACT_VEC0 ? undefined : db.prepare(`SELECT rowid AS id FROM exact.q WHERE e MATCH ? AND k = ${k}`);
+const vec0Exact = SKIP_EXACT_VEC0
+  ? undefined
+  : db.prepare(`SELECT rowid AS id FROM exact.q WHERE e MATCH ? AND k = ${k}`);
 const rescore = db.prepare(
   'SELECT id FROM v WHERE id IN (SELECT value FROM json_each(?)) ORDER BY vec_distance_cosine(vector, ?) LIMIT 10',
 );
 const coarse = {
-  bit: (q, c) => db.prepare(`SELECT rowid AS id FROM bit.q WHERE b MATCH vec_quantize_binary(vec_f32(?)) AND k = ${c}`).all(blob(q)),
-  'bit-c': (q, c) => db.prepare(`SELECT rowid AS id FROM bit_c.q WHERE b MATCH vec_quantize_binary(vec_f32(?)) AND k = ${c}`).all(blob(centred(q))),
-  int8: (q, c) => db.prepare(`SELECT rowid AS id FROM int8.q WHERE b MATCH vec_quantize_int8(vec_f32(?), 'unit') AND k = ${c}`).all(blob(q)),
+  bit: (q, c) =>
+    db.prepare(`SELECT rowid AS id FROM bit.q WHERE b MATCH vec_quantize_binary(vec_f32(?)) AND k = ${c}`).all(blob(q)),
+  'bit-c': (q, c) =>
+    db
+      .prepare(`SELECT rowid AS id FROM bit_c.q WHERE b MATCH vec_quantize_binary(vec_f32(?)) AND k = ${c}`)
+      .all(blob(centred(q))),
+  int8: (q, c) =>
+    db
+      .prepare(`SELECT rowid AS id FROM int8.q WHERE b MATCH vec_quantize_int8(vec_f32(?), 'unit') AND k = ${c}`)
+      .all(blob(q)),
 };
 
 log('ground truth (exact scan of the float copy)');
@@ -135,7 +152,12 @@ for (const q of queries) {
   scanTimes.push(r.ms);
 }
 const rows = [];
-rows.push({ name: 'exact: scan of the float BLOBs in SQL (vec_distance_cosine)', times: scanTimes, recall: 1, bytes: bytesOf(floatPath) });
+rows.push({
+  name: 'exact: scan of the float BLOBs in SQL (vec_distance_cosine)',
+  times: scanTimes,
+  recall: 1,
+  bytes: bytesOf(floatPath),
+});
 if (vec0Exact) {
   const times = [];
   let hit = 0;
@@ -144,7 +166,12 @@ if (vec0Exact) {
     times.push(r.ms);
     hit += r.result.filter((row) => truth[j].has(row.id)).length;
   }
-  rows.push({ name: 'exact: vec0 float KNN (a second float copy)', times, recall: hit / (k * queries.length), bytes: bytesOf(paths.exact) });
+  rows.push({
+    name: 'exact: vec0 float KNN (a second float copy)',
+    times,
+    recall: hit / (k * queries.length),
+    bytes: bytesOf(paths.exact),
+  });
 }
 for (const form of ['bit', 'bit-c', 'int8']) {
   for (const c of CANDIDATES) {
@@ -161,21 +188,36 @@ for (const form of ['bit', 'bit-c', 'int8']) {
       coarseTimes.push(t2 - t);
       hit += top.filter((id) => truth[j].has(id)).length;
     }
-    rows.push({ name: `${form} coarse k=${c} + exact re-score`, times, coarse: coarseTimes, recall: hit / (k * queries.length), bytes: bytesOf(paths[form]) });
+    rows.push({
+      name: `${form} coarse k=${c} + exact re-score`,
+      times,
+      coarse: coarseTimes,
+      recall: hit / (k * queries.length),
+      bytes: bytesOf(paths[form]),
+    });
     log(`${form} k=${c}: recall ${(hit / (k * queries.length)).toFixed(3)}, p50 ${fmt(quantile(times, 0.5))} ms`);
   }
 }
 db.close();
 
-const source = INDEX ? `real tiny-model embeddings from ${INDEX.split('/').slice(-2).join('/')} (${Q} held-out vectors as queries)` : `synthetic clustered vectors (${Q} queries)`;
+const source = INDEX
+  ? `real tiny-model embeddings from ${INDEX.split('/').slice(-2).join('/')} (${Q} held-out vectors as queries)`
+  : `synthetic clustered vectors (${Q} queries)`;
 const lines = [
   `## ${N.toLocaleString('en-US')} vectors × ${D} dims: ${source}`,
   '',
-  `\`node bench/experiments/vec/quant.mjs ${argv.slice(2).join(' ')}\` on Node ${process.version}, sqlite-vec 0.1.9; load ${loadStart} at start, ${loadAverage()} at end. Build: ${Object.entries(buildMs).map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)} s`).join(', ')}.`,
+  `\`node bench/experiments/vec/quant.mjs ${argv.slice(2).join(' ')}\` on Node ${process.version}, sqlite-vec 0.1.9; load ${loadStart} at start, ${loadAverage()} at end. Build: ${Object.entries(
+    buildMs,
+  )
+    .map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)} s`)
+    .join(', ')}.`,
   '',
   '| search | p50 ms | p95 ms | coarse pass p50 ms | recall@10 | bytes/vector of its table |',
   '|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.name} | ${fmt(quantile(r.times, 0.5))} | ${fmt(quantile(r.times, 0.95))} | ${r.coarse ? fmt(quantile(r.coarse, 0.5)) : '—'} | ${r.recall.toFixed(3)} | ${Math.round(r.bytes / N)} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.name} | ${fmt(quantile(r.times, 0.5))} | ${fmt(quantile(r.times, 0.95))} | ${r.coarse ? fmt(quantile(r.coarse, 0.5)) : '—'} | ${r.recall.toFixed(3)} | ${Math.round(r.bytes / N)} |`,
+  ),
   '',
 ];
 process.stdout.write(lines.join('\n'));

@@ -45,7 +45,14 @@ async function main() {
     const { db } = open(file);
     db.exec('CREATE TABLE v (id INTEGER PRIMARY KEY, vector BLOB NOT NULL) STRICT');
     db.exec('CREATE VIRTUAL TABLE v_knn USING vec0(embedding float[64] distance_metric=cosine)');
-    bulk(db, 'INSERT INTO v(id, vector) VALUES (?, ?)', (function* () { let i = 0; for (const v of clustered(N, 64, 1)) yield [++i, blob(v)]; })());
+    bulk(
+      db,
+      'INSERT INTO v(id, vector) VALUES (?, ?)',
+      (function* () {
+        let i = 0;
+        for (const v of clustered(N, 64, 1)) yield [++i, blob(v)];
+      })(),
+    );
     db.exec('INSERT INTO v_knn(rowid, embedding) SELECT id, vector FROM v');
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     db.close();
@@ -84,7 +91,12 @@ async function main() {
   let next = 0;
   const pending = new Map();
   worker.on('message', (m) => pending.get(m.id)?.(m));
-  const ask = (message) => new Promise((resolve) => { const id = ++next; pending.set(id, resolve); worker.postMessage({ ...message, id }); });
+  const ask = (message) =>
+    new Promise((resolve) => {
+      const id = ++next;
+      pending.set(id, resolve);
+      worker.postMessage({ ...message, id });
+    });
   await ask({ kind: 'knn', query, k: 10 }); // warm: the worker's start-up and first open
   for (const [name, message] of [
     ['JS scan of the BLOBs, in a worker (own read-only connection)', { kind: 'scan', query, k: 10 }],
@@ -96,7 +108,9 @@ async function main() {
       const { createRequire } = await import('node:module');
       const db = new DatabaseSync(path, { readOnly: true, allowExtension: true });
       db.loadExtension(createRequire(import.meta.url)('sqlite-vec').getLoadablePath());
-      const r = await window(() => db.prepare('SELECT rowid, distance FROM v_knn WHERE embedding MATCH ? AND k = 100').all(query).length);
+      const r = await window(
+        () => db.prepare('SELECT rowid, distance FROM v_knn WHERE embedding MATCH ? AND k = 100').all(query).length,
+      );
       rows.push([name, r.ms, r.worst]);
       db.close();
       continue;
@@ -125,9 +139,16 @@ async function main() {
   clearInterval(probe);
   // 5. process.exit() with a worker inside a native call
   const t = Date.now();
-  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--n', String(N), '--native-rows', String(NATIVE), '--child-exit'], { encoding: 'utf8' });
+  const child = spawnSync(
+    process.execPath,
+    [fileURLToPath(import.meta.url), '--n', String(N), '--native-rows', String(NATIVE), '--child-exit'],
+    { encoding: 'utf8' },
+  );
   const called = Number(/exit-called (\d+)/.exec(child.stderr)?.[1]);
-  terminations.push(['process.exit() while a worker is inside a native call: exit() → process gone', Date.now() - called]);
+  terminations.push([
+    'process.exit() while a worker is inside a native call: exit() → process gone',
+    Date.now() - called,
+  ]);
   void t;
 
   const lines = [
@@ -135,7 +156,7 @@ async function main() {
     '',
     `\`node bench/experiments/worker/awake.mjs --n ${N}\` on Node ${process.version}; load ${loadStart} at start, ${loadAverage()} at end.`,
     '',
-    '| where the query runs | call ms (main thread\'s view) | longest main-thread loop block ms |',
+    "| where the query runs | call ms (main thread's view) | longest main-thread loop block ms |",
     '|---|---|---|',
     ...rows.map(([n, ms, w]) => `| ${n} | ${fmt(ms)} | ${fmt(w)} |`),
     '',

@@ -21,7 +21,13 @@ parentPort.on('message', (message) => {
 export function run(message) {
   if (message.kind === 'scan') return scan(db, message.query, message.k);
   if (message.kind === 'knn') {
-    return db.prepare(`SELECT rowid, distance FROM v_knn WHERE embedding MATCH ? AND k = ${message.k}`).all(message.query).length;
+    return db
+      .prepare(`SELECT rowid, distance FROM v_knn WHERE embedding MATCH ? AND k = ${message.k}`)
+      .all(message.query).length;
   }
-  return db.prepare(`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ${message.n}) SELECT count(*) AS n FROM c`).get().n;
+  return db
+    .prepare(
+      `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ${message.n}) SELECT count(*) AS n FROM c`,
+    )
+    .get().n;
 }

@@ -1,6 +1,8 @@
 /** Today's filtered vector search, in miniature: every BLOB vector read and compared in JS. */
 export function scan(db, queryBytes, k) {
-  const q = new Float32Array(queryBytes.buffer.slice(queryBytes.byteOffset, queryBytes.byteOffset + queryBytes.byteLength));
+  const q = new Float32Array(
+    queryBytes.buffer.slice(queryBytes.byteOffset, queryBytes.byteOffset + queryBytes.byteLength),
+  );
   const found = [];
   for (const row of db.prepare('SELECT id, vector FROM v').iterate()) {
     const b = row.vector;
