@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CollectionScan, KnownFile } from './scan.js';
+import type { CollectionScan, KnownFile, ReadFile } from './scan.js';
 import type { Sqlite } from './sqlite.js';
 
 export interface WriteCounts {
@@ -10,10 +10,13 @@ export interface WriteCounts {
 }
 
 /**
- * The write phase of indexing: applies read-phase results with prepared statements. The
- * caller wraps every call in one transaction. The rows are re-read here, inside the write
- * lock, so a scan computed while another process updated the same collection still applies
- * cleanly (upsert by path, delete what is gone).
+ * Indexing in bounded memory (docs/design.md §8.5). The read phase hands each batch of files
+ * to `stage`, which parks it in a TEMP table (this connection's own temporary file: no lock
+ * on the index, nothing left in the heap); the write phase, in the caller's one transaction,
+ * streams the staged rows into the index (`apply`) and deletes what is gone (`finish`). Rows
+ * are looked up by (collection, path) through the index, never as a map of the collection,
+ * and re-read inside the write lock, so a scan computed while another process updated the
+ * same collection still applies cleanly (upsert by path, delete what is gone).
  */
 export class IndexWriter {
   private readonly selectKnown;
@@ -26,13 +29,28 @@ export class IndexWriter {
   private readonly docidTaken;
   private readonly touchCollection;
   private readonly deleteOrphanContent;
+  private readonly insertStaged;
+  private readonly selectStaged;
+  private readonly clearStaged;
+  private runs = 0;
 
-  constructor(db: Sqlite) {
-    this.selectKnown = db.prepare<[string], { path: string; mtime_ms: number; size: number; hash: string }>(
-      'SELECT path, mtime_ms, size, hash FROM documents WHERE collection = ?',
+  constructor(private readonly db: Sqlite) {
+    db.exec(`CREATE TEMP TABLE IF NOT EXISTS staged (
+      seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, collection TEXT NOT NULL, path TEXT NOT NULL, mtime_ms REAL NOT NULL,
+      size INTEGER NOT NULL, hash TEXT NOT NULL, text TEXT, title TEXT)`);
+    this.insertStaged = db.prepare<[bigint, string, string, number, number, string, string | null, string | null]>(
+      'INSERT INTO temp.staged (run, collection, path, mtime_ms, size, hash, text, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    this.selectRows = db.prepare<[string], { id: number; path: string; hash: string }>(
-      'SELECT id, path, hash FROM documents WHERE collection = ?',
+    this.selectStaged = db.prepare<
+      [bigint, string],
+      { path: string; mtime_ms: number; size: number; hash: string; text: string | null; title: string | null }
+    >('SELECT path, mtime_ms, size, hash, text, title FROM temp.staged WHERE run = ? AND collection = ? ORDER BY seq');
+    this.clearStaged = db.prepare<[bigint]>('DELETE FROM temp.staged WHERE run = ?');
+    this.selectKnown = db.prepare<[string, string], { id: number; mtime_ms: number; size: number; hash: string }>(
+      'SELECT id, mtime_ms, size, hash FROM documents WHERE collection = ? AND path = ?',
+    );
+    this.selectRows = db.prepare<[string], { id: number; path: string }>(
+      'SELECT id, path FROM documents WHERE collection = ?',
     );
     this.insertContent = db.prepare<[string, string]>('INSERT OR IGNORE INTO content (hash, body) VALUES (?, ?)');
     this.insertDocument = db.prepare<[string, string, string, string, string, number, number, string]>(
@@ -54,18 +72,48 @@ export class IndexWriter {
     );
   }
 
-  /** What the index has for a collection, so the read phase can skip unchanged files. */
-  known(collection: string): Map<string, KnownFile> {
-    const rows = this.selectKnown.all(collection);
-    return new Map(rows.map((row) => [row.path, { mtimeMs: row.mtime_ms, size: row.size, hash: row.hash }]));
+  /** What the index has for one file, so the read phase can skip it unchanged. */
+  known(collection: string, path: string): KnownFile | undefined {
+    const row = this.selectKnown.get(collection, path);
+    return row === undefined ? undefined : { mtimeMs: row.mtime_ms, size: row.size, hash: row.hash };
   }
 
-  apply(scan: CollectionScan, now: string): WriteCounts {
-    const counts: WriteCounts = { added: 0, updated: 0, removed: 0, unchanged: scan.unchangedByStat };
-    if (scan.skipped) return counts;
-    const current = new Map(this.selectRows.all(scan.collection).map((row) => [row.path, row]));
-    for (const file of scan.read) {
-      const row = current.get(file.path);
+  /** Parks a batch of read files until the write phase (outside any transaction on the index). */
+  /** A key for one command's staged files: two commands on one store never mix theirs. */
+  newRun(): bigint {
+    return BigInt(++this.runs);
+  }
+
+  stage(run: bigint, collection: string, files: readonly ReadFile[]): void {
+    this.db.exec('BEGIN');
+    try {
+      for (const f of files) {
+        this.insertStaged.run(run, collection, f.path, f.mtimeMs, f.size, f.hash, f.text ?? null, f.title ?? null);
+      }
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Empties the staging table (after COMMIT or ROLLBACK). */
+  unstage(run: bigint): void {
+    if (this.db.isOpen) this.clearStaged.run(run);
+  }
+
+  /** Applies a collection's staged files (inside the caller's transaction), adding to `counts`. */
+  apply(run: bigint, collection: string, now: string, counts: WriteCounts): void {
+    for (const staged of this.selectStaged.iterate(run, collection)) {
+      const file = {
+        path: staged.path,
+        mtimeMs: staged.mtime_ms,
+        size: staged.size,
+        hash: staged.hash,
+        text: staged.text ?? undefined,
+        title: staged.title ?? undefined,
+      };
+      const row = this.selectKnown.get(collection, file.path);
       if (row !== undefined && row.hash === file.hash) {
         this.touchDocument.run(file.mtimeMs, file.size, row.id);
         counts.unchanged++;
@@ -76,21 +124,25 @@ export class IndexWriter {
       if (file.text === undefined || file.title === undefined) continue;
       this.insertContent.run(file.hash, file.text);
       if (row === undefined) {
-        const docid = this.newDocid(scan.collection, file.path);
-        this.insertDocument.run(scan.collection, file.path, docid, file.title, file.hash, file.mtimeMs, file.size, now);
+        const docid = this.newDocid(collection, file.path);
+        this.insertDocument.run(collection, file.path, docid, file.title, file.hash, file.mtimeMs, file.size, now);
         counts.added++;
       } else {
         this.updateDocument.run(file.title, file.hash, file.mtimeMs, file.size, now, row.id);
         counts.updated++;
       }
     }
-    for (const [path, row] of current) {
-      if (scan.found.has(path)) continue;
-      this.deleteDocument.run(row.id);
-      counts.removed++;
-    }
+  }
+
+  /** After the last batch: deletes the rows of files no longer found, and stamps the collection. */
+  finish(scan: CollectionScan, now: string, counts: WriteCounts): void {
+    counts.unchanged += scan.unchangedByStat;
+    if (scan.skipped) return;
+    const gone: number[] = [];
+    for (const row of this.selectRows.iterate(scan.collection)) if (!scan.found.has(row.path)) gone.push(row.id);
+    for (const id of gone) this.deleteDocument.run(id);
+    counts.removed += gone.length;
     this.touchCollection.run(now, scan.collection);
-    return counts;
   }
 
   collectOrphanContent(): void {

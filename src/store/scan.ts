@@ -25,7 +25,7 @@ export interface ReadFile {
   title?: string;
 }
 
-/** The read phase's result for one collection, applied later in one transaction. */
+/** The read phase's account of one collection; the files themselves went to `onBatch`. */
 export interface CollectionScan {
   collection: string;
   /** The root could not be listed: the collection is left exactly as it is. */
@@ -34,7 +34,6 @@ export interface CollectionScan {
   listed: number;
   /** Every file the mask matched inside the root, readable or not. */
   found: Set<string>;
-  read: ReadFile[];
   /** Same mtime and size as indexed: not even read. */
   unchangedByStat: number;
   errors: Array<{ file: string; error: string }>;
@@ -45,12 +44,23 @@ export const maxFileBytes = 10 * 1024 * 1024;
 
 /** How many files are read between two turns of the event loop (progress, abort signals). */
 const batch = 256;
+/**
+ * The most text held before it is handed to `onBatch`: with `batch`, the bound on what the
+ * read phase keeps in memory whatever the corpus (docs/design.md §8.5).
+ */
+export const maxBatchBytes = 8 * 1024 * 1024;
 
 export interface ScanInput {
   collection: string;
   root: string;
   mask: string;
-  known: Map<string, KnownFile>;
+  /** What the index has for a file (looked up one file at a time: no map of the collection). */
+  known: (path: string) => KnownFile | undefined;
+  /**
+   * Receives the files read, in batches of at most `batch` files or `maxBatchBytes` of text,
+   * and writes them (synchronously); nothing keeps them afterwards.
+   */
+  onBatch: (files: ReadFile[]) => void;
   onProgress?: ((progress: IndexProgress) => void) | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -70,7 +80,6 @@ export async function scanCollection(input: ScanInput): Promise<CollectionScan> 
     skipped: false,
     listed: 0,
     found: new Set(),
-    read: [],
     unchangedByStat: 0,
     errors: [],
   };
@@ -95,18 +104,32 @@ export async function scanCollection(input: ScanInput): Promise<CollectionScan> 
   const total = paths.length;
   result.listed = total;
   input.onProgress?.({ collection, done: 0, total });
+  let pending: ReadFile[] = [];
+  let pendingBytes = 0;
+  const flush = (): void => {
+    if (pending.length === 0) return;
+    const files = pending;
+    pending = [];
+    pendingBytes = 0;
+    input.onBatch(files);
+  };
   for (let i = 0; i < total; i++) {
     if (i % batch === 0 && i > 0) {
+      flush();
       await new Promise<void>((resolve) => setImmediate(resolve));
       input.onProgress?.({ collection, done: i, total });
     }
     throwIfAborted(input.signal);
     const relative = paths[i] as string;
     try {
-      const file = readOne(root, relative, known.get(relative));
+      const file = readOne(root, relative, known(relative));
       result.found.add(relative);
       if (file === undefined) result.unchangedByStat++;
-      else result.read.push(file);
+      else {
+        pending.push(file);
+        pendingBytes += file.size;
+        if (pendingBytes >= maxBatchBytes) flush();
+      }
     } catch (error) {
       if (error instanceof OutsideRoot) {
         result.errors.push({ file: path.join(root, relative), error: error.message });
@@ -118,6 +141,7 @@ export async function scanCollection(input: ScanInput): Promise<CollectionScan> 
       result.errors.push({ file: path.join(root, relative), error: describe(error) });
     }
   }
+  flush();
   input.onProgress?.({ collection, done: total, total });
   return result;
 }

@@ -114,14 +114,9 @@ export class SqliteStore implements Store {
       this.collections.refuseDuplicate(name, real);
       return { real, name, mask };
     });
-    const scan = await scanCollection({
-      collection: name,
-      root: real,
-      mask,
-      known: new Map(),
-      onProgress: options.onProgress,
-    });
-    return this.write(started, [scan], (now) => {
+    const run = this.guard(() => this.writer.newRun());
+    const scan = await this.scan(run, { name, root: real, mask }, { onProgress: options.onProgress });
+    return this.write(run, started, [scan], (now) => {
       // Checked again under the write lock: another process may have added it meanwhile.
       this.collections.refuseDuplicate(name, real);
       this.collections.add({ name, root: real, mask }, now);
@@ -143,22 +138,12 @@ export class SqliteStore implements Store {
     const targets = this.guard(() => {
       this.requireWritable();
       if (options.signal?.aborted) throw new QmdError('ABORTED', 'Indexing was cancelled; the index is unchanged');
-      return this.collections.all().map((row) => ({ ...row, known: this.writer.known(row.name) }));
+      return this.collections.all();
     });
+    const run = this.guard(() => this.writer.newRun());
     const scans: CollectionScan[] = [];
-    for (const target of targets) {
-      scans.push(
-        await scanCollection({
-          collection: target.name,
-          root: target.root,
-          mask: target.mask,
-          known: target.known,
-          onProgress: options.onProgress,
-          signal: options.signal,
-        }),
-      );
-    }
-    return this.write(started, scans, () => {});
+    for (const target of targets) scans.push(await this.scan(run, target, options));
+    return this.write(run, started, scans, () => {});
   }
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
@@ -321,24 +306,54 @@ export class SqliteStore implements Store {
   }
 
   /**
+   * The read phase of one collection: its files are staged batch by batch as they are read
+   * (`IndexWriter.stage`), so memory holds one batch, not the corpus (docs/design.md §8.5).
+   * No lock on the index is held while files are read.
+   */
+  private async scan(
+    run: bigint,
+    target: { name: string; root: string; mask: string },
+    options: { onProgress?: ProgressFn | undefined; signal?: AbortSignal | undefined },
+  ): Promise<CollectionScan> {
+    try {
+      return await scanCollection({
+        collection: target.name,
+        root: target.root,
+        mask: target.mask,
+        known: (path) => this.guard(() => this.writer.known(target.name, path)),
+        onBatch: (files) => this.guard(() => this.writer.stage(run, target.name, files)),
+        onProgress: options.onProgress,
+        signal: options.signal,
+      });
+    } catch (error) {
+      this.writer.unstage(run);
+      throw error;
+    }
+  }
+
+  /**
    * The write phase: one `BEGIN IMMEDIATE` transaction for every collection scanned, so an
    * update is all or nothing — a crash or SIGKILL before COMMIT leaves the previous index
-   * (WAL frames of an uncommitted transaction are ignored on the next open). It is a manual
-   * transaction rather than `db.transaction()` only so the failpoint can be awaited inside it.
+   * (WAL frames of an uncommitted transaction are ignored on the next open). The staged files
+   * are streamed in from the TEMP table; SQLite spills a large transaction's pages to the WAL,
+   * so its memory is the page cache, not the corpus. It is a manual transaction rather than
+   * `db.transaction()` only so the failpoint can be awaited inside it.
    */
-  private async write(started: number, scans: CollectionScan[], before: (now: string) => void): Promise<IndexReport> {
+  private async write(
+    run: bigint,
+    started: number,
+    scans: CollectionScan[],
+    before: (now: string) => void,
+  ): Promise<IndexReport> {
     const counts: WriteCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
-    this.guard(() => this.db.exec('BEGIN IMMEDIATE'));
     try {
+      this.guard(() => this.db.exec('BEGIN IMMEDIATE'));
       const now = new Date().toISOString();
       this.guard(() => {
         before(now);
         for (const scan of scans) {
-          const applied = this.writer.apply(scan, now);
-          counts.added += applied.added;
-          counts.updated += applied.updated;
-          counts.removed += applied.removed;
-          counts.unchanged += applied.unchanged;
+          if (!scan.skipped) this.writer.apply(run, scan.collection, now, counts);
+          this.writer.finish(scan, now, counts);
         }
         if (counts.updated + counts.removed > 0) this.writer.collectOrphanContent();
       });
@@ -351,6 +366,8 @@ export class SqliteStore implements Store {
     } catch (error) {
       if (this.db.isOpen && this.db.inTransaction) this.db.exec('ROLLBACK');
       throw error;
+    } finally {
+      this.writer.unstage(run);
     }
     return {
       collections: scans.length,

