@@ -312,8 +312,9 @@ export const sharedServerMachine = setup({
   },
   output: ({ context }) => {
     const exitCode = exitCodeOf(context);
-    const drain = context.drain ?? 'idle';
-    const reason = context.reason ?? 'unknown';
+    // done is reached only after a trigger (reason set) and the drain (drain set).
+    const drain = context.drain!;
+    const reason = context.reason!;
     return {
       exitCode,
       reason,
