@@ -4,7 +4,7 @@
  * the session's from test/model/shared-mutants.ts and issue 24's from
  * test/model/more-mutants.ts) is applied to a fresh copy of the repository in the OS temp dir
  * (node_modules linked, the working tree untouched), and the deterministic tests of test/model
- * run there one file at a time, cheapest first, each stopping at its first failure. A mutant is
+ * run there one file at a time (scenarios, tampering tests, paths, then the pure rules), each stopping at its first failure. A mutant is
  * killed when one fails; the property tests are not run: a kill must not depend on a random
  * draw. The table says which test failed first, which guarantees the oracle named, and how long
  * it took; below it, each rule of both oracles with the first deterministic test that broke it.
@@ -45,22 +45,23 @@ interface Outcome {
 const GUARANTEE = /guarantee "([^"]+)" broken: [^\n]*/g;
 
 /**
- * The deterministic test files, cheapest first, in the order a mutant meets them: the machines'
- * own rules, the scenarios chosen on purpose, the tampering tests, then the generated paths.
+ * The deterministic test files, in the order a mutant meets them: the scenarios chosen on
+ * purpose, the tampering tests, the generated paths (all judged by an oracle, so a kill names the
+ * rule it broke), then the machines' pure rules (machines.test.ts, which names none).
  * The property tests are not among them: a mutant must die by a test that fails every time.
  */
 const LIFECYCLE_FILES = [
-  'test/model/machines.test.ts',
   'test/model/scenarios.test.ts',
   'test/model/oracle.test.ts',
   'test/model/paths.test.ts',
+  'test/model/machines.test.ts',
 ];
 const SHARED_FILES = [
-  'test/model/machines.test.ts',
   'test/model/shared-scenarios.test.ts',
   'test/model/shared-oracle.test.ts',
   'test/model/session-paths.test.ts',
   'test/model/shared-paths.test.ts',
+  'test/model/machines.test.ts',
 ];
 
 function filesFor(mutant: Mutant): string[] {
