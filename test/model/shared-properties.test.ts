@@ -206,6 +206,13 @@ const FIXED_CASES: Command[][] = [
     { kind: 'advance', ms: 7000 },
     { kind: 'advance', ms: 7000 },
   ],
+  // Found by seed 1 (path 197:4:0:2:7:9:11:14:13:13, the 198th run) against the mutant
+  // idle-exit-drops-exit-code (test/model/more-mutants.ts); seed 2 missed it in all 500 runs.
+  [
+    { kind: 'exitCode', code: '5' },
+    { kind: 'advance', ms: 7000 },
+    { kind: 'advance', ms: 1 },
+  ],
 ];
 
 describe('random interleavings against the real shared host', () => {
