@@ -4,11 +4,11 @@
  * the session's from test/model/shared-mutants.ts and issue 24's from
  * test/model/more-mutants.ts) is applied to a fresh copy of the repository in the OS temp dir
  * (node_modules linked, the working tree untouched), and the deterministic tests of test/model
- * run there one file at a time (scenarios, tampering tests, paths, then the pure rules), each stopping at its first failure. A mutant is
- * killed when one fails; the property tests are not run: a kill must not depend on a random
- * draw. The table says which test failed first, which guarantees the oracle named, and how long
- * it took; below it, each rule of both oracles with the first deterministic test that broke it.
- * Writes test/model/mutants-results.md.
+ * run there one file at a time (scenarios, tampering tests, paths, then the pure rules), each
+ * stopping at its first failure. A mutant is killed when one fails; the property tests are not
+ * run: a kill must not depend on a random draw. The table says which test failed first, which
+ * guarantees the oracle named, and how long it took; below it, each rule of both oracles with
+ * the first deterministic test that broke it. Writes test/model/mutants-results.md.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
