@@ -13,10 +13,11 @@
  * - each trigger followed by each other trigger, in each teardown state, and a third that is a
  *   signal or another source (a second, different signal after a pipe departure).
  *
- * Where the space is bounded, and why: bounds vary one configuration at a time over a 3×3 grid
- * (drain × step), because each is read once, into its own context field, and the oracle checks
- * every step's instant exactly: a pair of bounds has no interaction a single one lacks. Triples
- * of triggers use the 10 trigger kinds as first and second and 3 as third (SIGINT, a stdout
+ * Where the space is bounded, and why: the two bounds form a 3×3 grid (drain × step; the
+ * shared server's five vary one at a time, see ./shared-scenarios.ts): each is read once, into
+ * its own context field, and the oracle checks every step's instant exactly. Triples of
+ * triggers use 7 classes as first (stdin close stands for stdin end, SIGTERM for any signal:
+ * the pairs try them all), the 10 trigger kinds as second and 3 as third (SIGINT, a stdout
  * error, an HTTP stop): once teardown began only signals, a stdout error and an HTTP stop can
  * still be heard (§2.1: stdin, the parent watch and the transport's own close are detached; a
  * second shutdown() is the same call), and SIGINT stands for a signal other than the SIGTERM
