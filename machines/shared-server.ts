@@ -23,7 +23,7 @@ import { assign, enqueueActions, fromPromise, setup, spawnChild } from 'xstate';
 import { errorMessage } from './errors.js';
 import { type SessionOutput, sessionMachine } from './session.js';
 import { teardownWords } from './summary.js';
-import type { ShutdownSignal } from './triggers.js';
+import { normalizeExitCode, type ShutdownSignal } from './triggers.js';
 
 export type ServerTrigger =
   | { type: 'signal.received'; signal: ShutdownSignal; exitCode?: number }
@@ -43,6 +43,12 @@ export interface ServerInput {
   /** Passed to every session. */
   sessionDrainTimeoutMs?: number;
   sessionStepTimeoutMs?: number;
+  /**
+   * Reads the exit code already set (`process.exitCode`), when the idle bound passes: the one
+   * trigger no event carries, so the host cannot stamp it as it does on a signal or a
+   * shutdown(). An earlier non-zero code is kept, as on every other trigger.
+   */
+  readExitCode?: () => unknown;
 }
 
 export interface ServerContext {
@@ -62,6 +68,7 @@ export interface ServerContext {
   stepTimeoutMs: number;
   sessionDrainTimeoutMs: number;
   sessionStepTimeoutMs: number;
+  readExitCode: () => unknown;
 }
 
 export interface ServerOutput {
@@ -156,16 +163,16 @@ export const sharedServerMachine = setup({
     }),
     recordTrigger: assign(({ event }) => {
       const trigger = event as ServerTrigger;
-      const code = trigger.exitCode;
       return {
         reason: describe(trigger),
         triggerType: trigger.type,
-        priorExitCode: typeof code === 'number' && Number.isInteger(code) ? code : 0,
+        priorExitCode: normalizeExitCode(trigger.exitCode),
       };
     }),
     recordIdle: assign(({ context }) => ({
       reason: `idle for ${context.idleTimeoutMs} ms`,
       triggerType: 'shutdown.requested' as const,
+      priorExitCode: normalizeExitCode(context.readExitCode()),
     })),
     endSessions: tellSessions('server.closing'),
     hurrySessions: tellSessions('server.escalated'),
@@ -210,6 +217,7 @@ export const sharedServerMachine = setup({
     stepTimeoutMs: input.stepTimeoutMs ?? DEFAULT_SERVER_STEP_TIMEOUT_MS,
     sessionDrainTimeoutMs: input.sessionDrainTimeoutMs ?? 5000,
     sessionStepTimeoutMs: input.sessionStepTimeoutMs ?? 2000,
+    readExitCode: input.readExitCode ?? (() => undefined),
   }),
   on: {
     // A session that ends, whatever the server is doing, is forgotten.
@@ -304,8 +312,9 @@ export const sharedServerMachine = setup({
   },
   output: ({ context }) => {
     const exitCode = exitCodeOf(context);
-    const drain = context.drain ?? 'idle';
-    const reason = context.reason ?? 'unknown';
+    // done is reached only after a trigger (reason set) and the drain (drain set).
+    const drain = context.drain!;
+    const reason = context.reason!;
     return {
       exitCode,
       reason,

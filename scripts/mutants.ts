@@ -1,17 +1,20 @@
 /**
  * `npm run test:mutants [NAME…]`: proves the generated tests judge the machine.
  * Each hand-written mutant of `machines/` (test/model/mutants.ts, with the shared server's and
- * the session's from test/model/shared-mutants.ts) is applied to a fresh copy
- * of the repository in the OS temp dir (node_modules linked, the working tree untouched), and
- * only the generated tests run there (`vitest run test/model`). A mutant is killed when a test
- * fails; the table says which test failed first (path tests before the property test), which
- * guarantees the oracle named, and how long it took. Writes test/model/mutants-results.md.
+ * the session's from test/model/shared-mutants.ts and issue 24's from
+ * test/model/more-mutants.ts) is applied to a fresh copy of the repository in the OS temp dir
+ * (node_modules linked, the working tree untouched), and the deterministic tests of test/model
+ * run there one file at a time (scenarios, tampering tests, paths, then the pure rules), each
+ * stopping at its first failure. A mutant is killed when one fails; the property tests are not
+ * run: a kill must not depend on a random draw. The table says which test failed first, which
+ * guarantees the oracle named, and how long it took; below it, each rule of both oracles with
+ * the first deterministic test that broke it. Writes test/model/mutants-results.md.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { MUTANTS } from '../test/model/mutants.js';
+import { MUTANTS, type Mutant } from '../test/model/mutants.js';
 import { GUARANTEES } from '../test/model/oracle.js';
 import { SHARED_GUARANTEES } from '../test/model/shared-oracle.js';
 import { mutatedCopy } from '../test/support/mutant-copy.js';
@@ -34,8 +37,6 @@ interface Outcome {
   name: string;
   verdict: 'killed' | 'SURVIVED' | 'ERROR';
   by: string;
-  pathsKilled: boolean;
-  propertyKilled: boolean;
   guarantees: string[];
   message: string;
   seconds: number;
@@ -43,58 +44,81 @@ interface Outcome {
 
 const GUARANTEE = /guarantee "([^"]+)" broken: [^\n]*/g;
 
+/**
+ * The deterministic test files, in the order a mutant meets them: the scenarios chosen on
+ * purpose, the tampering tests, the generated paths (all judged by an oracle, so a kill names the
+ * rule it broke), then the machines' pure rules (machines.test.ts, which names none).
+ * The property tests are not among them: a mutant must die by a test that fails every time.
+ */
+const LIFECYCLE_FILES = [
+  'test/model/scenarios.test.ts',
+  'test/model/oracle.test.ts',
+  'test/model/paths.test.ts',
+  'test/model/machines.test.ts',
+];
+const SHARED_FILES = [
+  'test/model/shared-scenarios.test.ts',
+  'test/model/shared-oracle.test.ts',
+  'test/model/session-paths.test.ts',
+  'test/model/shared-paths.test.ts',
+  'test/model/machines.test.ts',
+];
+
+function filesFor(mutant: Mutant): string[] {
+  const shared = mutant.file === 'machines/shared-server.ts' || mutant.file === 'machines/session.ts';
+  const mine = shared ? SHARED_FILES : LIFECYCLE_FILES;
+  // Then the rest: the shared host uses triggers.ts too.
+  return [
+    ...mine,
+    ...[...LIFECYCLE_FILES, ...SHARED_FILES].filter((f, i, all) => !mine.includes(f) && all.indexOf(f) === i),
+  ];
+}
+
+/** Runs one test file in the mutated copy, stopping at its first failing test; the failures, or null if it could not run. */
+function runFile(dir: string, file: string): Array<{ test: string; text: string }> | null {
+  const out = join(dir, 'vitest-results.json');
+  rmSync(out, { force: true });
+  const child = spawnSync(
+    process.execPath,
+    [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', file, '--bail=1', '--reporter=json', `--outputFile=${out}`],
+    { cwd: dir, encoding: 'utf8', timeout: RUN_LIMIT_MS, env: { ...process.env, QMD_MUTATION: '' } },
+  );
+  if (!existsSync(out)) {
+    console.error(child.error?.message ?? child.stderr.split('\n').slice(-5).join(' '));
+    return null;
+  }
+  const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+  const failed = report.testResults.flatMap((f) =>
+    f.assertionResults
+      .filter((a) => a.status === 'failed')
+      .map((a) => ({ test: a.fullName, text: a.failureMessages.join('\n') })),
+  );
+  // A file that failed to load (a mutant that breaks the import) has a message and no results.
+  for (const f of report.testResults) {
+    if (f.assertionResults.length === 0 && f.message) failed.push({ test: '(file)', text: f.message });
+  }
+  return failed;
+}
+
 function run(name: string): Outcome {
   const mutant = MUTANTS.find((m) => m.name === name)!;
   const dir = mkdtempSync(join(tmpdir(), `qmd-mutant-${name}-`));
   const started = performance.now();
+  const seconds = () => Math.round((performance.now() - started) / 100) / 10;
   try {
     mutatedCopy(ROOT, dir, mutant, COPIED);
-    const out = join(dir, 'vitest-results.json');
-    const child = spawnSync(
-      process.execPath,
-      [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/model', '--reporter=json', `--outputFile=${out}`],
-      { cwd: dir, encoding: 'utf8', timeout: RUN_LIMIT_MS, env: { ...process.env, QMD_MUTATION: '' } },
-    );
-    const seconds = Math.round((performance.now() - started) / 100) / 10;
-    if (!existsSync(out)) {
-      const why = child.error?.message ?? child.stderr.split('\n').slice(-5).join(' ');
-      return {
-        name,
-        verdict: 'ERROR',
-        by: 'no results',
-        pathsKilled: false,
-        propertyKilled: false,
-        guarantees: [],
-        message: why,
-        seconds,
-      };
+    for (const file of filesFor(mutant)) {
+      const failed = runFile(dir, file);
+      if (failed === null) {
+        return { name, verdict: 'ERROR', by: file, guarantees: [], message: 'no results', seconds: seconds() };
+      }
+      const first = failed.find((f) => f.text.includes(' broken: ')) ?? failed[0];
+      if (!first) continue;
+      const guarantees = [...new Set(failed.flatMap((f) => [...f.text.matchAll(GUARANTEE)].map((m) => m[1]!)))];
+      const message = [...first.text.matchAll(GUARANTEE)][0]?.[0] ?? first.text.split('\n')[0]!;
+      return { name, verdict: 'killed', by: `${file} > ${first.test}`, guarantees, message, seconds: seconds() };
     }
-    const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
-    const failed = report.testResults.flatMap((file) =>
-      file.assertionResults
-        .filter((a) => a.status === 'failed')
-        .map((a) => ({ file: file.name, test: a.fullName, text: a.failureMessages.join('\n') })),
-    );
-    // A file that failed to load (a mutant that breaks the import) has a message and no results.
-    for (const file of report.testResults) {
-      if (file.assertionResults.length === 0 && file.message)
-        failed.push({ file: file.name, test: '(file)', text: file.message });
-    }
-    const paths = failed.filter((f) => f.file.endsWith('paths.test.ts'));
-    // The first path test whose failure names a guarantee; else the first that failed at all.
-    const first = paths.find((f) => f.text.includes(' broken: ')) ?? paths[0] ?? failed[0];
-    const guarantees = [...new Set(failed.flatMap((f) => [...f.text.matchAll(GUARANTEE)].map((m) => m[1]!)))];
-    const message = first ? ([...first.text.matchAll(GUARANTEE)][0]?.[0] ?? first.text.split('\n')[0]!) : '';
-    return {
-      name,
-      verdict: first ? 'killed' : 'SURVIVED',
-      by: first ? `${first.file.replace(`${dir}/`, '')} > ${first.test}` : '',
-      pathsKilled: paths.length > 0,
-      propertyKilled: failed.some((f) => f.file.endsWith('properties.test.ts')),
-      guarantees,
-      message,
-      seconds,
-    };
+    return { name, verdict: 'SURVIVED', by: '', guarantees: [], message: '', seconds: seconds() };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -116,11 +140,16 @@ function ruleCoverage(
   const tampered = readFileSync(join(ROOT, tamperingTest), 'utf8');
   const mine = outcomes.filter((o) => files.includes(MUTANTS.find((m) => m.name === o.name)!.file));
   const lines = guarantees.map((g) => {
-    const by = mine.filter((o) => o.guarantees.includes(g)).map((o) => `\`${o.name}\``);
-    if (by.length > 0) return `- "${g}": ${by.join(', ')}`;
-    return `- "${g}": ${tampered.includes(`broken('${g}')`) ? `${tamperingTest} (a tampered host)` : 'NOTHING'}`;
+    const by = mine.filter((o) => o.guarantees.includes(g));
+    if (by.length > 0) {
+      const first = by[0]!.by.replace(/ > .*? > /, ' > ');
+      return `| "${g}" | ${first} | ${by.map((o) => `\`${o.name}\``).join(', ')} |`;
+    }
+    const tamper = tampered.includes(`broken('${g}')`) ? `${tamperingTest} (a tampered host)` : 'NOTHING';
+    return `| "${g}" | ${tamper} | |`;
   });
-  return `Each rule of ${title}, and what made it fail:\n\n${lines.join('\n')}`;
+  const head = '| rule | first deterministic test that broke it | mutants it named |\n|---|---|---|';
+  return `Each rule of ${title}, and the first deterministic test that can break it:\n\n${head}\n${lines.join('\n')}`;
 }
 
 function table(outcomes: Outcome[]): string {
@@ -129,8 +158,6 @@ function table(outcomes: Outcome[]): string {
     [
       `\`${o.name}\``,
       o.verdict,
-      o.pathsKilled ? 'yes' : 'no',
-      o.propertyKilled ? 'yes' : 'no',
       cell(o.by),
       cell(o.guarantees.map((g) => `"${g}"`).join(', ')),
       cell(o.message.length > 260 ? `${o.message.slice(0, 257)}…` : o.message),
@@ -138,8 +165,8 @@ function table(outcomes: Outcome[]): string {
     ].join(' | '),
   );
   return [
-    '| mutant | verdict | paths kill | property kills | first failing test | guarantees named | first message | time |',
-    '|---|---|---|---|---|---|---|---|',
+    '| mutant | verdict | first failing deterministic test | guarantees named | first message | time |',
+    '|---|---|---|---|---|---|',
     ...rows.map((r) => `| ${r} |`),
   ].join('\n');
 }

@@ -150,6 +150,7 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
       stepTimeoutMs: options.stepTimeoutMs,
       sessionDrainTimeoutMs: options.sessionDrainTimeoutMs,
       sessionStepTimeoutMs: options.sessionStepTimeoutMs,
+      readExitCode: () => policy.slot.get(),
     },
     clock,
     ...inspectOption(observers),

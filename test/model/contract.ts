@@ -16,6 +16,9 @@ export type Signal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
 /** Where a trigger comes from, as the contract names the ways a client can leave. */
 export type Source = 'stdin.end' | 'stdin.close' | 'stdout' | 'transport' | 'signal' | 'parent' | 'http' | 'shutdown';
 
+/** docs/design.md §2.1: the bounds when none is configured (`stepTimeout` 2000 ms, `drainTimeout` 5000 ms). */
+export const DOCUMENTED_TIMING = { drainMs: 5000, stepMs: 2000 } as const;
+
 export interface Timing {
   drainMs: number;
   stepMs: number;

@@ -9,6 +9,7 @@
  * silently testing nothing.
  */
 
+import { MORE_MUTANTS } from './more-mutants.js';
 import { FAST_SHARED_MUTANTS, SHARED_MUTANTS } from './shared-mutants.js';
 
 export interface Edit {
@@ -330,8 +331,8 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
   },
 ];
 
-/** The lifecycle's, then the shared server's and the session's (./shared-mutants.ts). */
-export const MUTANTS: Mutant[] = [...LIFECYCLE_MUTANTS, ...SHARED_MUTANTS];
+/** The lifecycle's, the shared server's and the session's (./shared-mutants.ts), then issue 24's (./more-mutants.ts). */
+export const MUTANTS: Mutant[] = [...LIFECYCLE_MUTANTS, ...SHARED_MUTANTS, ...MORE_MUTANTS];
 
 /** The mutants `npm test` runs (test/mutants/): cheap to kill, one per kind of rule. */
 export const FAST_MUTANTS = [

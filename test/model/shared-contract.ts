@@ -35,6 +35,19 @@ export type Signal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
 export type ConnectionEnd = 'connection.ended' | 'connection.closed' | 'transport.closed';
 export type DrainEnd = 'idle' | 'deadline' | 'cutShort';
 
+/**
+ * The bounds when none is configured: idle 60 s (README, `QMD_SHARED_IDLE_MS`); the server's
+ * drain 10 s, longer than a session's own bounds so they end first, and its steps 2 s; a
+ * session's drain and steps as the lifecycle's, 5 s and 2 s (docs/design.md §2.2).
+ */
+export const DOCUMENTED_SHARED_TIMING = {
+  idleMs: 60_000,
+  drainMs: 10_000,
+  stepMs: 2000,
+  sessionDrainMs: 5000,
+  sessionStepMs: 2000,
+} as const;
+
 export interface SharedTiming {
   idleMs: number;
   drainMs: number;

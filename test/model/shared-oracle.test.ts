@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { SERVER_WORLD } from './shared-model.js';
 import type { SharedGuarantee } from './shared-oracle.js';
-import { act, advance, open, serverWorld, settleStep, startHandler, type World } from './shared-perform.js';
+import { act, advance, endSession, open, serverWorld, settleStep, startHandler, type World } from './shared-perform.js';
 
 const broken = (guarantee: SharedGuarantee) => `guarantee "${guarantee}" broken: `;
 
@@ -272,6 +272,16 @@ describe('the shared oracle names what a broken host does', () => {
     await toDone(w);
     w.h.clock.setTimeout(() => {}, 60_000, { unref: true });
     expect(() => w.oracle.check(w.h)).toThrow(broken('only the watchdog is left after done'));
+  });
+
+  it('the store left alone once the last session is done', async () => {
+    const w = serverWorld();
+    const id = (await open(w))!;
+    await signal(w);
+    await settleStep(w, 'closeListener', true);
+    await endSession(w, id);
+    remove(w, 'disposeStore');
+    expect(() => w.oracle.check(w.h)).toThrow(broken('the store is disposed once every session is done'));
   });
 
   it('and passes the same runs untouched', async () => {
