@@ -19,7 +19,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStore, type SearchHit, type Store } from '../src/store/index.js';
-import { DEFAULT_NOTES } from '../test/support/qmd.js';
+import { DEFAULT_NOTES } from '../test/support/notes.js';
 import { cachedCorpus } from './lib/corpus.js';
 import { tinyModel } from './lib/fixture.js';
 import { ROOT, TMP } from './lib/paths.js';

@@ -1,5 +1,5 @@
 /**
- * A client that never reads (issue 22.3): what it costs the processes it talks to, and what it
+ * A client that never reads (docs/design.md §2.2): what it costs the processes it talks to, and what it
  * costs another client of the same shared server.
  *
  *   npm run build && npx tsx bench/stalled-reader.ts [--before DIST/qmd.mjs] [--queries 20000] [--samples 30]
@@ -8,7 +8,7 @@
  * notes match) and never reads its stdout. For plain `qmd mcp`, and for `--shared` (its relay,
  * and the shared server), the peak RSS (VmHWM) is read once the process has stopped reading the
  * stalled client (its "not reading its replies" warning), or, for a build that never stops (the
- * one before issue 22), once RSS has not grown for 3 s or 90 s have passed. Meanwhile another
+ * one before backpressure on stalled readers), once RSS has not grown for 3 s or 90 s have passed. Meanwhile another
  * client of the shared server runs `--samples` queries one after another; its p50 is compared
  * with the same client's p50 before the stall (goal ≤ 1.5×). With `--before`, the same is run
  * against an older build for the "before" column. Prints a table, writes

@@ -6,7 +6,7 @@
  *   npx tsx scripts/build.ts            # dist/qmd.mjs, dist/chunks/*.mjs (+ .map), dist/chunks/qmd-mcp-*.cjs
  *   npx tsx scripts/build.ts --analyze  # also prints what each output is made of
  *
- * Why a bundle (issue 13): `qmd mcp` loaded 197 modules through Node's ESM loader before it
+ * Why a bundle (start-up time, README's goals): `qmd mcp` loaded 197 modules through Node's ESM loader before it
  * could answer `initialize` (97 of them zod's), and resolving, reading and linking them cost
  * more than running them. One file per entry answered in 0.97× the bare SDK server's time
  * where the tsc output took 1.37× (15 interleaved rounds each, Node 20, load ~7).

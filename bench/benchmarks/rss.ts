@@ -22,7 +22,7 @@ import type { Benchmark, BenchmarkReport, Goal } from '../lib/types.js';
 /** Idle this long after the handshake (and query) before reading: start-up garbage has had a chance to go. */
 const SETTLE_MS = 250;
 
-/** Idle VmRSS of `qmd mcp` before issue 13's bundle (README, Node 20): start-up work must not cost memory. */
+/** Idle VmRSS of `qmd mcp` before the bundle (README, Node 20): start-up work must not cost memory. */
 const IDLE_BEFORE_MB = 78;
 
 function idleGoal(p50: number | undefined): Goal {

@@ -61,7 +61,7 @@ export const startupBenchmark: Benchmark = {
     const skipped = (name: string) => contenders.find((c) => c.name === name)?.skip;
     return {
       tables: [table],
-      // Issue 13: at most the bare SDK server's time, and at most 0.7× the peer's.
+      // The start-up goal: at most the bare SDK server's time, and at most 0.7× the peer's.
       goals: [
         ratioGoal(`${QMD_IDLE} ÷ bare SDK (p50)`, 1.0, summaries.get(QMD_IDLE), sdk),
         ratioGoal(`${QMD_MODEL} ÷ bare SDK (p50)`, 1.0, summaries.get(QMD_MODEL), sdk, skipped(QMD_MODEL)),

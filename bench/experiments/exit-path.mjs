@@ -1,6 +1,6 @@
 // Experiment (not part of `npm run bench`): what leaving a node process costs, by what it has
 // loaded and by how it leaves. A child loads nothing, the MCP SDK, qmd's modules (SDK, zod,
-// xstate, node:sqlite with a database open; better-sqlite3 before issue 21) or a warm node-llama-cpp model (the tiny test
+// xstate, node:sqlite with a database open; better-sqlite3 before the move to node:sqlite) or a warm node-llama-cpp model (the tiny test
 // model, disposed on EOF as qmd does), then on stdin EOF either lets the event loop drain
 // (what qmd does after `done`) or calls process.exit(0). Timed in the parent from end() to
 // the exit event, interleaved. It explains the "then exit" column of the exit benchmark.

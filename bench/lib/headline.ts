@@ -2,7 +2,7 @@ import { PEER, QMD_IDLE, SDK } from './sessions.js';
 import { formatCell } from './table.js';
 import type { BenchmarkResult, Cell, Table, Unit } from './types.js';
 
-/** The three figures issue 13 is judged by: which benchmark, which of its tables, in what unit. */
+/** The three start-up figures the README's goals are judged by: which benchmark, which of its tables, in what unit. */
 const MEASURES: ReadonlyArray<{ label: string; benchmark: string; table: number; unit: Unit }> = [
   { label: 'spawn → initialize answered', benchmark: 'startup', table: 0, unit: 'ms' },
   { label: 'idle RSS (VmRSS)', benchmark: 'rss', table: 0, unit: 'MB' },

@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { staleBuild as checkBuild } from '../../test/support/stale-build.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -37,21 +38,5 @@ export const BENCH_CACHE_HOME = join(TMP, 'xdg-cache');
  * first; this names the problem when a benchmark is started another way.
  */
 export function staleBuild(): string | undefined {
-  let built: number;
-  try {
-    built = statSync(QMD_BIN).mtimeMs;
-  } catch {
-    return `${QMD_BIN} is missing: run \`npm run build\` (npm run bench does)`;
-  }
-  const newest = (dir: string): number => {
-    let latest = 0;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const file = join(dir, entry.name);
-      if (entry.isDirectory()) latest = Math.max(latest, newest(file));
-      else if (entry.name.endsWith('.ts')) latest = Math.max(latest, statSync(file).mtimeMs);
-    }
-    return latest;
-  };
-  const source = Math.max(newest(join(ROOT, 'src')), newest(join(ROOT, 'machines')));
-  return source > built ? `${QMD_BIN} is older than src/: run \`npm run build\` (npm run bench does)` : undefined;
+  return checkBuild(QMD_BIN, 'run `npm run build` (npm run bench does)');
 }

@@ -48,7 +48,7 @@ export interface LifecycleConfig {
  * A reaped client gets 404 and, per the spec, starts a new session.
  */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
-/** A session is one McpServer and transport: 39 KB of heap, measured (500 built, SDK 1.32.2). */
+/** A session is one McpServer and transport: 39 KB of heap when measured (500 built, on SDK v1). */
 export const DEFAULT_MAX_SESSIONS = 64;
 /**
  * A tool call is a few hundred bytes; the largest legal one (a long `multi_get` pattern, 64
@@ -137,13 +137,13 @@ function readEmbed(options: GlobalOptions, env: NodeJS.ProcessEnv): EmbedConfig 
 }
 
 function readLifecycle(env: NodeJS.ProcessEnv): LifecycleConfig {
-  return defined({
+  return {
     drainTimeoutMs: milliseconds(env, 'QMD_DRAIN_TIMEOUT_MS'),
     stepTimeoutMs: milliseconds(env, 'QMD_STEP_TIMEOUT_MS'),
     watchdogMs: milliseconds(env, 'QMD_EXIT_WATCHDOG_MS'),
     traceFile: envText(env, 'QMD_LIFECYCLE_TRACE'),
     inspectUrl: envText(env, 'QMD_INSPECT'),
-  });
+  };
 }
 
 /**
@@ -177,11 +177,9 @@ function readHttp(env: NodeJS.ProcessEnv): HttpConfig {
 function readShared(env: NodeJS.ProcessEnv): SharedConfig {
   return {
     requested: envText(env, 'QMD_SHARED') === '1',
-    ...defined({
-      idleMs: milliseconds(env, 'QMD_SHARED_IDLE_MS'),
-      connectBoundMs: milliseconds(env, 'QMD_SHARED_CONNECT_MS'),
-      traceFile: envText(env, 'QMD_SHARED_TRACE'),
-    }),
+    idleMs: milliseconds(env, 'QMD_SHARED_IDLE_MS'),
+    connectBoundMs: milliseconds(env, 'QMD_SHARED_CONNECT_MS'),
+    traceFile: envText(env, 'QMD_SHARED_TRACE'),
   };
 }
 
@@ -206,11 +204,6 @@ function whole(
     );
   }
   return value;
-}
-
-/** The object without its undefined properties (exactOptionalPropertyTypes: absent, not undefined). */
-function defined<T extends object>(object: { [K in keyof T]: T[K] | undefined }): T {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as T;
 }
 
 function once<T>(read: () => T): () => T {

@@ -6,7 +6,7 @@ export interface StdoutSink {
 
 /**
  * A write to stdout after the client closed its read end fails with EPIPE, and an unhandled
- * stream 'error' crashes the process (measured with SDK 1.32.2: exit 1). Here it means the
+ * stream 'error' crashes the process (exit 1, as for any uncaught exception). Here it means the
  * client is gone: a trigger, sent once, never a crash. The listener stays for the life of the
  * process, because a later write can fail the same way during teardown.
  */

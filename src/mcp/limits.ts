@@ -18,7 +18,7 @@ export const MAX_COLLECTION_NAME_CHARS = 256;
 /** `multi_get` never returns more text than this in one reply, whatever `maxBytes` asks. */
 export const MAX_BYTES_CEILING = 8 * 1024 * 1024;
 /**
- * The SDK's own guard (`maxToolInputElements`, 1.32.2): counts array elements and object
+ * The SDK's own guard (`maxToolInputElements`): counts array elements and object
  * members before zod runs, so a 10⁶-element `collections` array is refused without being
  * parsed element by element. The largest legal payload is `query`'s: `MAX_COLLECTIONS` names,
  * `MAX_SUB_SEARCHES` sub-searches of two keys each, and its eight keys.

@@ -9,7 +9,7 @@ export type ToolName = 'query' | 'get' | 'multi_get' | 'status';
 /**
  * Runs one tool call as one in-flight unit of the gate, so the lifecycle's drain counts it and
  * escalation can abort it. `requestSignal` is the SDK's `ctx.mcpReq.signal`, which `server.close()`
- * aborts (measured, SDK 1.32.2); the gate's signal fires on that or on `gate.abortAll()`.
+ * aborts (the SDK's `Protocol._onclose`, 2.4.0); the gate's signal fires on that or on `gate.abortAll()`.
  *
  * Whatever `work` does, the promise resolves to a `CallToolResult`: errors become `isError`
  * results, so a bad request never crashes the process nor leaks a stack to the client.

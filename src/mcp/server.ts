@@ -29,7 +29,7 @@ export const CACHE_HINTS = {
  * The `qmd mcp` server: four read-only tools (`query`, `get`, `multi_get`, `status`) and the
  * `qmd://{+path}` resource template, every handler run through `deps.gate`. Not connected:
  * the caller picks the transport (stdio or HTTP) and owns `close()`, which aborts in-flight
- * handlers' signals (SDK 1.32.2).
+ * handlers' signals (the SDK's `Protocol._onclose`, 2.4.0).
  */
 export function createMcpServer(deps: McpDeps): McpServer {
   const server = new McpServer(

@@ -1,5 +1,6 @@
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { errorMessage } from '../errors.js';
+import { JSONRPC_INVALID_REQUEST } from '../jsonrpc.js';
 import type { InflightGate } from '../lifecycle/gate.js';
 import type { Log } from '../log.js';
 import { createLineSplitter } from './lines.js';
@@ -46,7 +47,6 @@ export interface Relay {
 /** JSON-RPC's "server error" range: the request was accepted by nobody who can still answer it. */
 const SERVER_RESTARTED = -32000;
 const CANNOT_SERVE = -32000;
-const INVALID_REQUEST = -32600;
 export const MAX_RELAY_LINE_BYTES = 8 * 1024 * 1024;
 /** Requests read from the client while no server is connected yet; stdin pauses past this. */
 const MAX_QUEUED_LINES = 256;
@@ -230,7 +230,11 @@ export function createRelay(options: RelayOptions): Relay {
     onOversized: (bytes) => {
       log.warn(`refused a request of ${bytes} bytes (the limit is ${options.maxLineBytes ?? MAX_RELAY_LINE_BYTES})`);
       toClient(
-        JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'Request too large' } }),
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: JSONRPC_INVALID_REQUEST, message: 'Request too large' },
+        }),
       );
     },
   });

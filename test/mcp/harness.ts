@@ -94,7 +94,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   await server.connect(serverTransport);
   await client.connect(clientTransport);
   // Listing caches each tool's outputSchema in the client, which then validates every
-  // structuredContent it receives against it (SDK 1.32.2): replies are checked on arrival.
+  // structuredContent it receives against it (SDK 2.4.0's client): replies are checked on arrival.
   await client.listTools();
 
   return {

@@ -17,7 +17,7 @@ import { openStore, type SearchHit, type Store } from '../../src/store/index.js'
 import { bodyWeight, titleWeight } from '../../src/store/search.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { tinyModelPath } from '../support/gguf.js';
-import { DEFAULT_NOTES } from '../support/qmd.js';
+import { DEFAULT_NOTES } from '../support/notes.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
 /** A small vocabulary, so terms land in most notes: the case where FTS5 floors the IDF. */

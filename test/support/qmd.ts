@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { DEFAULT_NOTES } from './notes.js';
 import { type Spawned, spawnProcess } from './spawn.js';
+import { staleBuild } from './stale-build.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   bin: { qmd: string };
@@ -15,6 +17,14 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
  * `test/e2e/packed.test.ts` also checks that the packed tarball holds everything it loads.
  */
 export const QMD_BIN = fileURLToPath(new URL(`../../${pkg.bin.qmd}`, import.meta.url));
+
+export { DEFAULT_NOTES };
+
+// A source change tested without `npm run build` would silently test the old bundle: refuse, in
+// one line, every file that imports this (each spawns QMD_BIN). A check here, not a vitest
+// globalSetup, so unit tests that never run dist/ still run against an unbuilt change.
+const stale = staleBuild(QMD_BIN);
+if (stale !== undefined) throw new Error(stale);
 
 /** A temp directory with a few markdown notes and an index path; `cleanup()` removes it. */
 export function tempWorkspace(notes: Record<string, string> = DEFAULT_NOTES) {
@@ -52,12 +62,6 @@ export function textOf(result: unknown): string {
   const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
   return content.map((block) => block.text ?? '').join('\n');
 }
-
-export const DEFAULT_NOTES: Record<string, string> = {
-  'sqlite.md': '# SQLite notes\n\nWAL mode lets readers and a writer share the index.\nCheckpoint on close.\n',
-  'lifecycle.md': '# Server lifecycle\n\nA server must never outlive its client. Orphans hold RAM.\n',
-  'deep/cooking.md': '# Bread\n\nFlour, water, salt and time. Sourdough needs a starter.\n',
-};
 
 /**
  * Where spawned qmd keeps its compile caches (src/cli/boot.ts, code-cache.ts): one directory

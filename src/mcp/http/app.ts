@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toWebRequest } from '@modelcontextprotocol/node';
 import { isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
+import { JSONRPC_PARSE_ERROR } from '../../jsonrpc.js';
 import type { InflightGate } from '../../lifecycle/gate.js';
 import type { Log } from '../../log.js';
 import { BEARER_CHALLENGE, type BearerAuth } from './auth.js';
@@ -53,7 +54,6 @@ export const HEALTH_PATH = '/health';
 
 /** JSON-RPC's "session not found" code, as the SDK answers it. */
 const SESSION_NOT_FOUND = -32001;
-const PARSE_ERROR = -32700;
 
 /**
  * Routes `qmd mcp --http`: `/health`, `POST /query` and `/search` (REST, `rest.ts`), and
@@ -127,7 +127,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       return;
     }
     if (body.kind === 'invalid') {
-      replyError(res, 400, body.message, { code: PARSE_ERROR });
+      replyError(res, 400, body.message, { code: JSONRPC_PARSE_ERROR });
       return;
     }
     if (stopping) {

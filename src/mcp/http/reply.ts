@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { jsonRpcError } from '../jsonrpc.js';
+import { jsonRpcError } from '../../jsonrpc.js';
 
 /**
  * A refusal in the shape the SDK uses for its own (a JSON-RPC error with `id: null`), so a

@@ -1,9 +1,14 @@
 import type { Readable, Writable } from 'node:stream';
 import { type JSONRPCMessage, type McpServer, parseJSONRPCMessage } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import {
+  JSONRPC_INVALID_REQUEST,
+  JSONRPC_PARSE_ERROR,
+  type JsonRpcErrorEnvelope,
+  jsonRpcError,
+} from '../../jsonrpc.js';
 import type { InflightGate } from '../../lifecycle/gate.js';
 import type { Log } from '../../log.js';
-import { JSONRPC_INVALID_REQUEST, JSONRPC_PARSE_ERROR, type JsonRpcErrorEnvelope, jsonRpcError } from '../jsonrpc.js';
 import { createLineReader } from './lines.js';
 import { LineTransport } from './transport.js';
 

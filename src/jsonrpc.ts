@@ -1,4 +1,7 @@
 /**
+ * JSON-RPC 2.0's error codes and envelope: a neutral leaf, so the relay (which may not import
+ * src/mcp/) and the server use the same ones.
+ *
  * The JSON-RPC error envelope for refusals we answer ourselves, before or outside the SDK: a
  * line too large or not JSON on stdio, a bad body or a refused request over HTTP. `id: null`
  * when the request's id is unknown, as JSON-RPC 2.0 says for parse errors.
