@@ -23,6 +23,9 @@ interface Indexed {
   peer?: NodeJS.ProcessEnv;
 }
 
+/** The rest of an indexing row that could not be measured (the table has 8 columns). */
+const DASHES = ['—', '—', '—', '—', '—', '—'];
+
 /** Notes in the embedded index of the hybrid contender (the tiny model embeds 60–400 ms a chunk here). */
 const HYBRID_NOTES = 30;
 
@@ -38,7 +41,7 @@ async function measurePeerIndexing(
 ): Promise<{ row: Cell[]; env?: NodeJS.ProcessEnv; skip?: string }> {
   const label = `${corpus.files.toLocaleString('en-US')} notes, peer (qmd ${PEER_VERSION})`;
   const unavailable = peerUnavailable();
-  if (unavailable !== undefined) return { row: [label, unavailable], skip: unavailable };
+  if (unavailable !== undefined) return { row: [label, unavailable, ...DASHES], skip: unavailable };
   const walls: number[] = [];
   let env: NodeJS.ProcessEnv | undefined;
   for (let run = 0; run < runs; run++) {
@@ -52,7 +55,7 @@ async function measurePeerIndexing(
     );
     if (result.code !== 0) {
       const why = `its collection add failed (${result.code ?? result.signal}): ${lastLine(result.stderr)}`;
-      return { row: [label, why], skip: why };
+      return { row: [label, why, ...DASHES], skip: why };
     }
     walls.push(result.ms / 1000);
     if (run < runs - 1) rmSync(home, { recursive: true, force: true });
