@@ -6,6 +6,8 @@
  *   npm run bench -- exit startup          # a subset → bench/.tmp/results-partial.md
  *   npm run bench -- --quick               # tiny counts (also QMD_BENCH_QUICK=1) → bench/.tmp/results-quick.md
  *   npm run bench -- --out FILE            # write the results there instead
+ *   npm run bench -- --scale 0.5           # every benchmark's interleaved rounds × 0.5 (at least 3;
+ *                                          # also QMD_BENCH_SCALE): for a loaded machine
  *
  * Only a full run overwrites `bench/results.md`, the file the README quotes. Benchmarks are
  * programs, not tests: nothing here asserts a speed. `test/bench/smoke.test.ts` runs each one
@@ -61,6 +63,7 @@ interface Args {
   names: string[];
   quick: boolean;
   out?: string;
+  scale?: number;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -70,9 +73,11 @@ function parseArgs(argv: readonly string[]): Args {
     if (arg === '--quick') args.quick = true;
     else if (arg === '--out') args.out = argv[++i];
     else if (arg.startsWith('--out=')) args.out = arg.slice('--out='.length);
+    else if (arg === '--scale') args.scale = Number(argv[++i]);
+    else if (arg.startsWith('--scale=')) args.scale = Number(arg.slice('--scale='.length));
     else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        `usage: npm run bench -- [--quick] [--out FILE] [${benchmarks.map((b) => b.name).join('|')} ...]\n`,
+        `usage: npm run bench -- [--quick] [--out FILE] [--scale F] [${benchmarks.map((b) => b.name).join('|')} ...]\n`,
       );
       process.exit(0);
     } else args.names.push(arg);
@@ -85,6 +90,10 @@ async function main(argv: readonly string[]): Promise<void> {
   const names = args.names.length > 0 ? args.names : benchmarks.map((b) => b.name);
   for (const name of names) {
     if (!benchmarks.some((b) => b.name === name)) throw new Error(`unknown benchmark "${name}"`);
+  }
+  if (args.scale !== undefined) {
+    if (!(args.scale > 0)) throw new Error('--scale takes a number > 0');
+    process.env.QMD_BENCH_SCALE = String(args.scale);
   }
   const partial = args.names.length > 0;
   const out =
@@ -111,7 +120,8 @@ async function main(argv: readonly string[]): Promise<void> {
   const headline = headlineTable(results);
   if (headline !== undefined) process.stdout.write(`${renderText(headline)}\n\n`);
   const seconds = (performance.now() - started) / 1000;
-  const command = `npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`;
+  // bench/runtime.ts runs this under another Node and names its own command line.
+  const command = process.env.QMD_BENCH_COMMAND ?? `npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`;
   const markdown = resultsMarkdown({ machine, loadAtEnd: loadAverage(), seconds, quick: args.quick, command }, results);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, markdown);

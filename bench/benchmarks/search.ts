@@ -6,10 +6,12 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 import { type CachedCorpus, cachedCorpus, querySet } from '../lib/corpus.js';
+import { tinyModel } from '../lib/fixture.js';
 import { type Contender, interleave } from '../lib/interleave.js';
 import { latencyTable } from '../lib/latency.js';
 import { QMD_BIN, TMP } from '../lib/paths.js';
-import { qmdEnv, runQmdOk } from '../lib/qmd.js';
+import { PEER_BIN, PEER_VERSION, peerEnv, peerUnavailable } from '../lib/peer.js';
+import { lastLine, qmdEnv, runCommand, runQmd, runQmdOk } from '../lib/qmd.js';
 import { summarize } from '../lib/stats.js';
 import type { Benchmark, BenchmarkReport, Cell, Goal, Table } from '../lib/types.js';
 
@@ -17,6 +19,68 @@ interface Indexed {
   corpus: CachedCorpus;
   index: string;
   queries: string[];
+  /** The peer's environment with its own index of the same notes, when it ran. */
+  peer?: NodeJS.ProcessEnv;
+}
+
+/** The rest of an indexing row that could not be measured (the table has 8 columns). */
+const DASHES = ['—', '—', '—', '—', '—', '—'];
+
+/** Notes in the embedded index of the hybrid contender (the tiny model embeds 60–400 ms a chunk here). */
+const HYBRID_NOTES = 30;
+
+/**
+ * The peer's `collection add` of the same notes into a fresh home, `runs` times; keeps the last
+ * home for its queries. Its wall time is the whole command (its launcher re-spawns node).
+ */
+async function measurePeerIndexing(
+  corpus: CachedCorpus,
+  runs: number,
+  dir: string,
+  log: (line: string) => void,
+): Promise<{ row: Cell[]; env?: NodeJS.ProcessEnv; skip?: string }> {
+  const label = `${corpus.files.toLocaleString('en-US')} notes, peer (qmd ${PEER_VERSION})`;
+  const unavailable = peerUnavailable();
+  if (unavailable !== undefined) return { row: [label, unavailable, ...DASHES], skip: unavailable };
+  const walls: number[] = [];
+  let env: NodeJS.ProcessEnv | undefined;
+  for (let run = 0; run < runs; run++) {
+    const home = join(dir, `peer-${corpus.files}-${run}`);
+    env = peerEnv(home);
+    log(`search: the peer indexing ${corpus.files} notes, run ${run + 1}/${runs}`);
+    const result = await runCommand(
+      process.execPath,
+      [PEER_BIN, 'collection', 'add', corpus.dir, '--name', 'notes'],
+      env,
+    );
+    if (result.code !== 0) {
+      const why = `its collection add failed (${result.code ?? result.signal}): ${lastLine(result.stderr)}`;
+      return { row: [label, why, ...DASHES], skip: why };
+    }
+    walls.push(result.ms / 1000);
+    if (run < runs - 1) rmSync(home, { recursive: true, force: true });
+  }
+  const wall = summarize(walls).p50;
+  const mb = corpus.bytes / 2 ** 20;
+  const size = statSync(String(env?.INDEX_PATH)).size / 2 ** 20;
+  return { env, row: [label, runs, mb, size, wall * 1000, corpus.files / wall, '—', mb / wall] };
+}
+
+/** A `qmd collection add` + `qmd embed` of a small corpus with the tiny model: what the hybrid row queries. */
+async function embeddedIndex(
+  dir: string,
+  quick: boolean,
+  log: (line: string) => void,
+): Promise<{ corpus: CachedCorpus; index: string; model: string } | { skip: string }> {
+  const corpus = cachedCorpus(quick ? 10 : HYBRID_NOTES);
+  const model = tinyModel();
+  const index = join(dir, 'hybrid.sqlite');
+  const env = qmdEnv({ QMD_INDEX: index, QMD_EMBED_MODEL: model });
+  log(`search: indexing and embedding ${corpus.files} notes with the tiny model (hybrid row)`);
+  await runQmdOk(['collection', 'add', corpus.dir, '--name', 'notes'], env);
+  const run = await runQmd(['embed'], { ...env, QMD_EMBED_THREADS: '1' });
+  if (run.code !== 0) return { skip: `qmd embed failed (${run.code ?? run.signal}): ${lastLine(run.stderr)}` };
+  return { corpus, index, model };
 }
 
 /** Runs `qmd collection add` `runs` times into fresh indexes; keeps the last for the queries. */
@@ -65,8 +129,20 @@ interface InProcess extends Contender {
 }
 
 interface OverMcp extends Contender {
-  client: Client;
+  client?: Client;
   queries: string[];
+  /** The `query` tool's arguments for one query: ours take `{ query }`, the peer's lex sub-queries. */
+  args: (query: string) => Record<string, unknown>;
+}
+
+/** An SDK client on a spawned server. */
+async function connect(args: string[], env: NodeJS.ProcessEnv): Promise<Client> {
+  const client = new Client({ name: 'qmd-bench', version: '0.0.0' });
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args, env: env as Record<string, string>, stderr: 'ignore' }),
+  );
+  await client.listTools();
+  return client;
 }
 
 /** One pass over the query set: the latency of each call, in ms. */
@@ -107,8 +183,10 @@ export const searchBenchmark: Benchmark = {
         const runs = quick ? 1 : files <= 1000 ? 3 : 1;
         const measured = await measureIndexing(corpus, runs, dir, log);
         indexRows.push(measured.row);
+        const peer = await measurePeerIndexing(corpus, runs, dir, log);
+        indexRows.push(peer.row);
         largestRate = measured.wallFilesPerS;
-        indexed.push({ corpus, index: measured.index, queries: querySet(corpus) });
+        indexed.push({ corpus, index: measured.index, queries: querySet(corpus), peer: peer.env });
       }
       tables.push({
         title: '`qmd collection add` (p50 over runs; "wall" is the whole command, "store" the time it reports)',
@@ -165,33 +243,53 @@ export const searchBenchmark: Benchmark = {
         for (const s of stores) await s.store.close();
       }
 
-      // Over MCP: one spawned server per corpus, both alive, calls interleaved.
+      // Over MCP: one spawned server per corpus (and the peer's beside each, and a hybrid one),
+      // all alive, calls interleaved.
       const servers: OverMcp[] = [];
+      const ours = (query: string) => ({ query });
+      // The peer's BM25 alone: a `lex` sub-query, no reranking (no model, as ours without embeddings).
+      const peerLex = (query: string) => ({ searches: [{ type: 'lex', query }], rerank: false });
       try {
         for (const i of indexed) {
-          const client = new Client({ name: 'qmd-bench', version: '0.0.0' });
-          await client.connect(
-            new StdioClientTransport({
-              command: process.execPath,
-              args: [QMD_BIN, 'mcp'],
-              env: qmdEnv({ QMD_INDEX: i.index }) as Record<string, string>,
-              stderr: 'ignore',
-            }),
-          );
-          await client.listTools();
+          const files = i.corpus.files.toLocaleString('en-US');
           servers.push({
-            name: `${i.corpus.files.toLocaleString('en-US')} notes, qmd mcp`,
-            client,
+            name: `${files} notes, qmd mcp (BM25)`,
+            client: await connect([QMD_BIN, 'mcp'], qmdEnv({ QMD_INDEX: i.index })),
             queries: i.queries,
+            args: ours,
           });
+          const name = `${files} notes, peer (BM25: lex, no rerank)`;
+          servers.push(
+            i.peer === undefined
+              ? { name, queries: [], args: peerLex, skip: peerUnavailable() ?? 'its index could not be built' }
+              : { name, client: await connect([PEER_BIN, 'mcp'], i.peer), queries: i.queries, args: peerLex },
+          );
         }
+        const hybrid = await embeddedIndex(dir, quick, log);
+        const hybridName = `${'corpus' in hybrid ? hybrid.corpus.files : HYBRID_NOTES} notes embedded, qmd mcp (hybrid: BM25 + vectors, tiny model)`;
+        servers.push(
+          'corpus' in hybrid
+            ? {
+                name: hybridName,
+                client: await connect(
+                  [QMD_BIN, 'mcp'],
+                  qmdEnv({ QMD_INDEX: hybrid.index, QMD_EMBED_MODEL: hybrid.model }),
+                ),
+                queries: querySet(hybrid.corpus),
+                args: ours,
+              }
+            : { name: hybridName, queries: [], args: ours, skip: hybrid.skip },
+        );
         const rounds = quick ? 1 : 10;
         const samples = await interleave(
           servers,
           { rounds, warmup: 1, onRound: (r, n) => log(`search over MCP: round ${r}/${n}`) },
           (s) =>
             pass(s.queries, async (query) => {
-              const result = await s.client.callTool({ name: 'query', arguments: { query } });
+              const result = await (s.client as Client).callTool(
+                { name: 'query', arguments: s.args(query) },
+                { timeout: 120_000 },
+              );
               if (result.isError) throw new Error(`query failed: ${JSON.stringify(result.content)}`);
             }),
         );
@@ -202,7 +300,7 @@ export const searchBenchmark: Benchmark = {
           }).table,
         );
       } finally {
-        for (const s of servers) await s.client.close();
+        for (const s of servers) await s.client?.close();
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -213,6 +311,8 @@ export const searchBenchmark: Benchmark = {
       notes: [
         `Corpora from \`generateCorpus\` (seed 7): ${sizes.join(' and ')} notes. Queries: common words, pairs, planted rare words, and three-word mixes that fall back to any-term.`,
         'Indexes are rebuilt every run (their build is the throughput figure); the 1,000-note corpus is indexed 3 times, the 10,000-note one once.',
+        `The peer (qmd ${PEER_VERSION}) indexes the same notes with its own \`collection add\` into a fresh home each run (its wall time includes its launcher re-spawning node; it reports no store time). Over MCP it answers its \`query\` tool with a \`lex\` sub-query and \`rerank: false\`: its BM25 alone. Its hybrid search needs its own embedding, expansion and reranking models from Hugging Face, which this machine cannot reach: no peer hybrid row.`,
+        `Hybrid: qmd's \`query\` tool on ${quick ? 10 : HYBRID_NOTES} notes embedded with the tiny test model (random weights, ~400 KB): BM25 and vector search fused, the query embedded each call. It measures the path (llama.cpp embedding + sqlite-vec + fusion), not a real model's cost.`,
       ],
     };
   },

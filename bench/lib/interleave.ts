@@ -20,6 +20,17 @@ export interface InterleaveOptions {
 }
 
 /**
+ * `QMD_BENCH_SCALE` (`npm run bench -- --scale F`) multiplies every benchmark's rounds, never
+ * below 3: fewer rounds on a machine too loaded for the full counts. The tables' `n` column
+ * shows what ran.
+ */
+export function scaledRounds(rounds: number): number {
+  const scale = Number(process.env.QMD_BENCH_SCALE ?? '1');
+  if (!(scale > 0) || scale === 1) return rounds;
+  return Math.max(Math.min(3, rounds), Math.round(rounds * scale));
+}
+
+/**
  * `measure(contender, round)` returns one sample or several (a sample may yield many numbers,
  * e.g. one per query); samples come back per contender name, in measurement order.
  */
@@ -31,13 +42,14 @@ export async function interleave<C extends Contender>(
   const active = contenders.filter((c) => c.skip === undefined);
   const samples = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
   const warmup = options.warmup ?? 0;
-  for (let round = 0; round < warmup + options.rounds; round++) {
+  const rounds = scaledRounds(options.rounds);
+  for (let round = 0; round < warmup + rounds; round++) {
     for (let i = 0; i < active.length; i++) {
       const contender = active[(round + i) % active.length] as C;
       const value = await measure(contender, round);
       if (round >= warmup) samples.get(contender.name)?.push(...(Array.isArray(value) ? value : [value]));
     }
-    if (round >= warmup) options.onRound?.(round - warmup + 1, options.rounds);
+    if (round >= warmup) options.onRound?.(round - warmup + 1, rounds);
   }
   return samples;
 }

@@ -7,8 +7,8 @@ import { staleBuild as checkBuild } from '../../test/support/stale-build.js';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /**
  * The binary benchmarks run: package.json's `bin.qmd`, the bundle (`npm run bench` builds
- * first), or `QMD_BENCH_BIN` — `bench/node22.ts` points it at the packed package installed for
- * Node 22, whose native addons are built for that Node.
+ * first), or `QMD_BENCH_BIN` — `bench/runtime.ts` points it at the packed package installed for
+ * the Node it runs, whose native addons are built for that Node.
  */
 export const QMD_BIN = process.env.QMD_BENCH_BIN || join(ROOT, packageBin());
 function packageBin(): string {

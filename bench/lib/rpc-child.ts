@@ -9,6 +9,8 @@ export interface ServerCommand {
   command: string;
   args: string[];
   env?: NodeJS.ProcessEnv;
+  /** A fourth pipe, fd 3, for a helper's reports (the soak's subreaper): `child.stdio[3]`. */
+  fd3?: boolean;
 }
 
 export interface RpcReply {
@@ -46,7 +48,11 @@ export class RpcChild {
   constructor(server: ServerCommand) {
     this.spawnedAt = performance.now();
     // Stdout is the replies, read here; the helper keeps stderr (and guards stdin against EPIPE).
-    this.p = spawnProcess(server.command, server.args, { env: server.env ?? process.env, keepStdout: false });
+    this.p = spawnProcess(server.command, server.args, {
+      env: server.env ?? process.env,
+      keepStdout: false,
+      ...(server.fd3 ? { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] } : {}),
+    });
     this.child = this.p.child;
     this.exited = new Promise<ChildExit>((resolve) => {
       this.child.on('exit', (code, signal) => resolve({ code, signal, at: performance.now() }));

@@ -1,6 +1,8 @@
+import { relative } from 'node:path';
 import { floorServer, NOT_AVAILABLE, peerServer, type QmdFixture, qmdServer, sdkServer } from './fixture.js';
 import type { Contender } from './interleave.js';
-import { PEER_VERSION } from './peer.js';
+import { ROOT } from './paths.js';
+import { PEER_DIR, PEER_VERSION } from './peer.js';
 import { RpcChild, type ServerCommand } from './rpc-child.js';
 
 /** A server contender of the spawned benchmarks: how to start it and what to do before measuring. */
@@ -38,7 +40,7 @@ export type ContenderKind =
 export function peerNote(fixture: QmdFixture): string[] {
   if ('skip' in fixture.peer) return [`Peer (qmd ${PEER_VERSION}): ${fixture.peer.skip}.`];
   return [
-    `Peer: qmd ${PEER_VERSION} from npm (bench/.tmp/peer, Node 22), on the same notes indexed by its own \`collection add\`, in a home of its own; its \`bin\` is a launcher that re-spawns node, so its times include that second start.`,
+    `Peer: qmd ${PEER_VERSION} from npm (${relative(ROOT, PEER_DIR)}, installed for ${process.version}), on the same notes indexed by its own \`collection add\`, in a home of its own; its \`bin\` is a launcher that re-spawns node, so its times include that second start.`,
   ];
 }
 
