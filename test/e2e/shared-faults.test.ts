@@ -152,7 +152,7 @@ describe('a relay never waits on a server that cannot serve', () => {
         try {
           const client = new Client({ name: `damaged-${attempt}`, version: '1' });
           await expect(client.connect(new ChildTransport(relay.child))).rejects.toThrow(
-            /the shared server could not start: The index .* is damaged or not a qmd index/,
+            /the shared server could not start: The index .* is damaged \(SQLITE_NOTADB/,
           );
           const exit = await waitForExit(relay);
           const elapsed = performance.now() - started;
@@ -167,7 +167,7 @@ describe('a relay never waits on a server that cannot serve', () => {
         // Each relay's try is its own: the second one started a server again and read its failure.
         // (The server leaves the reason for the relays first, then prints it and exits.)
         await eventually(
-          () => serverLog(s.ws.index, s.env).match(/is damaged or not a qmd index/g)?.length === attempt,
+          () => serverLog(s.ws.index, s.env).match(/is damaged \(SQLITE_NOTADB/g)?.length === attempt,
           `server ${attempt}'s reason in its log`,
         );
       }
