@@ -32,7 +32,7 @@ export type ConnectResult =
   | { unreachable: string }
   | { refused: string }
   | { hung: string }
-  | { failed: string };
+  | { failed: string; code?: string };
 
 export const DEFAULT_CONNECT_BOUND_MS = 5000;
 const MIN_GREETING_WAIT_MS = 100;
@@ -90,7 +90,8 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
         // Closed before greeting: a server on its way out. Try again (a new one may come).
       } else {
         const failure = readStartFailure(paths, waitingSince);
-        if (failure !== null) return { failed: failure.error };
+        if (failure !== null)
+          return { failed: failure.error, ...(failure.code !== undefined && { code: failure.code }) };
       }
       if (!holdsLock && takeSpawnLock(paths.spawnLock, options.boundMs * 2)) {
         // Look once more before starting one: the relay that held the lock releases it once

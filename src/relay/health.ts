@@ -23,6 +23,8 @@ export interface StartFailure {
   at: number;
   /** One line: what the server would print on its stderr. */
   error: string;
+  /** The error's code when it is one a user can act on (`INDEX_CORRUPT`, …): relays pass it on in `data`. */
+  code?: string;
 }
 
 export interface HungMarker {
@@ -53,7 +55,8 @@ export function startFailure(error: unknown): StartFailure {
   const line = errorMessage(error)
     .replace(/\s*\n\s*/g, ' ')
     .trim();
-  return { pid: process.pid, at: Date.now(), error: isQmdError(error) ? line : `internal error: ${line}` };
+  if (isQmdError(error)) return { pid: process.pid, at: Date.now(), error: line, code: error.code };
+  return { pid: process.pid, at: Date.now(), error: `internal error: ${line}` };
 }
 
 /** The failure of a server that failed at or after `since` (ms since the epoch), else `null`. */

@@ -80,6 +80,12 @@ function parse(line: string): Message | null {
 
 const keyOf = (id: unknown): string => JSON.stringify(id);
 
+/** A string `code` an error carries (a QmdError's, or the start failure's a relay passes on). */
+function codeOf(error: unknown): string | undefined {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /**
  * Relays newline-delimited JSON-RPC between one client (stdin/stdout) and the shared server,
  * and keeps what the relay's lifecycle needs to know:
@@ -103,6 +109,8 @@ export function createRelay(options: RelayOptions): Relay {
   let connections = 0;
   let replays = 0;
   let failed: string | null = null;
+  /** The failure's code (`INDEX_CORRUPT`, …), in each error's `data` as the server would give it. */
+  let failedData: { code: string } | undefined;
   let dropped = 0;
   const connecting = new AbortController();
 
@@ -182,7 +190,13 @@ export function createRelay(options: RelayOptions): Relay {
     if (failed !== null) {
       // Nothing can serve it: answer a request at once, as a server that cannot open would.
       if (message && typeof message.method === 'string' && message.id !== undefined)
-        toClient(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: CANNOT_SERVE, message: failed } }));
+        toClient(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: message.id,
+            error: { code: CANNOT_SERVE, message: failed, data: failedData },
+          }),
+        );
       return;
     }
     if (message && typeof message.method === 'string') {
@@ -311,22 +325,23 @@ export function createRelay(options: RelayOptions): Relay {
           attach(next);
         },
         // Only `open` failing means nothing can serve this client.
-        (error: unknown) => fail(`qmd: ${errorMessage(error)}`),
+        (error: unknown) => fail(`qmd: ${errorMessage(error)}`, codeOf(error)),
       )
       .catch((error: unknown) => log.warn(`relay: ${errorMessage(error)}`));
   };
 
   /** Nothing can serve this client: every request owed, and any to come, gets `reason`. */
-  const fail = (reason: string): void => {
+  const fail = (reason: string, code?: string): void => {
     if (failed !== null) return;
     failed = reason;
+    failedData = code === undefined ? undefined : { code };
     queue = [];
     for (const key of [...inflight.keys()]) {
       toClient(
         JSON.stringify({
           jsonrpc: '2.0',
           id: JSON.parse(key) as unknown,
-          error: { code: CANNOT_SERVE, message: reason },
+          error: { code: CANNOT_SERVE, message: reason, data: failedData },
         }),
       );
       settle(key);

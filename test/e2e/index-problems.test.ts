@@ -267,6 +267,7 @@ describe('index problems × surfaces', () => {
     expect(existsSync(join(dir, 'typo')), 'a read made the folders').toBe(false);
     cells.set('mcp --shared', await surface('mcp --shared', place));
     expect(existsSync(join(dir, 'typo')), '--shared made the folders').toBe(false);
+    expect(cells.get('mcp --shared')?.said).toContain('data={"code":"INDEX_MISSING"}');
     // The way to make one.
     cells.set('collection add', await surface('collection add', place));
     expect(cells.get('collection add')?.code).toBe(0);
@@ -293,6 +294,11 @@ describe('index problems × surfaces', () => {
       place.index,
     );
     expect(cells.get('status')?.said).toContain('move it away and add the collections again');
+    // Through a relay: the server's start failure reaches the client with its code in `data`.
+    const shared = cells.get('mcp --shared');
+    expect(shared?.code, shared?.said).toBe(1);
+    expect(shared?.said).toContain('is damaged');
+    expect(shared?.said).toContain('data={"code":"INDEX_CORRUPT"}');
   });
 
   it('damaged (one page): status and every qmd mcp refuse to start, exit 1; a search that misses the page still answers', async () => {

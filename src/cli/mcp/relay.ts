@@ -60,7 +60,8 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
       };
     }
     // It could not open the store; this process would fail the same way.
-    if ('failed' in found) throw new Error(`the shared server could not start: ${found.failed}`);
+    if ('failed' in found)
+      throw Object.assign(new Error(`the shared server could not start: ${found.failed}`), { code: found.code });
     if (!warnedAlone) {
       warnedAlone = true;
       const why = 'refused' in found ? found.refused : 'hung' in found ? found.hung : found.unreachable;
