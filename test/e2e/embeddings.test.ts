@@ -187,7 +187,10 @@ describe('lazy loading', () => {
 
 describe('qmd mcp with a warm model', () => {
   it('exits promptly on stdin EOF: breadcrumb, model and database released, no -wal', async () => {
-    const server = spawnMcp(env({ QMD_DEBUG_EMBED: '1' }));
+    // A drain bound of 1 ms: one trigger now drains in-flight calls (stdin EOF no longer aborts
+  // them), so the store is disposed under a running native call only when the drain is cut
+  // short; the deadline does that on the first trigger, as a slow call would with the default.
+  const server = spawnMcp(env({ QMD_DEBUG_EMBED: '1', QMD_DRAIN_TIMEOUT_MS: '1' }));
     const transport = new ChildTransport(server.child);
     try {
       const client = new Client({ name: 'warm', version: '1.0.0' });
@@ -226,7 +229,10 @@ const RUNS = 30;
 const LONG_QUERY = Array.from({ length: 120 }, (_, i) => `search notes ${i}`).join(' ');
 
 async function exitWhileEmbedding(trigger: (server: Spawned, transport: ChildTransport) => void) {
-  const server = spawnMcp(env({ QMD_DEBUG_EMBED: '1' }));
+  // A drain bound of 1 ms: one trigger now drains in-flight calls (stdin EOF no longer aborts
+  // them), so the store is disposed under a running native call only when the drain is cut
+  // short; the deadline does that on the first trigger, as a slow call would with the default.
+  const server = spawnMcp(env({ QMD_DEBUG_EMBED: '1', QMD_DRAIN_TIMEOUT_MS: '1' }));
   const transport = new ChildTransport(server.child);
   try {
     const client = new Client({ name: 'crash', version: '1.0.0' });
