@@ -188,9 +188,9 @@ describe('lazy loading', () => {
 describe('qmd mcp with a warm model', () => {
   it('exits promptly on stdin EOF: breadcrumb, model and database released, no -wal', async () => {
     // A drain bound of 1 ms: one trigger now drains in-flight calls (stdin EOF no longer aborts
-  // them), so the store is disposed under a running native call only when the drain is cut
-  // short; the deadline does that on the first trigger, as a slow call would with the default.
-  const server = spawnMcp(env({ QMD_DEBUG_EMBED: '1', QMD_DRAIN_TIMEOUT_MS: '1' }));
+    // them), so the store is disposed under a running native call only when the drain is cut
+    // short; the deadline does that on the first trigger, as a slow call would with the default.
+    const server = spawnMcp(env({ QMD_DEBUG_EMBED: '1', QMD_DRAIN_TIMEOUT_MS: '1' }));
     const transport = new ChildTransport(server.child);
     try {
       const client = new Client({ name: 'warm', version: '1.0.0' });

@@ -2,7 +2,7 @@ import type { Lifecycle } from '../../lifecycle/host.js';
 import { listenControl } from '../control/listen.js';
 import type { HttpServeOptions } from '../mcp/http.js';
 import { packageVersion } from '../version.js';
-import { claimPidfile, type PidRecord, releasePidfile, selfRecord } from './pidfile.js';
+import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './pidfile.js';
 
 /**
  * The daemon side: once listening (the port is known, even with `--port 0`), claim the pidfile
@@ -48,6 +48,7 @@ export function daemonHooks(
         }),
         stop: () => void lifecycle.shutdown('qmd mcp stop'),
       });
+      markListening(pidfile, record);
     },
     onDone() {
       closeControl?.();

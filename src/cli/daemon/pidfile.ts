@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { processExists } from '../../lifecycle/parent.js';
 import { askStatus } from '../control/client.js';
 import { canVerifyProcesses, identityMismatch, type ProcessIdentity, readIdentity } from './proc.js';
@@ -26,6 +26,12 @@ export interface PidRecord {
   control: string;
   /** Linux only, an extra check (`src/cli/daemon/proc.ts`): absent where /proc is not. */
   identity?: Omit<ProcessIdentity, 'pid'>;
+  /**
+   * Set once its control socket listens (`markListening`): from then on a holder whose socket
+   * does not answer is gone, whatever its PID says (a SIGKILLed server's PID can still be
+   * there, unreaped, when a new server looks at its record).
+   */
+  listening?: boolean;
 }
 
 /** The part of a record that says who this process is. */
@@ -92,6 +98,7 @@ export const STARTING_WITHIN_MS = 30_000;
  */
 export async function holderAlive(holder: PidRecord, control: string, now = Date.now()): Promise<boolean> {
   if (!('unreachable' in (await askStatus(control)))) return true;
+  if (holder.listening === true) return false;
   const age = now - Date.parse(holder.startedAt);
   if (!(age >= 0 && age < STARTING_WITHIN_MS) || !processExists(holder.pid)) return false;
   // Where /proc is, every genuine record carries the holder's identity, which tells a recycled
@@ -99,6 +106,15 @@ export async function holderAlive(holder: PidRecord, control: string, now = Date
   if (canVerifyProcesses())
     return holder.identity !== undefined && identityMismatch(holder.identity, readIdentity(holder.pid)) === null;
   return true;
+}
+
+/** Says in the record at `path` (if it is still this run's) that its control socket listens. */
+export function markListening(path: string, record: PidRecord): void {
+  const current = readPidfile(path);
+  if (current === null || current === 'corrupt' || current.instance !== record.instance) return;
+  const aside = `${path}.${record.pid}.listening`;
+  writeFileSync(aside, `${JSON.stringify({ ...record, listening: true }, null, 2)}\n`, { mode: 0o600 });
+  renameSync(aside, path);
 }
 
 export type ClaimResult = { claimed: true } | { claimed: false; holder: PidRecord };

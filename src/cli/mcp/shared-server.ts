@@ -13,7 +13,7 @@ import type { Store } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { routeFirstLine } from '../control/server.js';
 import { sharedControl } from '../control/shared.js';
-import { claimPidfile, type PidRecord, releasePidfile, selfRecord } from '../daemon/pidfile.js';
+import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from '../daemon/pidfile.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { packageVersion } from '../version.js';
 import { lifecycleOptions } from './lifecycle-options.js';
@@ -164,6 +164,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   }
   clearHealth(paths, 'failed');
   clearHealth(paths, 'hung');
+  markListening(paths.record, record);
   lifecycle.start({
     closeListener: async (signal) => {
       await failpoints.hit('teardown.closeTransport', signal);
