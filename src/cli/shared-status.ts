@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readHung, readStartFailure } from '../relay/health.js';
 import { sharedPaths } from '../relay/paths.js';
 import { askStatus } from './control/client.js';
 
@@ -22,6 +22,8 @@ export interface SharedStatus {
   why?: string;
   /** What a relay recorded when the server it started failed or hung (`SharedPaths.failure`). */
   lastFailure?: string;
+  /** A server that accepted a relay but did not greet it in time (`src/relay/health.ts`): stopped or hung. */
+  hung?: { pid: number | null; since: string };
 }
 
 /**
@@ -33,12 +35,14 @@ export async function readSharedStatus(indexPath: string, env: NodeJS.ProcessEnv
   const paths = sharedPaths(indexPath, env);
   const status = await askStatus(paths.socket);
   if ('unreachable' in status) {
-    const lastFailure = readFailure(paths.failure);
+    const lastFailure = readStartFailure(paths, 0)?.error;
+    const hung = readHung(paths);
     return {
       running: false,
       socket: paths.socket,
       why: status.unreachable,
       ...(lastFailure !== undefined && { lastFailure }),
+      ...(hung !== null && { hung: { pid: hung.pid, since: hung.since } }),
     };
   }
   return {
@@ -54,16 +58,11 @@ export async function readSharedStatus(indexPath: string, env: NodeJS.ProcessEnv
   };
 }
 
-/** The first line of the failure note a relay left, if any. */
-function readFailure(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8').split('\n')[0]?.trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export function formatSharedStatus(status: SharedStatus): string {
+  if (!status.running && status.hung !== undefined) {
+    const who = status.hung.pid === null ? 'it' : `pid ${status.hung.pid}`;
+    return `Shared server: hung (${who} did not greet a relay in time, ${status.hung.since}); its clients are served alone: resume it (kill -CONT) or end it`;
+  }
   if (!status.running) {
     const failure = status.lastFailure ? `; last failure: ${status.lastFailure}` : '';
     return `Shared server: not running (qmd mcp --shared starts one)${failure}`;

@@ -203,6 +203,12 @@ describe('a relay never waits on a server that cannot serve', () => {
         // The bound, plus what serving alone costs (a plain `qmd mcp` start): never the SDK's 60 s.
         expect(served, `spawn → initialize ${served.toFixed(0)} ms`).toBeLessThan(BOUND_MS + 5000);
         expect(readHung(s.paths)).toMatchObject({ pid: server, waitedMs: BOUND_MS });
+        // qmd status says so: the control request gets no answer from a stopped server.
+        const status = await runQmd(['status', '--json'], s.env);
+        expect(JSON.parse(status.stdout).sharedServer, status.stderr).toMatchObject({
+          running: false,
+          hung: { pid: server },
+        });
         await transport.close();
         expect(await waitForExit(relay)).toEqual({ code: 0, signal: null });
       } finally {
