@@ -56,9 +56,9 @@ export async function embedIndex(
   const documents = chunkPending(db, maxTokens, format, signal);
   const removed = db.transaction(() => {
     const collected = vectors.collectOrphans(fingerprint);
-    // Brings the sqlite-vec table in step even when nothing is left to embed (another writer
-    // may have run without the extension); a no-op when it is.
-    vectors.ensureVecTable(dims, fingerprint);
+    // Brings the codes in step even when nothing is left to embed (another writer may have
+    // run without the extension); a no-op when they are.
+    vectors.syncCodes();
     return collected;
   });
 

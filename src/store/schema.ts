@@ -1,6 +1,7 @@
 import { QmdError } from '../errors.js';
 import { contextsMigration } from './schema-contexts.js';
 import { embeddingsMigration } from './schema-embeddings.js';
+import { vectorsMigration } from './schema-vectors.js';
 import type { Sqlite } from './sqlite.js';
 
 /**
@@ -9,7 +10,8 @@ import type { Sqlite } from './sqlite.js';
  * file and listing it in `migrations` below; versions only ever go up.
  *
  * Layout (version 1; version 2, the embeddings, is described in `schema-embeddings.ts`, and
- * version 3, the contexts, in `schema-contexts.ts`):
+ * version 3, the contexts, in `schema-contexts.ts`; version 4, where vectors are found and
+ * their compact codes, in `schema-vectors.ts`):
  * - `content` holds each distinct text once, keyed by its sha256 (two files with the same
  *   text share a row; embeddings will hang off this hash too, so identical notes are embedded
  *   once).
@@ -86,6 +88,7 @@ export const migrations: readonly Migration[] = [
   { version: 1, up: (db) => db.exec(schemaV1) },
   embeddingsMigration,
   contextsMigration,
+  vectorsMigration,
 ];
 
 export const latestVersion = Math.max(...migrations.map((m) => m.version));

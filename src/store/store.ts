@@ -129,6 +129,8 @@ export class SqliteStore implements Store {
       this.db.transaction(() => {
         this.collections.delete(name);
         this.writer.collectOrphanContent();
+        // Its documents' vector rows went by trigger; their codes go before the commit.
+        this.vectors.syncCodes();
       });
     });
   }
@@ -356,6 +358,9 @@ export class SqliteStore implements Store {
           this.writer.finish(scan, now, counts);
         }
         if (counts.updated + counts.removed > 0) this.writer.collectOrphanContent();
+        // Documents added, changed or gone changed where vectors are found (triggers on
+        // `vector_rows`): the codes follow in the same transaction (docs/design.md §8.3).
+        this.vectors.syncCodes();
       });
       const pending = this.failpoints.hit(updateFailpoint);
       if (pending !== undefined) {

@@ -2,11 +2,17 @@ import { lineAt } from './markdown.js';
 import { fractionOfBest } from './scores.js';
 import type { Sqlite } from './sqlite.js';
 import type { SearchHit, SnippetRange } from './types.js';
-import { MAX_KNN, type Neighbour, type Vectors } from './vectors.js';
+import { MAX_KNN, type Neighbour, prefixRange, type VectorFilter, type Vectors } from './vectors.js';
 
-/** Chunk neighbours asked for per document wanted: a note has a few chunks, and neighbours cluster. */
-const CHUNKS_PER_DOCUMENT = 8;
-const MIN_NEIGHBOURS = 64;
+/**
+ * Candidates of the coarse pass (C, docs/design.md §8.3): 4 per document wanted, at least 40,
+ * at most 400 at first (sqlite-vec 0.1.9's KNN gets dearer with k). When those do not make
+ * `depth` documents (a document can hold several of them) and more rows match the filter,
+ * C grows fourfold, up to sqlite-vec's limit of 4096.
+ */
+const CANDIDATES_PER_DOCUMENT = 4;
+const MIN_CANDIDATES = 40;
+const MAX_CANDIDATES = 400;
 const SNIPPET_CHARS = 200;
 
 interface ChunkRow {
@@ -41,34 +47,48 @@ export class VectorSearcher {
 
   /**
    * The `depth` best documents for `query` (normalized) among vectors of `fingerprint`,
-   * optionally only in `collections` (a JSON array). Asks for a bounded number of nearest
-   * chunks first; when those do not yield `depth` documents and there may be more (the KNN
-   * came back full), it ranks every vector instead, so a filter never hides a match.
+   * optionally only in `collections` (a JSON array) and under the folder `pathPrefix`. The
+   * filter is applied inside the index (partitions and a path range), never by reading every
+   * vector; the candidates are re-scored exactly before documents are ranked.
    */
-  search(query: Float32Array, fingerprint: string, depth: number, collections?: string): SearchHit[] {
-    const k = Math.min(MAX_KNN, Math.max(MIN_NEIGHBOURS, depth * CHUNKS_PER_DOCUMENT));
-    let neighbours = this.vectors.nearest(query, fingerprint, k, collections);
-    let hits = this.toDocuments(neighbours, depth, collections);
-    if (hits.length < depth && neighbours.length === k) {
-      neighbours = this.vectors.scan(query, fingerprint, Number.POSITIVE_INFINITY, collections);
-      hits = this.toDocuments(neighbours, depth, collections);
+  search(
+    query: Float32Array,
+    fingerprint: string,
+    depth: number,
+    collections?: string,
+    pathPrefix?: string,
+  ): SearchHit[] {
+    const filter: VectorFilter = { collections, pathPrefix };
+    let k = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, depth * CANDIDATES_PER_DOCUMENT));
+    for (;;) {
+      const { neighbours, complete } = this.vectors.nearest(query, fingerprint, k, filter);
+      const hits = this.toDocuments(neighbours, depth, filter);
+      if (hits.length >= depth || complete || k >= MAX_KNN) return hits;
+      k = Math.min(MAX_KNN, k * 4);
     }
-    return hits;
   }
 
-  private toDocuments(neighbours: Neighbour[], depth: number, collections?: string): SearchHit[] {
+  private toDocuments(neighbours: Neighbour[], depth: number, filter: VectorFilter): SearchHit[] {
     if (neighbours.length === 0) return [];
     const similarity = new Map(neighbours.map((n) => [n.id, n.similarity]));
-    const filter = collections === undefined ? '' : 'AND d.collection IN (SELECT value FROM json_each(?))';
+    const range = prefixRange(filter.pathPrefix);
+    const where = [
+      filter.collections === undefined ? '' : 'AND d.collection IN (SELECT value FROM json_each(@collections))',
+      range === undefined ? '' : 'AND d.path >= @low AND d.path < @high',
+    ].join(' ');
     const rows = this.db
-      .prepare<string[], ChunkRow>(
+      .prepare<Record<string, string>, ChunkRow>(
         `SELECT e.id AS eid, d.docid, d.collection, d.path, d.title, d.hash, c.start_offset, c.end_offset, c.line
          FROM embeddings e
          JOIN chunks c ON c.hash = e.chunk_hash
          JOIN documents d ON d.hash = c.content_hash
-         WHERE e.id IN (SELECT value FROM json_each(?)) ${filter}`,
+         WHERE e.id IN (SELECT value FROM json_each(@ids)) ${where}`,
       )
-      .all(JSON.stringify([...similarity.keys()]), ...(collections === undefined ? [] : [collections]));
+      .all({
+        ids: JSON.stringify([...similarity.keys()]),
+        ...(filter.collections !== undefined && { collections: filter.collections }),
+        ...range,
+      });
     const best = new Map<string, { row: ChunkRow; score: number }>();
     for (const row of rows) {
       const score = similarity.get(row.eid) ?? 0;

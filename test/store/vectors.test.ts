@@ -1,7 +1,8 @@
 /**
- * The vector layer without a model: synthetic vectors in a real index, sqlite-vec against the
- * scan fallback, the vec0 table kept in step across writers with and without the extension,
- * and a change of model (and dimension) that must not corrupt anything. Plus the fusion.
+ * The vector layer without a model: synthetic vectors in a real index, the int8 codes' coarse
+ * pass plus re-score against a brute force in the test, filters answered inside the index,
+ * the codes kept in step across writers with and without the extension, and a change of model
+ * (and dimension) that must not corrupt anything. Plus the fusion.
  */
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,7 +11,16 @@ import { openDatabase } from '../../src/store/database.js';
 import { fuseRankings, RRF_K } from '../../src/store/hybrid.js';
 import type { Sqlite } from '../../src/store/sqlite.js';
 import type { SearchHit } from '../../src/store/types.js';
-import { normalize, Vectors } from '../../src/store/vectors.js';
+import {
+  type Candidates,
+  fromBlob,
+  type Neighbour,
+  normalize,
+  prefixRange,
+  toCode,
+  type VectorFilter,
+  Vectors,
+} from '../../src/store/vectors.js';
 import { recordingLog } from '../support/recording-log.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
@@ -41,18 +51,33 @@ function unit(seed: number, dims: number): Float32Array {
   return normalize(v);
 }
 
-/** `n` chunks (one content row each) so the vectors have chunks to belong to. */
-function chunks(db: Sqlite, n: number): string[] {
+/**
+ * `n` notes, one chunk each, as documents of `collections` in turn (note i in
+ * `collections[i % length]`, at `dir-(i % 3)/note-i.md`), so the vectors have chunks and
+ * documents to be found in.
+ */
+function chunks(db: Sqlite, n: number, collections: string[] = ['c']): string[] {
   const hashes: string[] = [];
   // As `adopt` records it, so adopting the test model keeps these chunks.
   db.prepare("UPDATE embedding_state SET chunker = 'test'").run();
+  for (const name of collections) {
+    db.prepare("INSERT INTO collections (name, root, mask, updated_at) VALUES (?, ?, '**/*.md', 'now')").run(
+      name,
+      `/notes/${name}`,
+    );
+  }
   const content = db.prepare('INSERT INTO content (hash, body) VALUES (?, ?)');
   const chunk = db.prepare(
     'INSERT INTO chunks (content_hash, seq, hash, start_offset, end_offset, line) VALUES (?, 0, ?, 0, 4, 1)',
   );
+  const document = db.prepare(
+    `INSERT INTO documents (collection, path, docid, title, hash, mtime_ms, size, indexed_at)
+     VALUES (?, ?, ?, 't', ?, 0, 4, 'now')`,
+  );
   for (let i = 0; i < n; i++) {
     content.run(`content-${i}`, `body ${i}`);
     chunk.run(`content-${i}`, `chunk-${i}`);
+    document.run(collections[i % collections.length]!, `dir-${i % 3}/note-${i}.md`, `d${i}`, `content-${i}`);
     hashes.push(`chunk-${i}`);
   }
   return hashes;
@@ -78,25 +103,85 @@ function embedAll(db: Sqlite, vectors: Vectors, fingerprint: string, dims: numbe
   });
 }
 
+const ids = (found: Candidates) => found.neighbours.map((n) => n.id);
+const count = (db: Sqlite, sql: string) => db.value<number>(sql);
+
+/** The exact top `k` by brute force in the test: every stored vector, dot product in JS. */
+function bruteForce(db: Sqlite, query: Float32Array, k: number, where = 'TRUE'): Neighbour[] {
+  const rows = db
+    .prepare<[], { id: number; vector: Uint8Array }>(
+      `SELECT DISTINCT e.id, e.vector FROM embeddings e JOIN chunks c ON c.hash = e.chunk_hash
+       JOIN documents d ON d.hash = c.content_hash WHERE ${where}`,
+    )
+    .all();
+  return rows
+    .map((row) => {
+      const v = fromBlob(row.vector);
+      let dot = 0;
+      for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
+      return { id: row.id, similarity: dot };
+    })
+    .sort((a, b) => b.similarity - a.similarity || a.id - b.id)
+    .slice(0, k);
+}
+
 describe('Vectors', () => {
-  it('sqlite-vec and the scan fallback rank the same neighbours in the same order', () => {
+  it('the coarse pass over int8 codes plus the re-score finds the exact top 10, with exact similarities', () => {
     const db = database();
-    const hashes = chunks(db, 200);
+    const hashes = chunks(db, 300);
     const withVec = new Vectors(db, { extension: true, log: silentLog });
     embedAll(db, withVec, 'fp-a', 16, hashes);
     expect(withVec.backend()).toBe('sqlite-vec');
+    expect(count(db, 'SELECT count(*) FROM chunk_codes')).toBe(300);
 
-    const query = unit(42, 16);
-    const knn = withVec.nearest(query, 'fp-a', 10);
+    for (let seed = 1000; seed < 1020; seed++) {
+      const query = unit(seed, 16);
+      const truth = bruteForce(db, query, 10);
+      const knn = withVec.nearest(query, 'fp-a', 40);
+      expect(knn.complete).toBe(false);
+      expect(ids(knn).slice(0, 10)).toEqual(truth.map((n) => n.id));
+      // Re-scored from the float copy: the similarity is the float dot product, not the
+      // int8 codes' cosine (which differs in the third decimal).
+      for (const [i, n] of truth.entries()) expect(knn.neighbours[i]!.similarity).toBeCloseTo(n.similarity, 6);
+    }
+    // The exact answer without the extension is the same ranking.
     const scan = new Vectors(db, { extension: false, log: silentLog });
     expect(scan.backend()).toBe('fallback');
-    const scanned = scan.nearest(query, 'fp-a', 10);
-    expect(knn.map((n) => n.id)).toEqual(scanned.map((n) => n.id));
-    for (const [i, n] of knn.entries()) expect(n.similarity).toBeCloseTo(scanned[i]!.similarity, 5);
+    const query = unit(42, 16);
+    expect(ids(scan.nearest(query, 'fp-a', 10))).toEqual(bruteForce(db, query, 10).map((n) => n.id));
     // A stored vector is its own nearest neighbour, similarity 1.
-    const self = withVec.nearest(unit(7, 16), 'fp-a', 1)[0];
+    const self = withVec.nearest(unit(7, 16), 'fp-a', 40).neighbours[0];
     expect(self?.similarity).toBeCloseTo(1, 5);
-    expect(scan.nearest(unit(7, 16), 'fp-a', 1)[0]?.id).toBe(self?.id);
+  });
+
+  it('a filter is answered inside the index: partitions by collection, a path range by folder', () => {
+    const db = database();
+    const hashes = chunks(db, 240, ['a', 'b', 'c']);
+    const vectors = new Vectors(db, { extension: true, log: silentLog });
+    embedAll(db, vectors, 'fp-a', 16, hashes);
+    expect(vectors.backend()).toBe('sqlite-vec');
+    const cases: { filter: VectorFilter; where: string }[] = [
+      { filter: { collections: '["b"]' }, where: "d.collection = 'b'" },
+      { filter: { collections: '["a","c"]' }, where: "d.collection IN ('a', 'c')" },
+      { filter: { pathPrefix: 'dir-1' }, where: "d.path LIKE 'dir-1/%'" },
+      { filter: { collections: '["c"]', pathPrefix: '/dir-2/' }, where: "d.collection = 'c' AND d.path LIKE 'dir-2/%'" },
+    ];
+    for (const { filter, where } of cases) {
+      for (let seed = 500; seed < 510; seed++) {
+        const query = unit(seed, 16);
+        const truth = bruteForce(db, query, 10, where);
+        expect(truth).toHaveLength(10);
+        const found = vectors.nearest(query, 'fp-a', 40, filter);
+        expect(ids(found).slice(0, 10), JSON.stringify(filter)).toEqual(truth.map((n) => n.id));
+        // Every candidate is inside the filter, not only the ten best.
+        const allowed = new Set(bruteForce(db, query, 1000, where).map((n) => n.id));
+        for (const id of ids(found)) expect(allowed.has(id)).toBe(true);
+      }
+    }
+    // A folder is whole segments: `dir` is no prefix of `dir-1/…`.
+    expect(vectors.nearest(unit(1, 16), 'fp-a', 40, { pathPrefix: 'dir' }).neighbours).toEqual([]);
+    // Fewer rows than asked for: the answer is complete.
+    expect(vectors.nearest(unit(1, 16), 'fp-a', 200, { collections: '["a"]' })).toMatchObject({ complete: true });
   });
 
   it('stores each (model, chunk) once, and counts only the new ones', () => {
@@ -108,11 +193,12 @@ describe('Vectors', () => {
       vectors.write('fp-a', 8, [{ chunkHash: hashes[0]!, vector: unit(1, 8) }], 'now'),
     );
     expect(again).toBe(0);
-    expect(db.value('SELECT count(*) FROM embeddings')).toBe(3);
-    expect(db.value('SELECT count(*) FROM chunk_vectors')).toBe(3);
+    expect(count(db, 'SELECT count(*) FROM embeddings')).toBe(3);
+    expect(count(db, 'SELECT count(*) FROM chunk_codes')).toBe(3);
+    expect(db.prepare("SELECT name FROM sqlite_schema WHERE name = 'chunk_vectors'").get()).toBeUndefined();
   });
 
-  it('a writer without the extension puts the vec0 table out of step: readers scan until a writer rebuilds it', () => {
+  it('a writer without the extension leaves its changes queued: readers get the exact answer until a writer applies them', () => {
     const db = database();
     const hashes = chunks(db, 20);
     const withVec = new Vectors(db, { extension: true, log: silentLog });
@@ -122,14 +208,16 @@ describe('Vectors', () => {
     const without = new Vectors(db, { extension: false, log: silentLog });
     const rest = hashes.slice(10).map((chunkHash, i) => ({ chunkHash, vector: unit(i + 11, 8) }));
     db.transaction(() => without.write('fp-a', 8, rest, 'now'));
-    // The new vectors are not in chunk_vectors: a KNN would miss them, so it is not used.
+    // The new vectors have no codes: a KNN would miss them, so it is not used.
+    expect(count(db, 'SELECT count(*) FROM code_queue')).toBe(10);
     expect(withVec.backend()).toBe('fallback');
-    expect(withVec.nearest(unit(15, 8), 'fp-a', 1)[0]?.similarity).toBeCloseTo(1, 5);
+    expect(withVec.nearest(unit(15, 8), 'fp-a', 1).neighbours[0]?.similarity).toBeCloseTo(1, 5);
 
-    db.transaction(() => withVec.ensureVecTable(8, 'fp-a'));
+    expect(db.transaction(() => withVec.syncCodes())).toBe(true);
     expect(withVec.backend()).toBe('sqlite-vec');
-    expect(db.value('SELECT count(*) FROM chunk_vectors')).toBe(20);
-    expect(withVec.nearest(unit(15, 8), 'fp-a', 1)[0]?.similarity).toBeCloseTo(1, 5);
+    expect(count(db, 'SELECT count(*) FROM chunk_codes')).toBe(20);
+    expect(count(db, 'SELECT count(*) FROM code_queue')).toBe(0);
+    expect(withVec.nearest(unit(15, 8), 'fp-a', 40).neighbours[0]?.similarity).toBeCloseTo(1, 5);
   });
 
   it('another model of another dimension replaces the vectors; nothing of the old one is left or mixed in', () => {
@@ -141,27 +229,30 @@ describe('Vectors', () => {
 
     embedAll(db, vectors, 'fp-b', 12, hashes.slice(0, 4));
     expect(vectors.hasEmbeddings('fp-a')).toBe(false);
-    expect(vectors.state()).toMatchObject({ fingerprint: 'fp-b', dims: 12 });
+    expect(vectors.state()).toMatchObject({ fingerprint: 'fp-b', dims: 12, vec_dims: 12 });
     expect(db.column('SELECT DISTINCT dims FROM embeddings').all()).toEqual([12]);
     expect(vectors.backend()).toBe('sqlite-vec');
-    const hits = vectors.nearest(unit(2, 12), 'fp-b', 10);
+    expect(count(db, 'SELECT count(*) FROM chunk_codes')).toBe(4);
+    const hits = vectors.nearest(unit(2, 12), 'fp-b', 10).neighbours;
     expect(hits).toHaveLength(4);
     expect(hits[0]?.similarity).toBeCloseTo(1, 5);
     expect(db.value('PRAGMA quick_check')).toBe('ok');
   });
 
-  it('collects the vectors of chunks that are gone, in the vec0 table too', () => {
+  it('collects the vectors of chunks that are gone, their codes too', () => {
     const db = database();
     const hashes = chunks(db, 5);
     const vectors = new Vectors(db, { extension: true, log: silentLog });
     embedAll(db, vectors, 'fp-a', 8, hashes);
+    db.prepare("DELETE FROM documents WHERE hash IN ('content-0', 'content-1')").run();
     db.prepare("DELETE FROM content WHERE hash IN ('content-0', 'content-1')").run(); // cascades to chunks
     expect(db.transaction(() => vectors.collectOrphans('fp-a'))).toBe(2);
-    expect(db.value('SELECT count(*) FROM chunk_vectors')).toBe(3);
+    expect(count(db, 'SELECT count(*) FROM chunk_codes')).toBe(3);
+    expect(count(db, 'SELECT count(*) FROM vector_rows')).toBe(3);
     expect(vectors.backend()).toBe('sqlite-vec');
   });
 
-  it('an extension that cannot load is one warning, and the scan answers', () => {
+  it('an extension that cannot load is one warning, and the exact scan answers', () => {
     const db = database();
     const hashes = chunks(db, 3);
     const log = recordingLog();
@@ -172,10 +263,25 @@ describe('Vectors', () => {
     };
     embedAll(db, vectors, 'fp-a', 8, hashes);
     expect(vectors.backend()).toBe('fallback');
-    expect(vectors.nearest(unit(3, 8), 'fp-a', 1)[0]?.similarity).toBeCloseTo(1, 5);
+    expect(vectors.nearest(unit(3, 8), 'fp-a', 1).neighbours[0]?.similarity).toBeCloseTo(1, 5);
     expect(log.warnings).toEqual([
       expect.stringMatching(/^sqlite-vec could not load \(cannot open shared object file\)/),
     ]);
+  });
+});
+
+describe('toCode (int8, one scale per vector)', () => {
+  it('maps the largest component to ±127 and keeps the direction', () => {
+    const code = new Int8Array(toCode(Float32Array.from([0.5, -0.25, 0, 0.125])).buffer);
+    // Math.round: halves go up (-63.5 → -63).
+    expect([...code]).toEqual([127, -63, 0, 32]);
+    expect([...new Int8Array(toCode(new Float32Array(3)).buffer)]).toEqual([0, 0, 0]);
+  });
+
+  it('a folder prefix is a range of whole segments', () => {
+    expect(prefixRange('/notes/2024/')).toEqual({ low: 'notes/2024/', high: 'notes/20240' });
+    expect(prefixRange('')).toBeUndefined();
+    expect(prefixRange(undefined)).toBeUndefined();
   });
 });
 
