@@ -247,7 +247,8 @@ export class Vectors {
       `SELECT r.id, r.collection, r.path, e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id
        ORDER BY r.collection, r.id`,
     );
-    for (const row of rows.iterate()) insert.run(BigInt(row.id), row.collection, toCode(fromBlob(row.vector)), row.path);
+    for (const row of rows.iterate())
+      insert.run(BigInt(row.id), row.collection, toCode(fromBlob(row.vector)), row.path);
     this.db.exec('DELETE FROM code_queue');
     this.db.prepare('UPDATE embedding_state SET vec_dims = ? WHERE id = 1').run(dims);
   }

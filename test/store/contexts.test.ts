@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
+import { downgradeToVersion3 } from './schema-v3.js';
 
 let box: Sandbox;
 let notes: string;
@@ -178,6 +179,7 @@ describe('contexts on results', () => {
 
 describe('the migration (schema version 3)', () => {
   function downgradeToVersion2(): void {
+    downgradeToVersion3(box.index);
     const db = new Sqlite(box.index);
     db.exec('DROP TABLE contexts');
     db.pragma('user_version = 2');
@@ -189,7 +191,7 @@ describe('the migration (schema version 3)', () => {
     downgradeToVersion2();
     store = openStore(box.index);
     const db = new Sqlite(box.index, { readOnly: true });
-    expect(db.pragmaValue('user_version')).toBe(3);
+    expect(db.pragmaValue('user_version')).toBe(4);
     db.close();
     expect(store.search('sourdough', { limit: 20 })).toHaveLength(5);
     expect(store.setContext('notes', 'Work notes.').replaced).toBe(false);

@@ -164,7 +164,10 @@ describe('Vectors', () => {
       { filter: { collections: '["b"]' }, where: "d.collection = 'b'" },
       { filter: { collections: '["a","c"]' }, where: "d.collection IN ('a', 'c')" },
       { filter: { pathPrefix: 'dir-1' }, where: "d.path LIKE 'dir-1/%'" },
-      { filter: { collections: '["c"]', pathPrefix: '/dir-2/' }, where: "d.collection = 'c' AND d.path LIKE 'dir-2/%'" },
+      {
+        filter: { collections: '["c"]', pathPrefix: '/dir-2/' },
+        where: "d.collection = 'c' AND d.path LIKE 'dir-2/%'",
+      },
     ];
     for (const { filter, where } of cases) {
       for (let seed = 500; seed < 510; seed++) {
