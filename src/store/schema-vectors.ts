@@ -26,9 +26,11 @@ import { Vectors } from './vectors.js';
  *   is empty. A writer without sqlite-vec leaves its changes queued for the next one that has it.
  *   This replaces version 2's `changes`/`vec_synced` counters (their triggers are dropped).
  */
+// CROSS JOIN keeps chunks as the outer loop: the planner otherwise scanned every embedding of
+// the model for each document inserted (measured: O(embeddings) a document).
 const forDocument = (doc: 'NEW' | 'OLD') => `
     SELECT e.id, ${doc}.id, ${doc}.collection, ${doc}.path FROM chunks c
-    JOIN embeddings e ON e.model = (SELECT fingerprint FROM embedding_state WHERE id = 1) AND e.chunk_hash = c.hash
+    CROSS JOIN embeddings e ON e.model = (SELECT fingerprint FROM embedding_state WHERE id = 1) AND e.chunk_hash = c.hash
     WHERE c.content_hash = ${doc}.hash`;
 
 const schemaV4 = `
