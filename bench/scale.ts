@@ -22,6 +22,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { createEmbedder } from '../src/llm/index.js';
+import { silentLog } from '../src/log.js';
+import { normalize } from '../src/store/vectors.js';
 import { tinyModel } from './lib/fixture.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
 import { QMD_BIN, ROOT, TMP, TSX_LOADER } from './lib/paths.js';
@@ -32,6 +35,7 @@ import { quantile } from './lib/stats.js';
 import { renderMarkdown, renderText } from './lib/table.js';
 import type { Cell, Table } from './lib/types.js';
 import { collectionRoot, describeCorpus, type ScaleCorpus, scaleCorpus } from './scale/corpus.js';
+import { measureVectorIndex, p, type VectorIndexFigures } from './scale/vector-index.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -250,11 +254,31 @@ interface CellSamples {
   failed?: string;
 }
 
-async function measureQueries(corpus: ScaleCorpus, servers: Server[]): Promise<Map<string, CellSamples>> {
+function queryTexts(corpus: ScaleCorpus): string[] {
   const q = corpus.queries;
-  const queries = [...q.common.slice(0, 4), ...q.middle.slice(0, 4), ...q.rare.slice(0, 4)].map((w, i) =>
+  return [...q.common.slice(0, 4), ...q.middle.slice(0, 4), ...q.rare.slice(0, 4)].map((w, i) =>
     i % 3 === 2 ? `${w} ${q.middle[(i + 1) % q.middle.length]}` : w,
   );
+}
+
+/**
+ * Our vector index in process (no MCP): recall@10 against exact search over the float copy,
+ * search latency without and with the `c1` filter, disk per vector (bench/scale/vector-index.ts).
+ * The query vectors are the tiny model's, as the server's.
+ */
+async function measureOurVectors(side: Side, model: string, corpus: ScaleCorpus): Promise<VectorIndexFigures> {
+  const embedder = createEmbedder({ model, log: silentLog, maxThreads: 1 });
+  try {
+    const queries: Float32Array[] = [];
+    for (const text of queryTexts(corpus)) queries.push(normalize(await embedder.embed(text)));
+    return measureVectorIndex(side.index, queries, 'c1');
+  } finally {
+    await embedder.dispose();
+  }
+}
+
+async function measureQueries(corpus: ScaleCorpus, servers: Server[]): Promise<Map<string, CellSamples>> {
+  const queries = queryTexts(corpus);
   const cells = new Map<string, CellSamples>();
   const key = (s: Server, kind: Kind, filtered: boolean) => `${s.side.name}|${kind}|${filtered}`;
   for (const filtered of [false, true]) {
@@ -301,6 +325,7 @@ async function main(): Promise<void> {
   const indexRows: Cell[][] = [];
   const queryRows: Cell[][] = [];
   const serverRows: Cell[][] = [];
+  const vectorRows: Cell[][] = [];
   const notes: string[] = [];
   const started = performance.now();
   for (const size of SIZES) {
@@ -321,6 +346,26 @@ async function main(): Promise<void> {
           side.add.maxRssKb / 1024,
           side.vectors?.chunks ?? 'n/a',
           fileMb(side.index),
+        ]);
+      }
+      const our = sides.find((side) => side.name === 'qmd');
+      if (our !== undefined && our.add.failed === undefined) {
+        log('qmd: vector index figures (recall@10, in-process latency, disk)');
+        const f = await measureOurVectors(our, model, corpus);
+        vectorRows.push([
+          size,
+          f.vectors,
+          f.codeRows,
+          f.backend,
+          Math.round(f.floatBytesPerVector),
+          Math.round(f.codeBytesPerRow),
+          f.fileBytes / 2 ** 20,
+          f.recall.all.toFixed(3),
+          f.recall.filtered.toFixed(3),
+          p(f.searchMs.all, 0.5),
+          p(f.searchMs.all, 0.95),
+          p(f.searchMs.filtered, 0.5),
+          p(f.searchMs.filtered, 0.95),
         ]);
       }
       const servers: Server[] = [];
@@ -392,6 +437,26 @@ async function main(): Promise<void> {
       rows: queryRows,
     },
     {
+      title:
+        "Our vector index, in process (no MCP): int8 codes in vec0 partitioned by collection, KNN with C = 40, exact re-score from `embeddings.vector`; recall@10 against exact search over the float copy, on the tiny model's query vectors; search = `VectorSearcher.search` for a page of 10",
+      columns: [
+        { label: 'notes', unit: 'count' },
+        { label: 'vectors', unit: 'count' },
+        { label: 'code rows', unit: 'count' },
+        { label: 'backend', unit: 'text' },
+        { label: 'float B/vector', unit: 'count' },
+        { label: 'code B/row', unit: 'count' },
+        { label: 'index', unit: 'MB' },
+        { label: 'recall@10', unit: 'text' },
+        { label: 'recall@10 [c1]', unit: 'text' },
+        { label: 'p50', unit: 'ms' },
+        { label: 'p95', unit: 'ms' },
+        { label: 'p50 [c1]', unit: 'ms' },
+        { label: 'p95 [c1]', unit: 'ms' },
+      ],
+      rows: vectorRows,
+    },
+    {
       title: "Server peak RSS after the queries (VmHWM, the peer's launcher included)",
       columns: [
         { label: 'notes', unit: 'count' },
@@ -414,7 +479,7 @@ async function main(): Promise<void> {
     '',
     ...tables.flatMap((t) => [renderMarkdown(t), '']),
     ...notes.map((n) => `- Corpus: ${n}.`),
-    "- Vectors: written through each server's own embedding path (ours: `store.embed()`, chunks of ~500 bytes for the tiny model; the peer: its `chunkDocument` (~3,600 chars) and `insertEmbedding`) with a stand-in embedder (a 64-dim hashed bag of words, `bench/scale/stand-in-embedder.ts`): the tiny model would take hours. Query vectors come from the real tiny model in both servers. Recall is measured in `bench/experiments/` on real embeddings.",
+    "- Vectors: written through each server's own embedding path (ours: `store.embed()`, chunks of ~500 bytes for the tiny model; the peer: its `chunkDocument` (~3,600 chars) and `insertEmbedding`) with a stand-in embedder (a 64-dim hashed bag of words, `bench/scale/stand-in-embedder.ts`): the tiny model would take hours. Query vectors come from the real tiny model in both servers. Recall@10 above is of those stored vectors; on real tiny-model embeddings it is tested (test/store/vector-index.test.ts) and on 768-dim vectors measured by `bench/scale/synthetic.ts` (bench/results-scale-vectors.md).",
     '- "longest loop block": the largest lateness of a 10 ms timer inside the server process (`bench/scale/loop-probe.mjs`, preloaded with NODE_OPTIONS) during that kind of call; "< 20" means no tick was 20 ms late.',
     `- A kind of call stops repeating after ${CELL_BUDGET_MS / 1000} s of calls for a server (hence n below ${ROUNDS * 12}).`,
     '',
