@@ -11,12 +11,11 @@ import type { Migration } from './schema.js';
  * - `embeddings` are keyed by (model fingerprint, chunk hash): a chunk is embedded again only
  *   when its text or the model changes. `vector` (float32, little-endian, L2-normalized) is
  *   the source of truth and what the fallback scan reads when sqlite-vec cannot load.
- * - The sqlite-vec `vec0` table (`chunk_vectors`, rowid = `embeddings.id`) is not created
- *   here: it needs the extension loaded and a dimension known, so `vectors.ts` creates it and
- *   treats it as a rebuildable index of `embeddings`. `embedding_state.changes` counts every
- *   insert and delete on `embeddings` (triggers), and `vec_synced` is the count at which the
- *   vec0 table last matched it: a writer without the extension only bumps `changes`, and every
- *   reader then knows to scan instead, until a writer with the extension rebuilds it.
+ * - Until version 4, a float sqlite-vec `vec0` copy (`chunk_vectors`, rowid = `embeddings.id`),
+ *   created by `vectors.ts`, answered KNN queries, and `embedding_state.changes` (bumped by
+ *   triggers on `embeddings`) against `vec_synced` told readers whether it was in step.
+ *   Version 4 (`schema-vectors.ts`) replaced both: int8 codes partitioned by collection, kept
+ *   in step through a queue; `changes` and `vec_synced` stay, unused.
  * - `embedding_state` is one row: the model the index is embedded with (spec, fingerprint,
  *   dimension, most tokens per input) and the chunker that made `chunks`. Knowing dimension and
  *   input size by fingerprint lets a run with nothing to embed skip loading llama.cpp.
