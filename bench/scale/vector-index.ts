@@ -72,8 +72,10 @@ export function measureVectorIndex(file: string, queries: Float32Array[], collec
       codeRows,
       floatBytesPerVector: sum((n) => n === 'embeddings' || n === 'sqlite_autoindex_embeddings_1') / Math.max(1, count),
       codeBytesPerRow:
-        sum((n) => n.startsWith('chunk_codes') || n.startsWith('vector_rows') || n.startsWith('sqlite_autoindex_vector_rows')) /
-        Math.max(1, codeRows),
+        sum(
+          (n) =>
+            n.startsWith('chunk_codes') || n.startsWith('vector_rows') || n.startsWith('sqlite_autoindex_vector_rows'),
+        ) / Math.max(1, codeRows),
       fileBytes: sum(() => true),
       recall: { all: rightAll / (10 * queries.length), filtered: rightFiltered / (10 * queries.length) },
       searchMs,
@@ -123,5 +125,8 @@ function push(top: number[], s: number): void {
 }
 
 export function p(samples: number[], q: number): number {
-  return quantile([...samples].sort((a, b) => a - b), q);
+  return quantile(
+    [...samples].sort((a, b) => a - b),
+    q,
+  );
 }
