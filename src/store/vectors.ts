@@ -260,7 +260,10 @@ export class Vectors {
       `SELECT r.id, r.collection, r.path, e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id
        WHERE r.id = ?`,
     );
-    for (const id of this.db.column<[], number>('SELECT row_id FROM code_queue ORDER BY row_id').all()) {
+    // Streamed, not loaded: a big `qmd update` may queue a row per chunk of every note it moved.
+    for (const { row_id: id } of this.db
+      .prepare<[], { row_id: number }>('SELECT row_id FROM code_queue ORDER BY row_id')
+      .iterate()) {
       // An id is queued when its row was added or deleted (ids can be reused): drop the old code, add the new.
       remove.run(BigInt(id));
       const row = source.get(id);
