@@ -216,6 +216,8 @@ export interface MultiGetOptions {
   lineNumbers?: boolean;
   /** A ceiling on the text of all documents together; those past it are skipped. Default none. */
   totalBytes?: number;
+  /** Rejects with ABORTED as soon as it fires (the request was cancelled). */
+  signal?: AbortSignal;
 }
 
 export interface MultiGetResult {
@@ -353,7 +355,7 @@ export interface Store {
    * references and globs. An item that names nothing is listed in `skipped`; one that reaches
    * outside the collections refuses the whole call.
    */
-  multiGet(pattern: string, options?: MultiGetOptions): MultiGetResult;
+  multiGet(pattern: string, options?: MultiGetOptions): Promise<MultiGetResult>;
   status(): StatusReport;
   /** Every context, the global one first, then by collection and prefix. */
   listContexts(): ContextInfo[];
@@ -438,4 +440,12 @@ export interface StoreOptions {
    * every embedding call, before llama.cpp runs. Default: none.
    */
   failpoints?: Failpoints;
+  /**
+   * Run the heavy read calls (the BM25 and vector rankings of `query`/`vsearch`, `multiGet`)
+   * in a `worker_threads` worker with its own read-only connection, so they never hold this
+   * thread's event loop (docs/design.md §8.4): `qmd mcp` passes true (the bundle's
+   * `dist/query-worker.mjs`); tests may name the script. `close()` then stops the worker after
+   * the model and before the database. Default: inline. `search()` always runs inline.
+   */
+  queryWorker?: boolean | { file: string | URL; execArgv?: string[] };
 }
