@@ -46,8 +46,9 @@ interface Pending {
  * (docs/design.md §8.4). Every call takes the caller's `AbortSignal`: when it fires the call
  * rejects with ABORTED at once and the worker's reply, whenever it comes, is dropped, so the
  * lifecycle's drain never waits on the worker. The worker is `unref()`ed: it never keeps the
- * process alive. It is started at once (its start-up overlaps the client's `initialize`) and
- * again on the next call if it died.
+ * process alive. It starts on the first call (a server that is never asked a query starts
+ * no thread, and `initialize` shares the cores with nothing) and again on the next call if it
+ * died.
  */
 export class QueryWorker implements QueryReads {
   private worker: Worker | undefined;
@@ -58,9 +59,7 @@ export class QueryWorker implements QueryReads {
   private readonly running = new Set<number>();
   private closing: Promise<void> | undefined;
 
-  constructor(private readonly options: QueryWorkerOptions) {
-    this.worker = this.start();
-  }
+  constructor(private readonly options: QueryWorkerOptions) {}
 
   lexical(query: string, options: LexicalOptions, signal?: AbortSignal): Promise<SearchHit[]> {
     return this.call({ kind: 'lexical', query, options }, signal);

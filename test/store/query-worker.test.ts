@@ -144,8 +144,9 @@ describe('the query worker', () => {
   it('close() terminates a worker that never yields, and the waiting call rejects CLOSED', async () => {
     const reads = worker(parseFailpoints(`${QUERY_FAILPOINT}=hang`));
     const events: string[] = [];
-    const exited = exitOf(reads.thread, events);
+    expect(reads.thread).toBeUndefined(); // started by the first call
     const call = reads.lexical('sourdough', {});
+    const exited = exitOf(reads.thread, events);
     const closed = reads.close();
     await expectQmdError(() => call, 'CLOSED');
     await closed;
@@ -156,9 +157,15 @@ describe('the query worker', () => {
 
   it('close() terminates an idle worker that does not exit on `close` within its bound', async () => {
     const deaf = join(box.dir, 'deaf-worker.mjs');
-    writeFileSync(deaf, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => {});\n");
+    // Answers every call with no rows, and ignores `close`.
+    writeFileSync(
+      deaf,
+      "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', (m) => { if (m.id !== undefined) parentPort.postMessage({ id: m.id, value: [] }); });\n",
+    );
     const reads = worker(noFailpoints, 50, { file: deaf, execArgv: [] });
     const events: string[] = [];
+    expect(await reads.lexical('sourdough', {})).toEqual([]);
+    expect(reads.busy).toBe(false);
     const exited = exitOf(reads.thread, events);
     await reads.close();
     await exited;
@@ -205,10 +212,10 @@ describe('close() with the query worker', () => {
     const hold = firstCallFailpoint({ kind: 'hang' });
     const s = recordedStore(events, hold.failpoints);
     await s.embed();
-    const exited = exitOf((s as unknown as { reads: QueryWorker }).reads.thread, events);
     const query = s.query('sourdough');
     query.catch(() => {}); // asserted below, after close
     await hold.carried;
+    const exited = exitOf((s as unknown as { reads: QueryWorker }).reads.thread, events);
     await s.close();
     await exited;
     expect(events).toEqual(['model disposed', 'worker exited', 'database closed']);
