@@ -437,7 +437,8 @@ export interface StoreOptions {
   /**
    * `store.update.write` is hit inside every indexing transaction (`addCollection`,
    * `update`), after all rows are written and before COMMIT; `llm.embed` at the start of
-   * every embedding call, before llama.cpp runs. Default: none.
+   * every embedding call, before llama.cpp runs; `store.worker.query` at the start of every
+   * read call of `queryWorker`'s, where it runs (`holdThread`). Default: none.
    */
   failpoints?: Failpoints;
   /**
