@@ -45,7 +45,9 @@ if (mode !== undefined) {
   });
   if (mode !== 'natural') setInterval(() => {}, 1 << 30).unref();
 } else {
-  const load = loadavg().map((x) => x.toFixed(2)).join(' ');
+  const load = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
   const rows = [];
   for (const m of ['statement', 'natural', 'exit', 'terminate+exit']) {
     const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', m, '--rows', String(ROWS)], {
@@ -54,7 +56,9 @@ if (mode !== undefined) {
     const gone = Date.now();
     const end = Number(/end (\d+)/.exec(run.stderr)?.[1]);
     const statement = /statement (\d+)/.exec(run.stderr)?.[1];
-    rows.push(m === 'statement' ? `| the statement alone, in the worker | ${statement} ms |` : `| ${m} | ${gone - end} ms |`);
+    rows.push(
+      m === 'statement' ? `| the statement alone, in the worker | ${statement} ms |` : `| ${m} | ${gone - end} ms |`,
+    );
   }
   const lines = [
     `## A worker inside a native call, then the process ends (${ROWS.toLocaleString('en-US')}-row recursive CTE)`,
@@ -65,7 +69,7 @@ if (mode !== undefined) {
     '|---|---|',
     ...rows,
     '',
-    '- natural: the worker is unref\'d and nothing else holds the loop; exit: `process.exit()`; terminate+exit: `worker.terminate()` then `process.exit()`.',
+    "- natural: the worker is unref'd and nothing else holds the loop; exit: `process.exit()`; terminate+exit: `worker.terminate()` then `process.exit()`.",
     '',
   ];
   process.stdout.write(lines.join('\n'));
