@@ -27,7 +27,12 @@ const root = fileURLToPath(new URL('..', import.meta.url));
  * `bin` in package.json. Keep an entry's static imports to what its first answer needs: they
  * all load before its first line runs.
  */
-export const ENTRIES: ReadonlyArray<{ name: string; source: string }> = [{ name: 'qmd', source: 'src/cli/main.ts' }];
+export const ENTRIES: ReadonlyArray<{ name: string; source: string }> = [
+  { name: 'qmd', source: 'src/cli/main.ts' },
+  // `qmd mcp`'s query worker (docs/design.md §8.4): a worker_threads script, found beside the
+  // bundle by `bundledWorkerScript` (src/store/query-worker-client.ts).
+  { name: 'query-worker', source: 'src/store/query-worker.ts' },
+];
 
 /**
  * Native addons and what loads them stay in node_modules: esbuild cannot bundle a `.node`

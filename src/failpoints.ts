@@ -23,6 +23,11 @@ export interface Failpoints {
   has(name: string): boolean;
   /** Runs the failpoint `name` if one is set; `undefined` (synchronously) if not. */
   hit(name: string, signal?: AbortSignal): Promise<void> | undefined;
+  /**
+   * The action of `name` if one is set, announced as `hit` announces it but not run: for a
+   * failpoint carried out on another thread (`store.worker.query`, by `holdThread`).
+   */
+  carry(name: string): FailpointAction | undefined;
 }
 
 export class FailpointError extends Error {
@@ -71,7 +76,28 @@ export function parseFailpoints(
         throw error;
       });
     },
+    carry(name) {
+      const action = actions.get(name);
+      if (action !== undefined) onHit?.(name, action.kind);
+      return action;
+    },
   };
+}
+
+/**
+ * Carries out `action` synchronously on this thread, for a failpoint that stands for a
+ * synchronous call (`store.worker.query`, a query's SQL): `hang` is a JS loop that never
+ * yields (a runaway query: only `worker.terminate()` or the process's exit ends it),
+ * `delay(MS)` one that yields after MS, `throw` throws. `until(SIGUSR2)` cannot be waited for
+ * without yielding, so it throws too, saying so.
+ */
+export function holdThread(name: string, action: FailpointAction): void {
+  if (action.kind === 'throw') throw new FailpointError(name);
+  if (action.kind === 'until') throw new Error(`failpoint ${name}: until(SIGUSR2) needs a thread that yields`);
+  const end = action.kind === 'hang' ? Number.POSITIVE_INFINITY : performance.now() + action.ms;
+  while (performance.now() < end) {
+    // Never yields: the thread is as busy as a statement that does not return.
+  }
 }
 
 function parseAction(name: string, text: string): FailpointAction {

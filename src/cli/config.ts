@@ -93,6 +93,12 @@ export interface Config {
   readonly shared: SharedConfig;
   /** `QMD_DAEMON_CHILD=1`: this process is the detached child of `qmd mcp --http --daemon`. */
   readonly daemonChild: boolean;
+  /**
+   * `qmd mcp` runs its queries in the query worker (docs/design.md §8.4) unless
+   * `QMD_QUERY_WORKER=0`: a switch for benchmarks and for checking that
+   * test/e2e/query-awake.test.ts fails without it, not a user setting.
+   */
+  readonly queryWorker: boolean;
 }
 
 /** Reads the flags now and each variable section when first used (then keeps it). Never throws itself. */
@@ -119,6 +125,9 @@ export function readConfig(options: GlobalOptions, env: NodeJS.ProcessEnv, log?:
     },
     get shared() {
       return shared();
+    },
+    get queryWorker() {
+      return envText(env, 'QMD_QUERY_WORKER') !== '0';
     },
     get daemonChild() {
       return envText(env, DAEMON_CHILD_ENV) === '1';

@@ -22,7 +22,7 @@ import { describeFailure, throwIfAborted } from './run.js';
 export function registerDocumentResource(server: McpServer, deps: McpDeps): void {
   const template = new ResourceTemplate('qmd://{+path}', {
     list: (ctx) =>
-      deps.gate.run((signal) => guarded(deps, signal, 'resource list', () => listDocuments(deps)), {
+      deps.gate.run((signal) => guarded(deps, signal, 'resource list', () => listDocuments(deps, signal)), {
         signal: ctx.mcpReq.signal,
       }),
   });
@@ -67,9 +67,9 @@ async function readDocument(
  * comes back by name in `skipped` (or in `documents` if empty). It reads every body once;
  * a `listDocuments({ limit })` in the store would make it an index-only query.
  */
-function listDocuments(deps: McpDeps): ListResourcesResult {
+async function listDocuments(deps: McpDeps, signal: AbortSignal): Promise<ListResourcesResult> {
   if (deps.store.listCollections().every((c) => c.documents === 0)) return { resources: [] };
-  const { documents, skipped } = deps.store.multiGet('**', { maxBytes: 1 });
+  const { documents, skipped } = await deps.store.multiGet('**', { maxBytes: 1, signal });
   const files = [...documents.map((d) => d.file), ...skipped.map((s) => s.file)].sort();
   return { resources: files.slice(0, MAX_LISTED_RESOURCES).map((file) => ({ uri: documentUri(file), name: file })) };
 }

@@ -21,11 +21,11 @@ export interface VectorText {
 /** What `runQuery` needs of the store; each call is guarded (closed index, SQLite errors) there. */
 export interface QuerySources {
   /** BM25 over `text`, the `depth` best, scores relative to the best; the collection filter applied. */
-  lexical(text: string, depth: number): SearchHit[];
+  lexical(text: string, depth: number): Promise<SearchHit[]>;
   /** One vector per text, or why there are none (nothing embedded, no model, another model). */
   embed(texts: VectorText[], signal: AbortSignal | undefined): Promise<{ vectors: Float32Array[] } | { note: string }>;
   /** The `depth` documents nearest `vector`, scores relative to the nearest; the filter applied. */
-  nearest(vector: Float32Array, depth: number): SearchHit[];
+  nearest(vector: Float32Array, depth: number): Promise<SearchHit[]>;
 }
 
 export const NOT_RERANKED = 'not reranked: no reranker is configured';
@@ -79,11 +79,11 @@ export async function runQuery(
     let hits: SearchHit[] | undefined;
     let ran: SubSearchRun['ran'] = 'bm25';
     if (search.type === 'lex' || asBm25) {
-      hits = sources.lexical(search.query, depth);
+      hits = await sources.lexical(search.query, depth);
     } else {
       const vector = vectors?.[vectorIndex++];
       if (vector !== undefined) {
-        hits = sources.nearest(vector, depth);
+        hits = await sources.nearest(vector, depth);
         ran = 'vector';
       } else ran = 'skipped';
     }

@@ -12,6 +12,8 @@ import { EmbeddingModel } from './embedding-model.js';
 import { IndexWriter, type WriteCounts } from './indexing.js';
 import { checkCollectionName, checkMask, nameFromDirectory } from './paths.js';
 import { runQuery, type VectorText } from './query.js';
+import type { QueryReads } from './query-reads.js';
+import { openReads } from './query-worker-client.js';
 import { type CollectionScan, scanCollection } from './scan.js';
 import { checkCollections, checkLimit, Searcher } from './search.js';
 import { fromSqliteError } from './sqlite-errors.js';
@@ -56,6 +58,8 @@ export class SqliteStore implements Store {
   private readonly model: EmbeddingModel;
   private readonly contexts: Contexts;
   private readonly statusReader: StatusReader;
+  /** BM25, vector nearest and multiGet: in the query worker for `qmd mcp`, else inline (§8.4). */
+  private readonly reads: QueryReads;
   private warnedUnavailable = false;
   private writerCache: IndexWriter | undefined;
   private closed = false;
@@ -92,6 +96,23 @@ export class SqliteStore implements Store {
       threads: options.embedThreads,
       download: !this.readonly,
     });
+    // Last: nothing after it may throw, or the worker would outlive a store never returned.
+    this.reads = openReads(
+      {
+        searcher: this.searcher,
+        vectorSearcher: this.vectorSearcher,
+        documents: this.reader,
+        collections: this.collections,
+      },
+      {
+        path,
+        busyTimeoutMs: this.busyTimeoutMs,
+        vectorExtension: options.vectorExtension ?? true,
+        log: this.log,
+        failpoints: this.failpoints,
+        worker: options.queryWorker,
+      },
+    );
   }
 
   listCollections(): CollectionInfo[] {
@@ -166,16 +187,17 @@ export class SqliteStore implements Store {
   async query(query: string | readonly SubSearch[], options: QueryOptions = {}): Promise<QueryResult> {
     if (options.signal?.aborted) throw new QmdError('ABORTED', 'The query was cancelled');
     const filter = this.guard(() => this.collectionFilter(options));
-    const { minScore: _minScore, limit: _limit, ...lexicalOptions } = options;
+    const { collections, highlight, signal } = options;
     let fingerprint = '';
     const result = await runQuery(query, options, {
-      lexical: (text, depth) => this.bm25(text, { ...lexicalOptions, limit: depth }),
+      lexical: (text, depth) =>
+        this.read(() => this.reads.lexical(text, { collections, highlight, limit: depth }, signal)),
       embed: async (texts, signal) => {
         const ready = await this.embedForSearch(texts, signal);
         if ('fingerprint' in ready) fingerprint = ready.fingerprint;
         return ready;
       },
-      nearest: (vector, depth) => this.guard(() => this.vectorSearcher.search(vector, fingerprint, depth, filter)),
+      nearest: (vector, depth) => this.read(() => this.reads.nearest(vector, fingerprint, depth, filter, signal)),
     });
     return { ...result, hits: this.guard(() => this.contexts.attach(result.hits)) };
   }
@@ -190,7 +212,7 @@ export class SqliteStore implements Store {
     if ('note' in ready || vector === undefined) {
       return { mode: 'vector', hits: [], ...('note' in ready && { note: ready.note }), searches, reranked: false };
     }
-    const hits = this.guard(() => this.vectorSearcher.search(vector, ready.fingerprint, limit, filter));
+    const hits = await this.read(() => this.reads.nearest(vector, ready.fingerprint, limit, filter, options.signal));
     return {
       mode: 'vector',
       hits: this.guard(() => this.contexts.attach(hits.filter((hit) => hit.score >= (options.minScore ?? 0)))),
@@ -261,11 +283,10 @@ export class SqliteStore implements Store {
     });
   }
 
-  multiGet(pattern: string, options: MultiGetOptions = {}): MultiGetResult {
-    return this.guard(() => {
-      const result = this.reader.multiGet(pattern, options);
-      return { ...result, documents: this.contexts.attachToDocuments(result.documents) };
-    });
+  async multiGet(pattern: string, options: MultiGetOptions = {}): Promise<MultiGetResult> {
+    const { signal, ...rest } = options;
+    const result = await this.read(() => this.reads.multiGet(pattern, rest, signal));
+    return { ...result, documents: this.guard(() => this.contexts.attachToDocuments(result.documents)) };
   }
 
   status(): StatusReport {
@@ -296,13 +317,15 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * The LLM first (its dispose waits for native calls still running), then the database.
-   * Each step runs even if the one before failed, then the failures are reported (`runEvery`).
+   * The LLM first (its dispose waits for native calls still running), then the query worker
+   * (its own connection, `QueryWorker.close`), then the database. Each step runs even if the
+   * one before failed, then the failures are reported (`runEvery`).
    */
   private async shutdown(): Promise<void> {
     this.closed = true;
     await runEvery('closing the index failed', [
       () => this.model.dispose(),
+      () => this.reads.close(),
       () => closeDatabase(this.opened, this.log),
     ]);
   }
@@ -390,6 +413,16 @@ export class SqliteStore implements Store {
 
   private requireWritable(): void {
     if (this.readonly) throw new QmdError('INDEX_READ_ONLY', `The index ${this.path} was opened read-only`);
+  }
+
+  /** `guard` for the read calls, which may run in the query worker. */
+  private async read<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new QmdError('CLOSED', 'The index is closed');
+    try {
+      return await work();
+    } catch (error) {
+      throw fromSqliteError(error, this.path, this.busyTimeoutMs);
+    }
   }
 
   /** Refuses calls after close, and turns SQLite's errors into QmdErrors with codes. */

@@ -216,6 +216,8 @@ export interface MultiGetOptions {
   lineNumbers?: boolean;
   /** A ceiling on the text of all documents together; those past it are skipped. Default none. */
   totalBytes?: number;
+  /** Rejects with ABORTED as soon as it fires (the request was cancelled). */
+  signal?: AbortSignal;
 }
 
 export interface MultiGetResult {
@@ -353,7 +355,7 @@ export interface Store {
    * references and globs. An item that names nothing is listed in `skipped`; one that reaches
    * outside the collections refuses the whole call.
    */
-  multiGet(pattern: string, options?: MultiGetOptions): MultiGetResult;
+  multiGet(pattern: string, options?: MultiGetOptions): Promise<MultiGetResult>;
   status(): StatusReport;
   /** Every context, the global one first, then by collection and prefix. */
   listContexts(): ContextInfo[];
@@ -435,7 +437,16 @@ export interface StoreOptions {
   /**
    * `store.update.write` is hit inside every indexing transaction (`addCollection`,
    * `update`), after all rows are written and before COMMIT; `llm.embed` at the start of
-   * every embedding call, before llama.cpp runs. Default: none.
+   * every embedding call, before llama.cpp runs; `store.worker.query` at the start of every
+   * read call of `queryWorker`'s, where it runs (`holdThread`). Default: none.
    */
   failpoints?: Failpoints;
+  /**
+   * Run the heavy read calls (the BM25 and vector rankings of `query`/`vsearch`, `multiGet`)
+   * in a `worker_threads` worker with its own read-only connection, so they never hold this
+   * thread's event loop (docs/design.md §8.4): `qmd mcp` passes true (the bundle's
+   * `dist/query-worker.mjs`); tests may name the script. `close()` then stops the worker after
+   * the model and before the database. Default: inline. `search()` always runs inline.
+   */
+  queryWorker?: boolean | { file: string | URL; execArgv?: string[] };
 }

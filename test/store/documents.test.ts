@@ -185,7 +185,7 @@ describe('nothing outside the collections (the traversal table)', () => {
         // A traversal attempt anywhere in a list refuses the whole call.
         await expectQmdError(() => store.multiGet(`notes/a.md, ${input}`), 'OUTSIDE_COLLECTIONS');
       } else if (!input.includes(',') && input.trim() !== '') {
-        const listed = store.multiGet(`notes/a.md, ${input}`);
+        const listed = await store.multiGet(`notes/a.md, ${input}`);
         expect(listed.documents.map((doc) => doc.file)).toEqual(['notes/a.md']);
         expect(listed.skipped.map((skip) => skip.file)).toEqual([input.trim()]);
       }
@@ -194,32 +194,37 @@ describe('nothing outside the collections (the traversal table)', () => {
 });
 
 describe('multiGet', () => {
-  it('takes a glob over collection/path, in order', () => {
-    const result = store.multiGet('notes/sub/*.md');
+  it('takes a glob over collection/path, in order', async () => {
+    const result = await store.multiGet('notes/sub/*.md');
     expect(result.documents.map((doc) => doc.file)).toEqual(['notes/sub/b.md', 'notes/sub/c.md']);
     expect(result.documents.every((doc) => !doc.truncated)).toBe(true);
     expect(result.skipped).toEqual([]);
-    expect(store.multiGet('*/sub/{b,c}.md').documents).toHaveLength(2);
-    expect(store.multiGet('notes/**').documents).toHaveLength(8);
+    expect((await store.multiGet('*/sub/{b,c}.md')).documents).toHaveLength(2);
+    expect((await store.multiGet('notes/**')).documents).toHaveLength(8);
   });
 
-  it('matches relative globs inside every collection too', () => {
-    const top = store.multiGet('*.md').documents.map((doc) => doc.file);
+  it('matches relative globs inside every collection too', async () => {
+    const top = (await store.multiGet('*.md')).documents.map((doc) => doc.file);
     expect(top).toContain('notes/a.md');
     expect(top).toContain('journal/2025-05-01.md');
     expect(top).not.toContain('notes/sub/b.md');
-    expect(store.multiGet('**/2025-*.md').documents.map((doc) => doc.file)).toEqual([
+    expect((await store.multiGet('**/2025-*.md')).documents.map((doc) => doc.file)).toEqual([
       'journal/2025-05-01.md',
       'journal/2025-06-01.md',
     ]);
-    expect(store.multiGet('2024/*.md').documents.map((doc) => doc.file)).toEqual(['journal/2024/meeting-2024-01.md']);
-    expect(store.multiGet(`${journal}/2025-*.md`).documents).toHaveLength(2);
-    expect(store.multiGet('sub/*.md').documents.map((doc) => doc.file)).toEqual(['notes/sub/b.md', 'notes/sub/c.md']);
+    expect((await store.multiGet('2024/*.md')).documents.map((doc) => doc.file)).toEqual([
+      'journal/2024/meeting-2024-01.md',
+    ]);
+    expect((await store.multiGet(`${journal}/2025-*.md`)).documents).toHaveLength(2);
+    expect((await store.multiGet('sub/*.md')).documents.map((doc) => doc.file)).toEqual([
+      'notes/sub/b.md',
+      'notes/sub/c.md',
+    ]);
   });
 
-  it('takes a comma list of paths, docids, globs and peer forms, and says what it skipped', () => {
+  it('takes a comma list of paths, docids, globs and peer forms, and says what it skipped', async () => {
     const { docid } = store.get('notes/a.md');
-    const result = store.multiGet(
+    const result = await store.multiGet(
       `notes/sub/b.md, ${docid}, notes/missing.md, notes/sub/{b,c}.md, notes/none/*.md, meeting-2024-01.md, readme.md`,
     );
     expect(result.documents.map((doc) => doc.file)).toEqual([
@@ -235,18 +240,18 @@ describe('multiGet', () => {
     ]);
   });
 
-  it('caps each file at maxBytes (default 65536) and skips what is larger, with why', () => {
+  it('caps each file at maxBytes (default 65536) and skips what is larger, with why', async () => {
     // ten.md is 71 bytes, a.md 11, b.md 11.
-    const result = store.multiGet('notes/ten.md,notes/a.md,notes/sub/b.md', { maxBytes: 20 });
+    const result = await store.multiGet('notes/ten.md,notes/a.md,notes/sub/b.md', { maxBytes: 20 });
     expect(result.documents.map((doc) => doc.file)).toEqual(['notes/a.md', 'notes/sub/b.md']);
     expect(result.skipped).toEqual([
       { file: 'notes/ten.md', reason: 'too large: 71 bytes > maxBytes 20; use get with maxLines' },
     ]);
-    expect(store.multiGet('notes/ten.md', { maxBytes: 71 }).documents).toHaveLength(1);
+    expect((await store.multiGet('notes/ten.md', { maxBytes: 71 })).documents).toHaveLength(1);
   });
 
-  it('applies maxLines before the cap, and says what it cut', () => {
-    const result = store.multiGet('notes/ten.md, notes/a.md', { maxLines: 2, maxBytes: 20 });
+  it('applies maxLines before the cap, and says what it cut', async () => {
+    const result = await store.multiGet('notes/ten.md, notes/a.md', { maxLines: 2, maxBytes: 20 });
     expect(result.documents).toEqual([
       expect.objectContaining({
         file: 'notes/ten.md',
@@ -259,13 +264,13 @@ describe('multiGet', () => {
     ]);
   });
 
-  it('numbers lines on request; the cap is on the text, not the numbers', () => {
-    const result = store.multiGet('notes/ten.md', { maxLines: 2, lineNumbers: true, maxBytes: 14 });
+  it('numbers lines on request; the cap is on the text, not the numbers', async () => {
+    const result = await store.multiGet('notes/ten.md', { maxLines: 2, lineNumbers: true, maxBytes: 14 });
     expect(result.documents[0]?.text).toBe('1: line 1\n2: line 2\n');
   });
 
-  it('stops at totalBytes in all, listing the rest as skipped', () => {
-    const result = store.multiGet('notes/a.md, notes/sub/b.md, notes/sub/c.md', { totalBytes: 25 });
+  it('stops at totalBytes in all, listing the rest as skipped', async () => {
+    const result = await store.multiGet('notes/a.md, notes/sub/b.md, notes/sub/c.md', { totalBytes: 25 });
     expect(result.documents.map((doc) => doc.file)).toEqual(['notes/a.md', 'notes/sub/b.md']);
     expect(result.skipped).toEqual([{ file: 'notes/sub/c.md', reason: 'the reply is full (25 bytes in all)' }]);
   });

@@ -269,6 +269,7 @@ describe('abort and close', () => {
     const failpoints: Failpoints = {
       names: ['llm.embed'],
       has: (name) => name === 'llm.embed',
+      carry: () => undefined,
       hit: (name) => {
         if (name !== 'llm.embed' || ++calls > 1) return undefined;
         entered();

@@ -81,7 +81,7 @@ export interface MultiGetFlags {
 export async function multiGet(ctx: CliContext, pattern: string, flags: MultiGetFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
   try {
-    const result = store.multiGet(pattern, {
+    const result = await store.multiGet(pattern, {
       ...(flags.maxBytes !== undefined && { maxBytes: flags.maxBytes }),
       ...(flags.lines !== undefined && { maxLines: flags.lines }),
       lineNumbers: flags.lineNumbers ?? false,

@@ -61,6 +61,7 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
     quickCheck: 'small',
     log,
     failpoints,
+    queryWorker: ctx.config.queryWorker,
     ...embedStoreOptions(ctx),
   });
   const lifecycle = createLifecycle({

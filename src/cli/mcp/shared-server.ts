@@ -72,6 +72,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
       quickCheck: 'small',
       log: storeLog,
       failpoints,
+      queryWorker: ctx.config.queryWorker,
       ...embedStoreOptions(ctx),
     });
   } catch (error) {

@@ -49,13 +49,14 @@ export function registerMultiGetTool(server: McpServer, deps: McpDeps): void {
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     (args, ctx) =>
-      runTool(deps, 'multi_get', ctx.mcpReq.signal, () => {
-        const result = deps.store.multiGet(args.pattern, {
+      runTool(deps, 'multi_get', ctx.mcpReq.signal, async (signal) => {
+        const result = await deps.store.multiGet(args.pattern, {
           maxBytes: args.maxBytes,
           ...(args.maxLines !== undefined && { maxLines: args.maxLines }),
           lineNumbers: args.lineNumbers,
           // Whatever each file's cap, one reply never carries more than this.
           totalBytes: MAX_BYTES_CEILING,
+          signal,
         });
         // One embedded resource per document: its URI says which document the text is, so the
         // text itself is only the document's (as the peer does).

@@ -1,0 +1,233 @@
+import { existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { QmdError } from '../errors.js';
+import type { Failpoints } from '../failpoints.js';
+import type { Log } from '../log.js';
+import {
+  InlineReads,
+  type LexicalOptions,
+  QUERY_FAILPOINT,
+  type QueryReads,
+  type ReadCall,
+  type ReadParts,
+} from './query-reads.js';
+import type { MultiGetOptions, MultiGetResult, SearchHit } from './types.js';
+import { fromWire, type WorkerData, type WorkerReply } from './worker-wire.js';
+
+/**
+ * How long `close()` waits for an idle worker to close its connection and exit before it
+ * terminates it: half the lifecycle's default step bound (2000 ms), so the `disposeStore`
+ * step still has the other half for the database.
+ */
+export const WORKER_CLOSE_MS = 1000;
+
+/** Where the worker's code is, and what Node needs to run it (tests run the TypeScript source). */
+export interface WorkerScript {
+  file: string | URL;
+  execArgv?: string[];
+}
+
+export interface QueryWorkerOptions extends WorkerData {
+  log: Log;
+  failpoints: Failpoints;
+  script: WorkerScript;
+  closeTimeoutMs?: number;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The heavy read calls in a `worker_threads` worker with its own read-only connection
+ * (docs/design.md §8.4). Every call takes the caller's `AbortSignal`: when it fires the call
+ * rejects with ABORTED at once and the worker's reply, whenever it comes, is dropped, so the
+ * lifecycle's drain never waits on the worker. The worker is `unref()`ed: it never keeps the
+ * process alive. It starts on the first call (a server that is never asked a query starts
+ * no thread, and `initialize` shares the cores with nothing) and again on the next call if it
+ * died.
+ */
+export class QueryWorker implements QueryReads {
+  private worker: Worker | undefined;
+  private next = 0;
+  /** Calls someone still waits for. */
+  private readonly pending = new Map<number, Pending>();
+  /** Calls the worker has not answered yet, waited for or not: while any is, the worker is busy. */
+  private readonly running = new Set<number>();
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: QueryWorkerOptions) {}
+
+  lexical(query: string, options: LexicalOptions, signal?: AbortSignal): Promise<SearchHit[]> {
+    return this.call({ kind: 'lexical', query, options }, signal);
+  }
+
+  nearest(
+    vector: Float32Array,
+    fingerprint: string,
+    depth: number,
+    collections: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<SearchHit[]> {
+    return this.call({ kind: 'nearest', vector, fingerprint, depth, collections }, signal);
+  }
+
+  multiGet(pattern: string, options: MultiGetOptions, signal?: AbortSignal): Promise<MultiGetResult> {
+    return this.call({ kind: 'multiGet', pattern, options }, signal);
+  }
+
+  /** Whether the worker is running a call, answered or abandoned (for tests and `close`). */
+  get busy(): boolean {
+    return this.running.size > 0;
+  }
+
+  /** The worker's thread, while it runs (tests watch its exit). */
+  get thread(): Worker | undefined {
+    return this.worker;
+  }
+
+  /**
+   * Every waiting call rejects with CLOSED, then the worker goes: an idle one is sent `close`
+   * (it closes its connection and exits) and terminated if it has not exited within
+   * `closeTimeoutMs`; a busy one is terminated at once, since it would read `close` only after
+   * the call it is running. Resolves when the worker has exited: `terminate()` ends JS at once
+   * but waits for a native call to return (measured: bench/experiments/worker/), so a worker
+   * stuck in SQLite holds this until the lifecycle's step bound fails the step.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.failAll(new QmdError('CLOSED', 'The index is closed'));
+    const worker = this.worker;
+    if (worker === undefined) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    if (this.busy) {
+      void worker.terminate();
+    } else {
+      worker.postMessage({ close: true });
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), this.options.closeTimeoutMs ?? WORKER_CLOSE_MS);
+      });
+      const outcome = await Promise.race([exited, late]);
+      clearTimeout(timer);
+      if (outcome === 'late') void worker.terminate();
+    }
+    await exited;
+  }
+
+  private call<T>(call: ReadCall, signal: AbortSignal | undefined): Promise<T> {
+    if (this.closing !== undefined) return Promise.reject(new QmdError('CLOSED', 'The index is closed'));
+    if (signal?.aborted) return Promise.reject(aborted());
+    this.worker ??= this.start();
+    const worker = this.worker;
+    const id = ++this.next;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.pending.delete(id);
+        reject(aborted());
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, {
+        resolve: (value) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(value as T);
+        },
+        reject: (error) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      });
+      this.running.add(id);
+      worker.postMessage({ id, call, failpoint: this.options.failpoints.carry(QUERY_FAILPOINT) });
+    });
+  }
+
+  private start(): Worker {
+    const { log, script } = this.options;
+    const data: WorkerData = {
+      path: this.options.path,
+      busyTimeoutMs: this.options.busyTimeoutMs,
+      vectorExtension: this.options.vectorExtension,
+    };
+    // stdout: true keeps anything the worker might print off the process's stdout, which is
+    // the MCP protocol in `qmd mcp`; it goes to the log instead.
+    const worker = new Worker(script.file, {
+      workerData: data,
+      stdout: true,
+      ...(script.execArgv !== undefined && { execArgv: script.execArgv }),
+    });
+    worker.unref();
+    worker.stdout.on('data', (chunk: Buffer) => log.line(chunk.toString('utf8').trimEnd()));
+    worker.on('message', (reply: WorkerReply) => this.receive(reply));
+    worker.on('error', (error) => {
+      log.warn(`the query worker failed: ${error.message}`);
+      this.failAll(new Error(`The query worker failed: ${error.message}`));
+    });
+    worker.on('exit', (code) => {
+      if (this.worker === worker) this.worker = undefined;
+      this.running.clear();
+      if (this.closing === undefined) this.failAll(new Error(`The query worker exited (code ${code})`));
+    });
+    return worker;
+  }
+
+  private receive(reply: WorkerReply): void {
+    if ('log' in reply) {
+      this.options.log[reply.log](reply.text);
+      return;
+    }
+    this.running.delete(reply.id);
+    const waiting = this.pending.get(reply.id);
+    // A late reply (its caller aborted or the store closed) is dropped.
+    if (waiting === undefined) return;
+    this.pending.delete(reply.id);
+    if ('error' in reply) waiting.reject(fromWire(reply.error));
+    else waiting.resolve(reply.value);
+  }
+
+  private failAll(error: Error): void {
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    for (const call of waiting) call.reject(error);
+  }
+}
+
+function aborted(): QmdError {
+  return new QmdError('ABORTED', 'The query was cancelled');
+}
+
+/**
+ * `dist/query-worker.mjs`, the bundle's second entry (scripts/build.ts): beside the code that
+ * asks, which is `dist/qmd.mjs`, a chunk under `dist/chunks/`, or `qmd mcp`'s cached script
+ * there. Undefined when not found (running from `src/`).
+ */
+export function bundledWorkerScript(from: string = import.meta.url): WorkerScript | undefined {
+  const here = dirname(fileURLToPath(from));
+  const file = join(basename(here) === 'chunks' ? dirname(here) : here, 'query-worker.mjs');
+  return existsSync(file) ? { file } : undefined;
+}
+
+/**
+ * The store's read calls: in a worker when `worker` asks for one (`StoreOptions.queryWorker`),
+ * else inline on the store's own connection. A worker asked for but not built (running from
+ * `src/`) is one warning, then inline.
+ */
+export function openReads(
+  parts: ReadParts,
+  options: Omit<QueryWorkerOptions, 'script'> & { worker: boolean | WorkerScript | undefined },
+): QueryReads {
+  const { worker, ...rest } = options;
+  if (worker !== undefined && worker !== false) {
+    const script = worker === true ? bundledWorkerScript() : worker;
+    if (script !== undefined) return new QueryWorker({ ...rest, script });
+    options.log.warn('the query worker is not built (dist/query-worker.mjs): queries run on the main thread');
+  }
+  return new InlineReads(parts, () => options.failpoints.carry(QUERY_FAILPOINT));
+}
