@@ -24,28 +24,26 @@
  * the config is written out literally (no spreads, no computed keys).
  */
 import { assign, fromPromise, setup } from 'xstate';
-import { errorMessage } from './errors.js';
-import { teardownWords } from './summary.js';
-import { describeTrigger, isEscalation, normalizeExitCode, type TriggerEvent } from './triggers.js';
+import {
+  computeExitCode,
+  type DrainOutcome,
+  type FailedStep,
+  normalizeExitCode,
+  stepFailure,
+  stepTimeout,
+  teardownWords,
+} from './teardown.js';
+import { describeTrigger, isEscalation, type TriggerEvent } from './triggers.js';
 
 export type TeardownStep = 'closeTransport' | 'disposeStore';
-
-export interface FailedStep {
-  step: TeardownStep;
-  /** Why: the error's message, or `timed out after N ms`. */
-  error: string;
-}
-
-/** How the drain ended: every handler settled, the deadline passed, or a second trigger cut it short. */
-export type DrainOutcome = 'idle' | 'deadline' | 'cutShort';
 
 export interface LifecycleContext {
   /**
    * Tool handlers running now, as the host reports them. The machine counts `handler.started`
    * and `handler.settled` in every state it receives them; the host sends them from the
    * trigger on (which hands over the gate's count) or, when a trace or inspector observes,
-   * from the start. While connected nothing reads the count, and two actor events per tool
-   * call cost 12–14 µs around a 1.3 ms BM25 search (`npx tsx bench/experiments/actor-send.ts`).
+   * from the start: while connected nothing reads the count, and two actor events per tool
+   * call would be most of the lifecycle's cost per call (docs/design.md §2.1).
    */
   inflight: number;
   /** The trigger that started teardown. */
@@ -54,7 +52,7 @@ export interface LifecycleContext {
   reason: string | null;
   /** `process.exitCode` as it was when teardown began. */
   priorExitCode: number;
-  failedSteps: FailedStep[];
+  failedSteps: FailedStep<TeardownStep>[];
   drain: DrainOutcome | null;
   /** The breadcrumb words of the first escalating trigger, if any. */
   escalatedBy: string | null;
@@ -75,7 +73,7 @@ export interface LifecycleOutput {
   /** 0 after a clean teardown, 1 if a step failed; an earlier non-zero code is kept. */
   exitCode: number;
   reason: string;
-  failedSteps: FailedStep[];
+  failedSteps: FailedStep<TeardownStep>[];
   drain: DrainOutcome;
   escalatedBy: string | null;
   /** One line for logs, e.g. `stdin closed: drained, all steps ok, exit 0`. */
@@ -84,11 +82,6 @@ export interface LifecycleOutput {
 
 export const DEFAULT_DRAIN_TIMEOUT_MS = 5000;
 export const DEFAULT_STEP_TIMEOUT_MS = 2000;
-
-export function computeExitCode(context: Pick<LifecycleContext, 'priorExitCode' | 'failedSteps'>): number {
-  if (context.priorExitCode !== 0) return context.priorExitCode;
-  return context.failedSteps.length > 0 ? 1 : 0;
-}
 
 /** The output at `done`, which is reached only after a trigger (reason set) and the drain (drain set). */
 function summarize(context: LifecycleContext): LifecycleOutput {
@@ -155,13 +148,13 @@ export const lifecycleMachine = setup({
     recordStepFailure: assign({
       failedSteps: ({ context, event }, params: { step: TeardownStep }) => [
         ...context.failedSteps,
-        { step: params.step, error: errorMessage((event as { error?: unknown }).error) },
+        stepFailure(params.step, event),
       ],
     }),
     recordStepTimeout: assign({
       failedSteps: ({ context }, params: { step: TeardownStep }) => [
         ...context.failedSteps,
-        { step: params.step, error: `timed out after ${context.stepTimeoutMs} ms` },
+        stepTimeout(params.step, context.stepTimeoutMs),
       ],
     }),
     // Effects the host provides (src/lifecycle/host.ts). Stubs here keep the machine pure.

@@ -75,10 +75,3 @@ export function isEscalation(first: TriggerEvent | null, next: TriggerEvent): bo
   if (next.type === 'signal.received') return true;
   return next.type !== first.type;
 }
-
-/** Node allows `process.exitCode` to be a string or undefined; the machine wants a number. */
-export function normalizeExitCode(code: unknown): number {
-  const n = typeof code === 'string' ? Number.parseInt(code, 10) : code;
-  // Number.isInteger is false for anything that is not a number.
-  return Number.isInteger(n) ? (n as number) : 0;
-}

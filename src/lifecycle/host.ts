@@ -1,6 +1,7 @@
 import { type Actor, createActor, fromPromise } from 'xstate';
 import { type LifecycleMachine, type LifecycleOutput, lifecycleMachine } from '../../machines/lifecycle.js';
-import { describeTrigger, normalizeExitCode, type TriggerEvent } from '../../machines/triggers.js';
+import { normalizeExitCode } from '../../machines/teardown.js';
+import { describeTrigger, type TriggerEvent } from '../../machines/triggers.js';
 import { errorMessage } from '../errors.js';
 import { createLog } from '../log.js';
 import { realClock } from './clock.js';

@@ -1,6 +1,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { InspectionEvent, SnapshotFrom } from 'xstate';
-import { computeExitCode, type LifecycleMachine } from '../../machines/lifecycle.js';
+import type { LifecycleMachine } from '../../machines/lifecycle.js';
+import { computeExitCode } from '../../machines/teardown.js';
 import type { Log } from '../log.js';
 import type { Clock } from './clock.js';
 

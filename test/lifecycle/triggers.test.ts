@@ -1,11 +1,11 @@
 /**
- * The pure rules about triggers (machines/triggers.ts): the breadcrumb's words, which later
+ * The pure rules about triggers (machines/triggers.ts) and exit codes (machines/teardown.ts): the breadcrumb's words, which later
  * trigger escalates, and how `process.exitCode` is read. Expected values are written out
  * from the contract (docs/design.md §2.1, §6), never computed with the functions under test.
  */
 import { describe, expect, it } from 'vitest';
-import { computeExitCode } from '../../machines/lifecycle.js';
-import { describeTrigger, isEscalation, normalizeExitCode, type TriggerEvent } from '../../machines/triggers.js';
+import { computeExitCode, normalizeExitCode } from '../../machines/teardown.js';
+import { describeTrigger, isEscalation, type TriggerEvent } from '../../machines/triggers.js';
 
 const end: TriggerEvent = { type: 'stdin.end' };
 const close: TriggerEvent = { type: 'stdin.close' };

@@ -48,7 +48,7 @@ describe('the machines’ pure rules agree with the contract', () => {
   });
 
   it('which exit codes count, of those Node accepts in process.exitCode', async () => {
-    const { normalizeExitCode } = await import('../../machines/triggers.js');
+    const { normalizeExitCode } = await import('../../machines/teardown.js');
     const cases: Array<[unknown, number]> = [
       [undefined, 0],
       [null, 0],

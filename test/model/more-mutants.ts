@@ -10,6 +10,7 @@ import type { Mutant } from './mutants.js';
 
 const LIFECYCLE = 'machines/lifecycle.ts' as const;
 const TRIGGERS = 'machines/triggers.ts' as const;
+const TEARDOWN = 'machines/teardown.ts' as const;
 const SERVER = 'machines/shared-server.ts' as const;
 const SESSION = 'machines/session.ts' as const;
 
@@ -107,7 +108,7 @@ export const MORE_MUTANTS: Mutant[] = [
   {
     name: 'numeric-string-exit-code-ignored',
     breaks: 'an earlier non-zero code is kept (process.exitCode may be a numeric string)',
-    file: TRIGGERS,
+    file: TEARDOWN,
     edits: [
       {
         search: "const n = typeof code === 'string' ? Number.parseInt(code, 10) : code;",
@@ -118,7 +119,7 @@ export const MORE_MUTANTS: Mutant[] = [
   {
     name: 'failed-step-overrides-earlier-code',
     breaks: 'exit 1 if a step failed, else 0; an earlier non-zero code is kept',
-    file: LIFECYCLE,
+    file: TEARDOWN,
     edits: [
       {
         search:
@@ -171,13 +172,23 @@ export const MORE_MUTANTS: Mutant[] = [
     name: 'zero-session-drain-bound-read-as-default',
     breaks: 'a session’s drain is bounded as configured (0 is a bound)',
     file: SERVER,
-    edits: [{ search: 'input.sessionDrainTimeoutMs ?? 5000', replace: 'input.sessionDrainTimeoutMs || 5000' }],
+    edits: [
+      {
+        search: 'input.sessionDrainTimeoutMs ?? SESSION_DRAIN_TIMEOUT_MS',
+        replace: 'input.sessionDrainTimeoutMs || SESSION_DRAIN_TIMEOUT_MS',
+      },
+    ],
   },
   {
     name: 'zero-session-step-bound-read-as-default',
     breaks: 'every session step is bounded as configured (0 is a bound)',
     file: SERVER,
-    edits: [{ search: 'input.sessionStepTimeoutMs ?? 2000', replace: 'input.sessionStepTimeoutMs || 2000' }],
+    edits: [
+      {
+        search: 'input.sessionStepTimeoutMs ?? SESSION_STEP_TIMEOUT_MS',
+        replace: 'input.sessionStepTimeoutMs || SESSION_STEP_TIMEOUT_MS',
+      },
+    ],
   },
   {
     name: 'server-drain-default-of-a-session',

@@ -23,7 +23,12 @@ export interface Mutant {
   name: string;
   /** The promise it breaks, in docs/design.md's words. */
   breaks: string;
-  file: 'machines/lifecycle.ts' | 'machines/triggers.ts' | 'machines/shared-server.ts' | 'machines/session.ts';
+  file:
+    | 'machines/lifecycle.ts'
+    | 'machines/triggers.ts'
+    | 'machines/teardown.ts'
+    | 'machines/shared-server.ts'
+    | 'machines/session.ts';
   edits: Edit[];
 }
 
@@ -135,7 +140,7 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
   {
     name: 'earlier-exit-code-overwritten',
     breaks: 'an earlier non-zero exit code is kept',
-    file: 'machines/lifecycle.ts',
+    file: 'machines/teardown.ts',
     edits: [{ search: '  if (context.priorExitCode !== 0) return context.priorExitCode;\n', replace: '' }],
   },
   {

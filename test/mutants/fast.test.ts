@@ -28,6 +28,7 @@ const EXPECTED: Record<string, string> = {
 const CUT: Record<string, string> = {
   'machines/lifecycle.ts': 'test/model/quick.ts',
   'machines/triggers.ts': 'test/model/quick.ts',
+  'machines/teardown.ts': 'test/model/quick.ts',
   'machines/shared-server.ts': 'test/model/shared-quick.ts',
   'machines/session.ts': 'test/model/shared-quick.ts',
 };
