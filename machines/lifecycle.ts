@@ -119,7 +119,7 @@ export const lifecycleMachine = setup({
     stepTimeout: ({ context }) => context.stepTimeoutMs,
   },
   guards: {
-    // Only trigger transitions (stdout.closed, signal.received, http.stop) use this guard.
+    // Only trigger transitions (stdout.closed, signal.received, http.closed) use this guard.
     isEscalation: ({ context, event }) => isEscalation(context.trigger, event as TriggerEvent),
     isIdle: ({ context }) => context.inflight === 0,
     wasEscalated: ({ context }) => context.escalatedBy !== null,
@@ -211,7 +211,7 @@ export const lifecycleMachine = setup({
           target: 'closingTransport',
           actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
         },
-        'http.stop': {
+        'http.closed': {
           target: 'closingTransport',
           actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
         },
@@ -247,7 +247,7 @@ export const lifecycleMachine = setup({
           guard: 'isEscalation',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
         },
-        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
+        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
       },
     },
     draining: {
@@ -270,7 +270,7 @@ export const lifecycleMachine = setup({
           target: 'disposingStore',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
         },
-        'http.stop': {
+        'http.closed': {
           guard: 'isEscalation',
           target: 'disposingStore',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
@@ -303,7 +303,7 @@ export const lifecycleMachine = setup({
           guard: 'isEscalation',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
         },
-        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
+        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
       },
     },
     failedStep: {

@@ -22,7 +22,7 @@ export type TriggerEvent =
   | { type: 'transport.closed'; exitCode?: number; inflight?: number }
   | { type: 'signal.received'; signal: ShutdownSignal; exitCode?: number; inflight?: number }
   | { type: 'parent.gone'; exitCode?: number; inflight?: number }
-  | { type: 'http.stop'; exitCode?: number; inflight?: number }
+  | { type: 'http.closed'; exitCode?: number; inflight?: number }
   | { type: 'shutdown.requested'; reason?: string; exitCode?: number; inflight?: number };
 
 export type TriggerType = TriggerEvent['type'];
@@ -54,7 +54,7 @@ export function describeTrigger(event: TriggerEvent): string {
       return event.signal;
     case 'parent.gone':
       return 'parent exited';
-    case 'http.stop':
+    case 'http.closed':
       return 'HTTP server stopped';
     case 'shutdown.requested':
       return event.reason ?? 'shutdown requested';

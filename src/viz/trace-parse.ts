@@ -1,7 +1,7 @@
 /**
  * Reads a `QMD_LIFECYCLE_TRACE` (or `QMD_SHARED_TRACE`) file: JSON Lines, one object per state
- * entered (written by `src/lifecycle/trace.ts`, `trace-machines.ts`). Runs are appended to one
- * file; a run starts with the line whose event is `xstate.init`. Several processes may share
+ * entered, in the one line format `src/lifecycle/trace.ts` writes for every machine. Runs are
+ * appended to one file; a run starts with the line whose event is `xstate.init`. Several processes may share
  * the file and interleave, and a shared server writes its own lines and each session's (the
  * `actor` field), so lines are grouped by `pid` and actor.
  */

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { flush } from '../support/fake-clock.js';
-import { createSharedHarness } from '../support/shared-harness.js';
+import { createSharedHarness } from '../support/host-harness.js';
 
 const IDLE = 60_000;
 

@@ -23,7 +23,7 @@ const TRIGGERS: Array<{ event: Trigger; source: Source; signal?: 'SIGTERM' | 'SI
   { event: { type: 'signal.received', signal: 'SIGTERM' }, source: 'signal', signal: 'SIGTERM' },
   { event: { type: 'signal.received', signal: 'SIGHUP' }, source: 'signal', signal: 'SIGHUP' },
   { event: { type: 'parent.gone' }, source: 'parent' },
-  { event: { type: 'http.stop' }, source: 'http' },
+  { event: { type: 'http.closed' }, source: 'http' },
   { event: { type: 'shutdown.requested' }, source: 'shutdown' },
   { event: { type: 'shutdown.requested', reason: 'bye' }, source: 'shutdown', reason: 'bye' },
 ];

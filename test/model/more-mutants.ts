@@ -1,8 +1,8 @@
 /**
- * Semantic mutants written for issue 24 from docs/design.md (§2.1, §2.2, the exit-code rule)
- * and the machines alone, not from the tests: plausible wrong machines along the lines the
- * issue names (an exit code that changes during teardown, a bound configured at 0 read as "use
- * the default", defaults mistaken, time passing while sessions are live, a later trigger that
+ * Semantic mutants written from docs/design.md (§2.1, §2.2, the exit-code rule) and the
+ * machines alone, not from the tests, so they test the tests: plausible wrong machines (an
+ * exit code that changes during teardown, a bound configured at 0 read as "use the default",
+ * defaults mistaken, time passing while sessions are live, a later trigger that
  * only random commands used to send). `npm run test:mutants` must kill each with a
  * deterministic test (test/model/mutants-results.md names it).
  */
@@ -86,9 +86,9 @@ export const MORE_MUTANTS: Mutant[] = [
     edits: [
       {
         search:
-          "        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n",
+          "        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n",
         replace:
-          "        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n        'transport.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n",
+          "        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n        'transport.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n",
         times: 2,
       },
     ],

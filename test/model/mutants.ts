@@ -336,7 +336,7 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
   },
 ];
 
-/** The lifecycle's, the shared server's and the session's (./shared-mutants.ts), then issue 24's (./more-mutants.ts). */
+/** The lifecycle's, the shared server's and the session's (./shared-mutants.ts), then those written from the contract alone (./more-mutants.ts). */
 export const MUTANTS: Mutant[] = [...LIFECYCLE_MUTANTS, ...SHARED_MUTANTS, ...MORE_MUTANTS];
 
 /** The mutants `npm test` runs (test/mutants/): cheap to kill, one per kind of rule. */

@@ -1,6 +1,6 @@
 /**
  * Deterministic scenarios of the lifecycle, chosen on purpose rather than found by a traversal
- * or by chance (issue 24). The traversal (./paths.test.ts) runs one configuration, offers the
+ * or by chance, so a wrong machine dies every time, not by luck. The traversal (./paths.test.ts) runs one configuration, offers the
  * exit code only as a payload of the first trigger, and sends one signal (SIGTERM) during
  * teardown; what it cannot reach is listed here, derived from the machine's inputs and the
  * contract's rules:
@@ -23,13 +23,13 @@
  * second shutdown() is the same call), and SIGINT stands for a signal other than the SIGTERM
  * every probe sends.
  *
- * Every scenario drives the real host (test/support/lifecycle-harness.ts) and the contract
+ * Every scenario drives the real host (test/support/host-harness.ts) and the contract
  * oracle (./oracle.ts) checks after every input; at the end enough time passes for every bound
  * and the watchdog, and the run must have ended.
  */
 import type { LifecycleEvent } from '../../machines/lifecycle.js';
 import { flush } from '../support/fake-clock.js';
-import { createHarness, type Harness } from '../support/lifecycle-harness.js';
+import { createHarness, type Harness } from '../support/host-harness.js';
 import { DOCUMENTED_TIMING, type Signal, type Step, type Timing } from './contract.js';
 import { perform, stepRunning } from './model.js';
 import { Oracle } from './oracle.js';
@@ -96,7 +96,7 @@ function eventOf(t: Trigger): LifecycleEvent {
     case 'parent':
       return { type: 'parent.gone' };
     case 'http':
-      return { type: 'http.stop' };
+      return { type: 'http.closed' };
     case 'shutdown':
       return { type: 'shutdown.requested', reason: 'scenario' };
     case 'SIGTERM':
