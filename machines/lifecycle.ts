@@ -16,8 +16,8 @@
  * Escalation: once teardown has begun, the host has detached stdin and the parent watch (they
  * can only start teardown), and `transport.closed` is heard only while connected (afterwards
  * the transport closes because teardown closed it), so the later triggers that can arrive are
- * signals, a stdout error and the HTTP server's stop; `isEscalation` (machines/triggers.ts) decides whether one is a
- * new departure ("hurry up") or the same one. A programmatic shutdown never escalates.
+ * signals, a stdout error and the HTTP listener closing; `isEscalation` (machines/triggers.ts)
+ * decides whether one is a new departure ("hurry up") or the same one. A programmatic shutdown never escalates.
  *
  * Every effect is a named stub below; `src/lifecycle/host.ts` provides the real ones with
  * `machine.provide(...)`. This file imports only `xstate` and opens in Stately as it is, so

@@ -116,8 +116,8 @@ const LISTENING = new Set(['closingTransport', 'draining', 'disposingStore']);
 /**
  * Records a trigger command as the adapters deliver it: stdin and the parent watch only until
  * teardown starts (then they are detached), the stdout guard and shutdown() once ever, signals
- * and the HTTP stop every time. The first arrival starts teardown; a later one that escalates
- * by the rule above, met in a state that listens, is noted with the handlers then running.
+ * and the HTTP listener closing every time. The first arrival starts teardown; a later one
+ * that escalates by the rule above, met in a state that listens, is noted with the handlers then running.
  */
 function noteDeparture(h: Harness, c: Command, d: Departures): void {
   const toKind: Partial<Record<Command['kind'], Kind>> = {

@@ -18,8 +18,8 @@
  * its own context field, and the oracle checks every step's instant exactly. Triples of
  * triggers use 7 classes as first (stdin close stands for stdin end, SIGTERM for any signal:
  * the pairs try them all), the 10 trigger kinds as second and 3 as third (SIGINT, a stdout
- * error, an HTTP stop): once teardown began only signals, a stdout error and an HTTP stop can
- * still be heard (§2.1: stdin, the parent watch and the transport's own close are detached; a
+ * error, the HTTP listener closing): once teardown began only signals, a stdout error and
+ * the HTTP listener closing can still be heard (§2.1: stdin, the parent watch and the transport's own close are detached; a
  * second shutdown() is the same call), and SIGINT stands for a signal other than the SIGTERM
  * every probe sends.
  *
@@ -253,7 +253,8 @@ export function exitCodeScenarios(): Array<{ config: Config; cmds: Cmd[] }> {
 /**
  * Each trigger followed by each other trigger, arriving in each teardown state (closing the
  * transport, draining with a handler in flight, disposing the store, done), and triples whose
- * third is a signal, a stdout error or an HTTP stop in the same state as the second.
+ * third is a signal, a stdout error or the HTTP listener closing in the same state as the
+ * second.
  */
 export function triggerScenarios(withTriples: boolean): Array<{ config: Config; cmds: Cmd[] }> {
   const config = { drainTimeoutMs: 4000, stepTimeoutMs: 1500 };
