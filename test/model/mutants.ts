@@ -87,7 +87,7 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
     edits: [{ search: "  'transport.closed',\n]);", replace: ']);' }],
   },
   {
-    name: 'repeated-http-stop-escalates',
+    name: 'repeated-http-close-escalates',
     breaks: 'a later trigger of the same (non-signal) kind is the same departure',
     file: 'machines/triggers.ts',
     edits: [{ search: '  return next.type !== first.type;', replace: '  return true;' }],
