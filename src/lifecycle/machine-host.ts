@@ -9,7 +9,6 @@ import {
   type StateValue,
 } from 'xstate';
 import { normalizeExitCode } from '../../machines/teardown.js';
-import type { ShutdownSignal } from '../../machines/triggers.js';
 import { errorMessage } from '../errors.js';
 import { createLog, type Log } from '../log.js';
 import { type Clock, realClock } from './clock.js';
@@ -17,11 +16,6 @@ import { createExitPolicy, type ExitPolicy, inspectOption } from './exit-policy.
 import type { HostOptions } from './host-options.js';
 import { watchSignals } from './signals.js';
 import { createTraceWriter, stateName } from './trace.js';
-
-/** The two triggers every hosted machine hears from its host: a signal and `shutdown()`. */
-export type HostTrigger =
-  | { type: 'signal.received'; signal: ShutdownSignal }
-  | { type: 'shutdown.requested'; reason?: string };
 
 /** What the skeleton hands a host while it builds its machine's effects. */
 export interface HostKit {
@@ -101,7 +95,9 @@ export function hostMachine<M extends AnyStateMachine>(
     ...inspectOption(observers),
   } as never) as Actor<M>;
 
-  const trigger = (event: HostTrigger | { type: string }): void =>
+  // Both machines hear `signal.received` and `shutdown.requested` from here; the lifecycle's
+  // host sends its own triggers (stdin, stdout, the parent, the HTTP listener) through it too.
+  const trigger = (event: { type: string; [fact: string]: unknown }): void =>
     send({ ...event, exitCode: normalizeExitCode(policy.slot.get()), ...hosted.stamp?.() } as EventFromLogic<M>);
 
   // Called once: the actor either completes or errors, never both.

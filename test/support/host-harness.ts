@@ -266,6 +266,7 @@ export interface SharedHarnessOptions {
   releaseSession?: StepMode;
   inspect?: SharedLifecycleOptions['inspect'];
   traceFile?: string;
+  log?: Log;
 }
 
 /** A handler in flight in one session. */
@@ -292,7 +293,7 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
 
   const lifecycle = createSharedLifecycle({
     ...fake.hostOptions,
-    log: recorded.log,
+    log: options.log ?? recorded.log,
     activeResources: () => ['TCPServerWrap'],
     ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
     ...(options.drainTimeoutMs !== undefined && { drainTimeoutMs: options.drainTimeoutMs }),
