@@ -11,6 +11,7 @@ import type { ServerOutput } from '../../machines/shared-server.js';
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import type { InflightGate } from '../../src/lifecycle/gate.js';
 import { createLifecycle, type LifecycleOptions } from '../../src/lifecycle/host.js';
+import type { HostOptions } from '../../src/lifecycle/host-options.js';
 import {
   createSharedLifecycle,
   type OpenedSession,
@@ -37,8 +38,11 @@ export interface HandlerProbe {
   result: Promise<unknown>;
 }
 
+/** The host options a test may set on either fake host; unset, the host's defaults. */
+type HostSettings = Pick<HostOptions, 'drainTimeoutMs' | 'stepTimeoutMs' | 'watchdogMs' | 'traceFile' | 'inspect'>;
+
 /** What both fake hosts share: the clock, the recorded process, the signals, and `done`'s output. */
-function fakeProcess<Output>(priorExitCode?: unknown) {
+function fakeProcess<Output>(settings: HostSettings, priorExitCode?: unknown) {
   const clock = new FakeClock();
   const recorded = recordProcess(clock, priorExitCode);
   const signals = new EventEmitter();
@@ -48,7 +52,17 @@ function fakeProcess<Output>(priorExitCode?: unknown) {
     recorded,
     signals,
     /** The host options every fake host takes. */
-    hostOptions: { clock, signals, exitCode: recorded.exitCode, exit: recorded.exit },
+    hostOptions: {
+      clock,
+      signals,
+      exitCode: recorded.exitCode,
+      exit: recorded.exit,
+      drainTimeoutMs: settings.drainTimeoutMs,
+      stepTimeoutMs: settings.stepTimeoutMs,
+      watchdogMs: settings.watchdogMs,
+      traceFile: settings.traceFile,
+      inspect: settings.inspect,
+    },
     /** Captures what `done` resolves with, once teardown completes. */
     capture(done: Promise<Output>): void {
       void done.then((o) => {
@@ -145,7 +159,7 @@ export const DETACHED = {
 
 /** The fake lifecycle: the real host, then `start(steps)` as src/cli/mcp/serve.ts does. */
 export function createHarness(options: HarnessOptions = {}) {
-  const fake = fakeProcess<LifecycleOutput>(options.priorExitCode);
+  const fake = fakeProcess<LifecycleOutput>(options, options.priorExitCode);
   const { clock, recorded, signals } = fake;
   const { calls, callTimes, record } = recorded;
   const log = options.log ?? recorded.log;
@@ -176,11 +190,6 @@ export function createHarness(options: HarnessOptions = {}) {
     stdout,
     log,
     parent: { ppid: () => ppid, intervalMs: options.parentPollMs ?? 100 },
-    ...(options.drainTimeoutMs !== undefined && { drainTimeoutMs: options.drainTimeoutMs }),
-    ...(options.stepTimeoutMs !== undefined && { stepTimeoutMs: options.stepTimeoutMs }),
-    ...(options.watchdogMs !== undefined && { watchdogMs: options.watchdogMs }),
-    ...(options.traceFile !== undefined && { traceFile: options.traceFile }),
-    ...(options.inspect !== undefined && { inspect: options.inspect }),
     activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
   });
   const start = (): void =>
@@ -277,7 +286,7 @@ export type SessionHandler = HandlerProbe & { session: string };
  * for each relay that connects and `detach:<id>`.
  */
 export function createSharedHarness(options: SharedHarnessOptions = {}) {
-  const fake = fakeProcess<ServerOutput>();
+  const fake = fakeProcess<ServerOutput>(options);
   const { clock, recorded } = fake;
   const { calls, callTimes, record } = recorded;
   /** The latest run of each step by name (`closeListener`, `closeServer:session-1`, …) in manual mode. */
@@ -295,14 +304,9 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
     ...fake.hostOptions,
     log: options.log ?? recorded.log,
     activeResources: () => ['TCPServerWrap'],
-    ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
-    ...(options.drainTimeoutMs !== undefined && { drainTimeoutMs: options.drainTimeoutMs }),
-    ...(options.stepTimeoutMs !== undefined && { stepTimeoutMs: options.stepTimeoutMs }),
-    ...(options.sessionDrainTimeoutMs !== undefined && { sessionDrainTimeoutMs: options.sessionDrainTimeoutMs }),
-    ...(options.sessionStepTimeoutMs !== undefined && { sessionStepTimeoutMs: options.sessionStepTimeoutMs }),
-    ...(options.watchdogMs !== undefined && { watchdogMs: options.watchdogMs }),
-    ...(options.inspect !== undefined && { inspect: options.inspect }),
-    ...(options.traceFile !== undefined && { traceFile: options.traceFile }),
+    idleTimeoutMs: options.idleTimeoutMs,
+    sessionDrainTimeoutMs: options.sessionDrainTimeoutMs,
+    sessionStepTimeoutMs: options.sessionStepTimeoutMs,
   });
   lifecycle.start({
     closeListener: step('closeListener', options.closeListener ?? 'ok'),
