@@ -16,36 +16,34 @@
  * Escalation: once teardown has begun, the host has detached stdin and the parent watch (they
  * can only start teardown), and `transport.closed` is heard only while connected (afterwards
  * the transport closes because teardown closed it), so the later triggers that can arrive are
- * signals, a stdout error and the HTTP server's stop; `isEscalation` (machines/triggers.ts) decides whether one is a
- * new departure ("hurry up") or the same one. A programmatic shutdown never escalates.
+ * signals, a stdout error and the HTTP listener closing; `isEscalation` (machines/triggers.ts)
+ * decides whether one is a new departure ("hurry up") or the same one. A programmatic shutdown never escalates.
  *
  * Every effect is a named stub below; `src/lifecycle/host.ts` provides the real ones with
  * `machine.provide(...)`. This file imports only `xstate` and opens in Stately as it is, so
  * the config is written out literally (no spreads, no computed keys).
  */
 import { assign, fromPromise, setup } from 'xstate';
-import { errorMessage } from './errors.js';
-import { teardownWords } from './summary.js';
-import { describeTrigger, isEscalation, normalizeExitCode, type TriggerEvent } from './triggers.js';
+import {
+  computeExitCode,
+  type DrainOutcome,
+  type FailedStep,
+  normalizeExitCode,
+  stepFailure,
+  stepTimeout,
+  teardownWords,
+} from './teardown.js';
+import { describeTrigger, isEscalation, type TriggerEvent } from './triggers.js';
 
 export type TeardownStep = 'closeTransport' | 'disposeStore';
-
-export interface FailedStep {
-  step: TeardownStep;
-  /** Why: the error's message, or `timed out after N ms`. */
-  error: string;
-}
-
-/** How the drain ended: every handler settled, the deadline passed, or a second trigger cut it short. */
-export type DrainOutcome = 'idle' | 'deadline' | 'cutShort';
 
 export interface LifecycleContext {
   /**
    * Tool handlers running now, as the host reports them. The machine counts `handler.started`
    * and `handler.settled` in every state it receives them; the host sends them from the
    * trigger on (which hands over the gate's count) or, when a trace or inspector observes,
-   * from the start. While connected nothing reads the count, and two actor events per tool
-   * call cost 12–14 µs around a 1.3 ms BM25 search (`npx tsx bench/experiments/actor-send.ts`).
+   * from the start: while connected nothing reads the count, and two actor events per tool
+   * call would be most of the lifecycle's cost per call (docs/design.md §2.1).
    */
   inflight: number;
   /** The trigger that started teardown. */
@@ -54,7 +52,7 @@ export interface LifecycleContext {
   reason: string | null;
   /** `process.exitCode` as it was when teardown began. */
   priorExitCode: number;
-  failedSteps: FailedStep[];
+  failedSteps: FailedStep<TeardownStep>[];
   drain: DrainOutcome | null;
   /** The breadcrumb words of the first escalating trigger, if any. */
   escalatedBy: string | null;
@@ -75,7 +73,7 @@ export interface LifecycleOutput {
   /** 0 after a clean teardown, 1 if a step failed; an earlier non-zero code is kept. */
   exitCode: number;
   reason: string;
-  failedSteps: FailedStep[];
+  failedSteps: FailedStep<TeardownStep>[];
   drain: DrainOutcome;
   escalatedBy: string | null;
   /** One line for logs, e.g. `stdin closed: drained, all steps ok, exit 0`. */
@@ -84,11 +82,6 @@ export interface LifecycleOutput {
 
 export const DEFAULT_DRAIN_TIMEOUT_MS = 5000;
 export const DEFAULT_STEP_TIMEOUT_MS = 2000;
-
-export function computeExitCode(context: Pick<LifecycleContext, 'priorExitCode' | 'failedSteps'>): number {
-  if (context.priorExitCode !== 0) return context.priorExitCode;
-  return context.failedSteps.length > 0 ? 1 : 0;
-}
 
 /** The output at `done`, which is reached only after a trigger (reason set) and the drain (drain set). */
 function summarize(context: LifecycleContext): LifecycleOutput {
@@ -126,7 +119,7 @@ export const lifecycleMachine = setup({
     stepTimeout: ({ context }) => context.stepTimeoutMs,
   },
   guards: {
-    // Only trigger transitions (stdout.closed, signal.received, http.stop) use this guard.
+    // Only trigger transitions (stdout.closed, signal.received, http.closed) use this guard.
     isEscalation: ({ context, event }) => isEscalation(context.trigger, event as TriggerEvent),
     isIdle: ({ context }) => context.inflight === 0,
     wasEscalated: ({ context }) => context.escalatedBy !== null,
@@ -155,13 +148,13 @@ export const lifecycleMachine = setup({
     recordStepFailure: assign({
       failedSteps: ({ context, event }, params: { step: TeardownStep }) => [
         ...context.failedSteps,
-        { step: params.step, error: errorMessage((event as { error?: unknown }).error) },
+        stepFailure(params.step, event),
       ],
     }),
     recordStepTimeout: assign({
       failedSteps: ({ context }, params: { step: TeardownStep }) => [
         ...context.failedSteps,
-        { step: params.step, error: `timed out after ${context.stepTimeoutMs} ms` },
+        stepTimeout(params.step, context.stepTimeoutMs),
       ],
     }),
     // Effects the host provides (src/lifecycle/host.ts). Stubs here keep the machine pure.
@@ -218,7 +211,7 @@ export const lifecycleMachine = setup({
           target: 'closingTransport',
           actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
         },
-        'http.stop': {
+        'http.closed': {
           target: 'closingTransport',
           actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],
         },
@@ -254,7 +247,7 @@ export const lifecycleMachine = setup({
           guard: 'isEscalation',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
         },
-        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
+        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
       },
     },
     draining: {
@@ -277,7 +270,7 @@ export const lifecycleMachine = setup({
           target: 'disposingStore',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
         },
-        'http.stop': {
+        'http.closed': {
           guard: 'isEscalation',
           target: 'disposingStore',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
@@ -310,7 +303,7 @@ export const lifecycleMachine = setup({
           guard: 'isEscalation',
           actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
         },
-        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
+        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
       },
     },
     failedStep: {

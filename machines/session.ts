@@ -19,7 +19,7 @@
  * Imports only `xstate`; written out literally so it opens in Stately as it is.
  */
 import { assign, fromPromise, setup } from 'xstate';
-import { errorMessage } from './errors.js';
+import { type DrainOutcome, type FailedStep, stepFailure, stepTimeout } from './teardown.js';
 
 export type SessionTrigger =
   | { type: 'connection.ended' }
@@ -47,8 +47,8 @@ export interface SessionContext {
   /** This session's handlers in flight, as the host reports them (see the lifecycle's `inflight`). */
   inflight: number;
   trigger: SessionTrigger['type'] | null;
-  failedSteps: Array<{ step: SessionStep; error: string }>;
-  drain: 'idle' | 'deadline' | 'cutShort' | null;
+  failedSteps: FailedStep<SessionStep>[];
+  drain: DrainOutcome | null;
   escalated: boolean;
   drainTimeoutMs: number;
   stepTimeoutMs: number;
@@ -58,8 +58,8 @@ export interface SessionContext {
 export interface SessionOutput {
   session: string;
   trigger: SessionTrigger['type'];
-  drain: 'idle' | 'deadline' | 'cutShort';
-  failedSteps: SessionContext['failedSteps'];
+  drain: DrainOutcome;
+  failedSteps: FailedStep<SessionStep>[];
 }
 
 export const SESSION_DRAIN_TIMEOUT_MS = 5000;
@@ -103,13 +103,13 @@ export const sessionMachine = setup({
     recordStepFailure: assign({
       failedSteps: ({ context, event }, params: { step: SessionStep }) => [
         ...context.failedSteps,
-        { step: params.step, error: errorMessage((event as { error?: unknown }).error) },
+        stepFailure(params.step, event),
       ],
     }),
     recordStepTimeout: assign({
       failedSteps: ({ context }, params: { step: SessionStep }) => [
         ...context.failedSteps,
-        { step: params.step, error: `timed out after ${context.stepTimeoutMs} ms` },
+        stepTimeout(params.step, context.stepTimeoutMs),
       ],
     }),
     // Effects the host provides. Stubs here keep the machine pure.

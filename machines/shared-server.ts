@@ -20,10 +20,17 @@
  * Imports only `xstate` and the session machine; effects are named stubs the host provides.
  */
 import { assign, enqueueActions, fromPromise, setup, spawnChild } from 'xstate';
-import { errorMessage } from './errors.js';
-import { type SessionOutput, sessionMachine } from './session.js';
-import { teardownWords } from './summary.js';
-import { normalizeExitCode, type ShutdownSignal } from './triggers.js';
+import { SESSION_DRAIN_TIMEOUT_MS, SESSION_STEP_TIMEOUT_MS, type SessionOutput, sessionMachine } from './session.js';
+import {
+  computeExitCode,
+  type DrainOutcome,
+  type FailedStep,
+  normalizeExitCode,
+  stepFailure,
+  stepTimeout,
+  teardownWords,
+} from './teardown.js';
+import type { ShutdownSignal } from './triggers.js';
 
 export type ServerTrigger =
   | { type: 'signal.received'; signal: ShutdownSignal; exitCode?: number }
@@ -60,8 +67,8 @@ export interface ServerContext {
   /** The kind of trigger that started teardown. */
   triggerType: ServerTrigger['type'] | null;
   priorExitCode: number;
-  failedSteps: Array<{ step: ServerStep; error: string }>;
-  drain: 'idle' | 'deadline' | 'cutShort' | null;
+  failedSteps: FailedStep<ServerStep>[];
+  drain: DrainOutcome | null;
   escalatedBy: string | null;
   idleTimeoutMs: number;
   drainTimeoutMs: number;
@@ -75,8 +82,8 @@ export interface ServerOutput {
   exitCode: number;
   reason: string;
   sessions: number;
-  drain: 'idle' | 'deadline' | 'cutShort';
-  failedSteps: ServerContext['failedSteps'];
+  drain: DrainOutcome;
+  failedSteps: FailedStep<ServerStep>[];
   escalatedBy: string | null;
   summary: string;
 }
@@ -108,11 +115,6 @@ function tellSessions(type: 'server.closing' | 'server.escalated'): never {
       for (const id of context.sessions) enqueue.sendTo(id, { type });
     },
   ) as never;
-}
-
-function exitCodeOf(context: Pick<ServerContext, 'priorExitCode' | 'failedSteps'>): number {
-  if (context.priorExitCode !== 0) return context.priorExitCode;
-  return context.failedSteps.length > 0 ? 1 : 0;
 }
 
 export const sharedServerMachine = setup({
@@ -185,13 +187,13 @@ export const sharedServerMachine = setup({
     recordStepFailure: assign({
       failedSteps: ({ context, event }, params: { step: ServerStep }) => [
         ...context.failedSteps,
-        { step: params.step, error: errorMessage((event as { error?: unknown }).error) },
+        stepFailure(params.step, event),
       ],
     }),
     recordStepTimeout: assign({
       failedSteps: ({ context }, params: { step: ServerStep }) => [
         ...context.failedSteps,
-        { step: params.step, error: `timed out after ${context.stepTimeoutMs} ms` },
+        stepTimeout(params.step, context.stepTimeoutMs),
       ],
     }),
     // Effects the host provides. Stubs here keep the machine pure.
@@ -215,8 +217,8 @@ export const sharedServerMachine = setup({
     idleTimeoutMs: input.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     drainTimeoutMs: input.drainTimeoutMs ?? DEFAULT_SERVER_DRAIN_TIMEOUT_MS,
     stepTimeoutMs: input.stepTimeoutMs ?? DEFAULT_SERVER_STEP_TIMEOUT_MS,
-    sessionDrainTimeoutMs: input.sessionDrainTimeoutMs ?? 5000,
-    sessionStepTimeoutMs: input.sessionStepTimeoutMs ?? 2000,
+    sessionDrainTimeoutMs: input.sessionDrainTimeoutMs ?? SESSION_DRAIN_TIMEOUT_MS,
+    sessionStepTimeoutMs: input.sessionStepTimeoutMs ?? SESSION_STEP_TIMEOUT_MS,
     readExitCode: input.readExitCode ?? (() => undefined),
   }),
   on: {
@@ -311,7 +313,7 @@ export const sharedServerMachine = setup({
     },
   },
   output: ({ context }) => {
-    const exitCode = exitCodeOf(context);
+    const exitCode = computeExitCode(context);
     // done is reached only after a trigger (reason set) and the drain (drain set).
     const drain = context.drain!;
     const reason = context.reason!;

@@ -22,7 +22,7 @@ export type TriggerEvent =
   | { type: 'transport.closed'; exitCode?: number; inflight?: number }
   | { type: 'signal.received'; signal: ShutdownSignal; exitCode?: number; inflight?: number }
   | { type: 'parent.gone'; exitCode?: number; inflight?: number }
-  | { type: 'http.stop'; exitCode?: number; inflight?: number }
+  | { type: 'http.closed'; exitCode?: number; inflight?: number }
   | { type: 'shutdown.requested'; reason?: string; exitCode?: number; inflight?: number };
 
 export type TriggerType = TriggerEvent['type'];
@@ -54,7 +54,7 @@ export function describeTrigger(event: TriggerEvent): string {
       return event.signal;
     case 'parent.gone':
       return 'parent exited';
-    case 'http.stop':
+    case 'http.closed':
       return 'HTTP server stopped';
     case 'shutdown.requested':
       return event.reason ?? 'shutdown requested';
@@ -74,11 +74,4 @@ export function isEscalation(first: TriggerEvent | null, next: TriggerEvent): bo
   if (PIPE_DEPARTURES.has(first.type) && PIPE_DEPARTURES.has(next.type)) return false;
   if (next.type === 'signal.received') return true;
   return next.type !== first.type;
-}
-
-/** Node allows `process.exitCode` to be a string or undefined; the machine wants a number. */
-export function normalizeExitCode(code: unknown): number {
-  const n = typeof code === 'string' ? Number.parseInt(code, 10) : code;
-  // Number.isInteger is false for anything that is not a number.
-  return Number.isInteger(n) ? (n as number) : 0;
 }

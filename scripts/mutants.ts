@@ -1,7 +1,7 @@
 /**
  * `npm run test:mutants [NAME…]`: proves the generated tests judge the machine.
  * Each hand-written mutant of `machines/` (test/model/mutants.ts, with the shared server's and
- * the session's from test/model/shared-mutants.ts and issue 24's from
+ * the session's from test/model/shared-mutants.ts and those written from the contract alone in
  * test/model/more-mutants.ts) is applied to a fresh copy of the repository in the OS temp dir
  * (node_modules linked, the working tree untouched), and the deterministic tests of test/model
  * run there one file at a time (scenarios, tampering tests, paths, then the pure rules), each
@@ -185,6 +185,8 @@ const rules = [
   ruleCoverage(outcomes, 'the lifecycle’s oracle', GUARANTEES, 'test/model/oracle.test.ts', [
     'machines/lifecycle.ts',
     'machines/triggers.ts',
+    // The exit-code rules every machine shares: their mutants meet the lifecycle's tests first.
+    'machines/teardown.ts',
   ]),
   ruleCoverage(outcomes, 'the shared server’s oracle', SHARED_GUARANTEES, 'test/model/shared-oracle.test.ts', [
     'machines/shared-server.ts',

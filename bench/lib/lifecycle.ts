@@ -1,6 +1,6 @@
 import { createLifecycle, type Lifecycle } from '../../src/lifecycle/host.js';
 import { silentLog } from '../../src/log.js';
-import { DETACHED } from '../../test/support/lifecycle-harness.js';
+import { DETACHED } from '../../test/support/host-harness.js';
 
 /**
  * A real lifecycle, started, with every process-level source off (`stdin`, `stdout`, `signals`

@@ -23,24 +23,24 @@ const TRANSIENT: ReadonlySet<string | undefined> = new Set([
 ]);
 
 /**
- * Turns a listening HTTP server into the `http.stop` trigger: "the HTTP server told to stop".
- * In HTTP mode stdin is not a client, so the triggers are signals, `shutdown()` (`qmd mcp stop`
- * asks for it on the daemon's control socket) — and this: the listener stopped serving without teardown asking it to, by
- * an error that is not transient or a `close` nobody called for. A server that cannot take
- * connections any more must not linger holding the index. Transient accept errors only go to
- * `onError`. Detach it before closing the listener yourself; after that, errors are swallowed.
- * Returns the detach function.
+ * Turns a listening HTTP server into the `http.closed` trigger: the listener stopped serving
+ * without teardown asking it to, by an error that is not transient or a `close` nobody called
+ * for (not `qmd mcp stop`: that asks for `shutdown()` on the daemon's control socket). In HTTP
+ * mode stdin is not a client, so the triggers are signals, `shutdown()` and this. A server that
+ * cannot take connections any more must not linger holding the index. Transient accept errors
+ * only go to `onError`. Detach it before closing the listener yourself; after that, errors are
+ * swallowed. Returns the detach function.
  */
 export function watchHttpListener(
   listener: HttpListener,
-  send: (event: { type: 'http.stop' }) => void,
+  send: (event: { type: 'http.closed' }) => void,
   onError: (error: NodeJS.ErrnoException, fatal: boolean) => void = () => {},
 ): () => void {
   let sent = false;
   const stop = (): void => {
     if (sent) return;
     sent = true;
-    send({ type: 'http.stop' });
+    send({ type: 'http.closed' });
   };
   const onListenerError = (error: NodeJS.ErrnoException): void => {
     const fatal = !TRANSIENT.has(error.code);

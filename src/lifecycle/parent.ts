@@ -23,18 +23,9 @@ export interface ParentWatchOptions {
 }
 
 /**
- * 100 ms (it was 500, which made parent death the slowest way out: kill →
- * exit p50 488.6 ms in `npx tsx bench/triggers.ts --runs 20`, now 83.9 ms). Measured with
- * `npx tsx bench/experiments/parent-watch.ts --runs 20 --seconds 300` (Linux, Node 20, 2 cores
- * at load 5-7; bench/results-parent-watch.md):
- * - No cheaper signal exists here. Node has no prctl(PR_SET_PDEATHSIG) and no pidfd, and
- *   `fs.watch` on `/proc/<ppid>` and `/proc/<ppid>/status` reported nothing within 2 s of the
- *   parent's SIGKILL: procfs does not feed inotify. stdin EOF is watched already, but a
- *   grandchild that inherited stdin keeps it open; a changed PPID is the one fact left.
- * - Kill → `parent.gone` at a random phase of the poll: p50 260 ms at 500 ms, 54 ms at 100.
- * - The price, idle: ~130 µs of CPU per poll (a timer wake-up and one getppid()), 4.6 s of
- *   CPU per hour at 100 ms against 1.1 s at 500 — 0.13% of one core, for an idle server.
- *   50 ms would halve detection again for 7.5 s per hour; 100 already meets the ≤ 150 ms goal.
+ * 100 ms: no cheaper signal of the parent's death exists on Linux, and 100 ms meets the
+ * ≤ 150 ms goal for about 0.13% of one core while idle; 500 ms made parent death the slowest
+ * way out. The measurements: docs/design.md §5 (the parent watch).
  */
 export const DEFAULT_PARENT_POLL_MS = 100;
 

@@ -1,18 +1,11 @@
-import { type Actor, type AnyActorRef, createActor, fromPromise } from 'xstate';
+import { type Actor, type AnyActorRef, fromPromise } from 'xstate';
 import type { SessionMachine, SessionTrigger } from '../../machines/session.js';
 import { sessionMachine } from '../../machines/session.js';
-import { type ServerOutput, type SharedServerMachine, sharedServerMachine } from '../../machines/shared-server.js';
-import { teardownWords } from '../../machines/summary.js';
-import type { ShutdownSignal } from '../../machines/triggers.js';
-import { normalizeExitCode } from '../../machines/triggers.js';
-import { errorMessage } from '../errors.js';
-import { createLog } from '../log.js';
-import { realClock } from './clock.js';
-import { createExitPolicy, inspectOption } from './exit-policy.js';
+import { type ServerOutput, sharedServerMachine } from '../../machines/shared-server.js';
+import { teardownWords } from '../../machines/teardown.js';
 import { createInflightGate, type InflightGate } from './gate.js';
 import type { HostOptions } from './host-options.js';
-import { watchSignals } from './signals.js';
-import { createMachineTraceWriter, stateName } from './trace-machines.js';
+import { hostMachine } from './machine-host.js';
 
 /** The two steps of the server's own teardown; the composition root hands them over at `start()`. */
 export interface ServerSteps {
@@ -62,99 +55,98 @@ export interface SharedLifecycle {
 }
 
 /**
- * Hosts the shared server's machine and its sessions, as `host.ts` hosts the lifecycle: provides
- * their effects, turns signals into triggers, applies the exit policy (a ref'd keep-alive while
- * tearing down, the unref'd watchdog after `done`). Sessions are the machine's children; the
+ * Hosts the shared server's machine and its sessions on the skeleton `host.ts` uses too
+ * (`machine-host.ts`: exit policy, trace, signals, `shutdown()`): provides their effects and
+ * opens a session per relay. Sessions are the machine's children; the
  * host keeps, per session id, the effects and the gate its connection was given.
  */
 export function createSharedLifecycle(options: SharedLifecycleOptions = {}): SharedLifecycle {
-  const clock = options.clock ?? realClock;
-  const log = options.log ?? createLog(process.stderr);
-  const policy = createExitPolicy({ ...options, clock, log });
-  const startedAt = clock.now();
-  let resolveDone!: (output: ServerOutput) => void;
-  const done = new Promise<ServerOutput>((resolve) => {
-    resolveDone = resolve;
-  });
-
   let steps: ServerSteps | undefined;
   const sessions = new Map<string, { effects: SessionEffects; gate: InflightGate }>();
   let nextId = 1;
   const sessionOf = (id: string) => sessions.get(id)!;
 
-  const session = sessionMachine.provide({
-    actors: {
-      closeServer: fromPromise<void, { id: string }>(async ({ input, signal }) => {
-        await sessionOf(input.id).effects.closeServer(signal);
-      }),
-      releaseSession: fromPromise<void, { id: string }>(async ({ input, signal }) => {
-        await sessionOf(input.id).effects.releaseSession(signal);
-      }),
-    },
-    actions: {
-      announceEnding: ({ context }) => log.line(`session ${context.id} ending (${context.trigger})`),
-      detachTriggerSources: ({ context }) => sessionOf(context.id).effects.detach?.(),
-      abortHandlers: ({ context }) =>
-        sessionOf(context.id).gate.abortAll(new Error('aborted: the session ended under its handlers')),
-      warnDrainDeadline: ({ context }) =>
-        log.warn(
-          `session ${context.id}: drain deadline of ${context.drainTimeoutMs} ms passed with ${context.inflight} handler(s) in flight`,
-        ),
-      warnStepFailed: ({ context }) => {
-        const failure = context.failedSteps.at(-1)!;
-        log.warn(`session ${context.id}: teardown step ${failure.step} failed: ${failure.error}; continuing`);
+  const host = hostMachine(options, ({ log, policy }) => {
+    const session = sessionMachine.provide({
+      actors: {
+        closeServer: fromPromise<void, { id: string }>(async ({ input, signal }) => {
+          await sessionOf(input.id).effects.closeServer(signal);
+        }),
+        releaseSession: fromPromise<void, { id: string }>(async ({ input, signal }) => {
+          await sessionOf(input.id).effects.releaseSession(signal);
+        }),
       },
-      announceDone: ({ context }) =>
-        log.line(`session ${context.id} done: ${teardownWords(context.drain, context.failedSteps)}`),
-    },
-  });
+      actions: {
+        announceEnding: ({ context }) => log.line(`session ${context.id} ending (${context.trigger})`),
+        detachTriggerSources: ({ context }) => sessionOf(context.id).effects.detach?.(),
+        abortHandlers: ({ context }) =>
+          sessionOf(context.id).gate.abortAll(new Error('aborted: the session ended under its handlers')),
+        warnDrainDeadline: ({ context }) =>
+          log.warn(
+            `session ${context.id}: drain deadline of ${context.drainTimeoutMs} ms passed with ${context.inflight} handler(s) in flight`,
+          ),
+        warnStepFailed: ({ context }) => {
+          const failure = context.failedSteps.at(-1)!;
+          log.warn(`session ${context.id}: teardown step ${failure.step} failed: ${failure.error}; continuing`);
+        },
+        announceDone: ({ context }) =>
+          log.line(`session ${context.id} done: ${teardownWords(context.drain, context.failedSteps)}`),
+      },
+    });
 
-  const machine = sharedServerMachine.provide({
-    actors: {
-      session,
-      closeListener: fromPromise(async ({ signal }) => {
-        await steps!.closeListener(signal);
+    const machine = sharedServerMachine.provide({
+      actors: {
+        session,
+        closeListener: fromPromise(async ({ signal }) => {
+          await steps!.closeListener(signal);
+        }),
+        disposeStore: fromPromise(async ({ signal }) => {
+          await steps!.disposeStore(signal);
+        }),
+      },
+      actions: {
+        announceShutdown: ({ context }) => {
+          policy.beginTeardown();
+          log.line(`Shutting down (${context.reason})...`);
+        },
+        announceEscalation: ({ context, event }) => {
+          const by = (event as { signal?: string }).signal ?? 'a signal';
+          log.warn(`${by} during teardown (${context.reason}): hurrying ${context.sessions.length} session(s)`);
+        },
+        warnDrainDeadline: ({ context }) =>
+          log.warn(
+            `drain deadline of ${context.drainTimeoutMs} ms passed with ${context.sessions.length} session(s) still ending; hurrying them`,
+          ),
+        warnStepFailed: ({ context }) => {
+          const failure = context.failedSteps.at(-1)!;
+          log.warn(`teardown step ${failure.step} failed: ${failure.error}; continuing`);
+        },
+      },
+    });
+    return {
+      machine,
+      name: "the shared server's machine",
+      traceActors: true,
+      input: {
+        idleTimeoutMs: options.idleTimeoutMs,
+        drainTimeoutMs: options.drainTimeoutMs,
+        stepTimeoutMs: options.stepTimeoutMs,
+        sessionDrainTimeoutMs: options.sessionDrainTimeoutMs,
+        sessionStepTimeoutMs: options.sessionStepTimeoutMs,
+        readExitCode: () => policy.slot.get(),
+      },
+      failedOutput: (snapshot) => ({
+        exitCode: 1,
+        reason: snapshot.context.reason ?? 'unknown',
+        sessions: snapshot.context.opened,
+        drain: 'idle',
+        failedSteps: [],
+        escalatedBy: null,
+        summary: 'machine error, exit 1',
       }),
-      disposeStore: fromPromise(async ({ signal }) => {
-        await steps!.disposeStore(signal);
-      }),
-    },
-    actions: {
-      announceShutdown: ({ context }) => {
-        policy.beginTeardown();
-        log.line(`Shutting down (${context.reason})...`);
-      },
-      announceEscalation: ({ context, event }) => {
-        const by = (event as { signal?: string }).signal ?? 'a signal';
-        log.warn(`${by} during teardown (${context.reason}): hurrying ${context.sessions.length} session(s)`);
-      },
-      warnDrainDeadline: ({ context }) =>
-        log.warn(
-          `drain deadline of ${context.drainTimeoutMs} ms passed with ${context.sessions.length} session(s) still ending; hurrying them`,
-        ),
-      warnStepFailed: ({ context }) => {
-        const failure = context.failedSteps.at(-1)!;
-        log.warn(`teardown step ${failure.step} failed: ${failure.error}; continuing`);
-      },
-    },
+    };
   });
-
-  const tracer = options.traceFile
-    ? createMachineTraceWriter(options.traceFile, clock, log, 'sharedServer', startedAt)
-    : undefined;
-  const observers = [...(tracer ? [tracer.observe] : []), ...(options.inspect ?? [])];
-  const actor: Actor<SharedServerMachine> = createActor(machine, {
-    input: {
-      idleTimeoutMs: options.idleTimeoutMs,
-      drainTimeoutMs: options.drainTimeoutMs,
-      stepTimeoutMs: options.stepTimeoutMs,
-      sessionDrainTimeoutMs: options.sessionDrainTimeoutMs,
-      sessionStepTimeoutMs: options.sessionStepTimeoutMs,
-      readExitCode: () => policy.slot.get(),
-    },
-    clock,
-    ...inspectOption(observers),
-  });
+  const { actor } = host;
 
   const child = (id: string): AnyActorRef | undefined =>
     (actor.getSnapshot().children as Record<string, AnyActorRef | undefined>)[id];
@@ -163,49 +155,11 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
     if (ref && ref.getSnapshot().status === 'active') ref.send(event);
   };
 
-  const finish = (output: ServerOutput): void => {
-    // Signal listeners stay: after done a signal means "now", with the computed code.
-    policy.finish(output);
-    tracer?.close();
-    resolveDone(output);
-  };
-  actor.subscribe({
-    complete: () => finish(actor.getSnapshot().output!),
-    error: (error) => {
-      log.warn(`the shared server's machine failed: ${errorMessage(error)}`);
-      finish({
-        exitCode: 1,
-        reason: actor.getSnapshot().context.reason ?? 'unknown',
-        sessions: actor.getSnapshot().context.opened,
-        drain: 'idle',
-        failedSteps: [],
-        escalatedBy: null,
-        summary: 'machine error, exit 1',
-      });
-    },
-  });
-
-  const trigger = (
-    event: { type: 'signal.received'; signal: ShutdownSignal } | { type: 'shutdown.requested'; reason?: string },
-  ) => {
-    if (actor.getSnapshot().status === 'active')
-      actor.send({ ...event, exitCode: normalizeExitCode(policy.slot.get()) });
-  };
-  let shutdownPromise: Promise<ServerOutput> | undefined;
-
   return {
-    done,
+    done: host.done,
     start(given) {
-      if (steps) return;
-      steps = given;
-      actor.start();
-      const signals = options.signals === undefined ? process : options.signals;
-      if (signals) {
-        watchSignals(signals, (signal) => {
-          if (policy.finished) policy.exitNow();
-          else trigger({ type: 'signal.received', signal });
-        });
-      }
+      steps ??= given;
+      host.start();
     },
     openSession(effects) {
       // Only `connected` has substates: any other value means teardown has begun.
@@ -227,14 +181,8 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
       ref.subscribe({ complete: () => sessions.delete(id), error: () => sessions.delete(id) });
       return { id, gate, trigger: (event) => sendToSession(id, event) };
     },
-    shutdown(reason) {
-      shutdownPromise ??= (() => {
-        trigger({ type: 'shutdown.requested', reason });
-        return done;
-      })();
-      return shutdownPromise;
-    },
-    state: () => stateName(actor.getSnapshot().value),
+    shutdown: host.shutdown,
+    state: host.state,
     sessions: () => actor.getSnapshot().context.sessions.length,
     opened: () => actor.getSnapshot().context.opened,
   };

@@ -1,27 +1,14 @@
 /**
  * Reads a `QMD_LIFECYCLE_TRACE` (or `QMD_SHARED_TRACE`) file: JSON Lines, one object per state
- * entered (written by `src/lifecycle/trace.ts`, `trace-machines.ts`). Runs are appended to one
- * file; a run starts with the line whose event is `xstate.init`. Several processes may share
- * the file and interleave, and a shared server writes its own lines and each session's (the
+ * entered, in the one line format `src/lifecycle/trace.ts` writes for every machine. Runs are
+ * appended to one file; a run starts with the line whose event is `xstate.init`. Several
+ * processes may share the file and interleave, and a shared server writes its own lines and each session's (the
  * `actor` field), so lines are grouped by `pid` and actor.
  */
+import type { TraceLine } from '../lifecycle/trace.js';
 
-export interface TraceEntry {
-  /** Milliseconds since that lifecycle started. */
-  ms: number;
-  /** The event being processed when the state was entered. */
-  event: string;
-  state: string;
-  pid?: number;
-  /** In a shared server's trace: `sharedServer`, or the session's id. */
-  actor?: string;
-  inflight?: number;
-  startedAt?: string;
-  exitCode?: number;
-  reason?: string | null;
-  drain?: string | null;
-  failedSteps?: { step: string; error: string }[];
-}
+/** A line as read back: the writer's `TraceLine`, with `pid` optional in older files. */
+export type TraceEntry = Omit<TraceLine, 'pid'> & { pid?: number };
 
 export interface TraceRun {
   pid: number | null;

@@ -10,7 +10,7 @@ import { SHUTDOWN_SIGNALS, watchSignals } from '../../src/lifecycle/signals.js';
 import { stdinAlreadyGone, watchStdin } from '../../src/lifecycle/stdin.js';
 import { guardStdout } from '../../src/lifecycle/stdout.js';
 import { createLog, silentLog } from '../../src/log.js';
-import { FakeStdin, FakeStdout } from '../support/lifecycle-harness.js';
+import { FakeStdin, FakeStdout } from '../support/host-harness.js';
 
 describe('stdin', () => {
   it.each([

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { flush } from '../support/fake-clock.js';
-import { createHarness, type Harness } from '../support/lifecycle-harness.js';
+import { createHarness, type Harness } from '../support/host-harness.js';
 
 const manual = { closeTransport: 'manual', disposeStore: 'manual' } as const;
 const warnings = (h: Harness) => h.lines.filter((l) => l.startsWith('QMD Warning:'));
@@ -54,7 +54,7 @@ describe('escalation while closing the transport', () => {
     const handler = h.startHandler();
     h.stdin.end();
     await flush();
-    h.lifecycle.trigger({ type: 'http.stop' });
+    h.lifecycle.trigger({ type: 'http.closed' });
     expect(handler.signal.aborted).toBe(true);
     expect(warnings(h)).toEqual([
       'QMD Warning: HTTP server stopped during teardown (stdin closed): aborting 1 in-flight handler(s)',
@@ -71,7 +71,7 @@ describe('escalation while closing the transport', () => {
     await flush();
     h.signal('SIGINT');
     h.signal('SIGTERM');
-    h.lifecycle.trigger({ type: 'http.stop' });
+    h.lifecycle.trigger({ type: 'http.closed' });
     expect(String(handler.signal.reason)).toBe('Error: aborted: SIGINT escalated the shutdown');
     expect(warnings(h)).toEqual([
       'QMD Warning: SIGINT during teardown (SIGINT): aborting 1 in-flight handler(s)',
@@ -104,9 +104,9 @@ describe('escalation while closing the transport', () => {
   it('the HTTP server stopping twice is one departure', async () => {
     const h = createHarness(manual);
     const handler = h.startHandler();
-    h.lifecycle.trigger({ type: 'http.stop' });
+    h.lifecycle.trigger({ type: 'http.closed' });
     await flush();
-    h.lifecycle.trigger({ type: 'http.stop' });
+    h.lifecycle.trigger({ type: 'http.closed' });
     await closeTransport(h);
     expect(h.state()).toBe('draining');
     expect(handler.signal.aborted).toBe(false);
@@ -163,7 +163,7 @@ describe('escalation while draining', () => {
 
   it('the HTTP server stopping after the parent left cuts it short', async () => {
     const { h, handler } = await draining((x) => x.parentDies());
-    h.lifecycle.trigger({ type: 'http.stop' });
+    h.lifecycle.trigger({ type: 'http.closed' });
     expect(h.state()).toBe('disposingStore');
     expect(String(handler.signal.reason)).toBe('Error: aborted: HTTP server stopped escalated the shutdown');
     expect((await disposeStore(h)).escalatedBy).toBe('HTTP server stopped');
@@ -171,15 +171,15 @@ describe('escalation while draining', () => {
   });
 
   it('a signal after the HTTP server stopped cuts it short', async () => {
-    const { h } = await draining((x) => x.lifecycle.trigger({ type: 'http.stop' }));
+    const { h } = await draining((x) => x.lifecycle.trigger({ type: 'http.closed' }));
     h.signal('SIGHUP');
     expect(h.state()).toBe('disposingStore');
     expect((await disposeStore(h)).escalatedBy).toBe('SIGHUP');
   });
 
   it('the same departure again leaves the drain alone', async () => {
-    const { h, handler } = await draining((x) => x.lifecycle.trigger({ type: 'http.stop' }));
-    h.lifecycle.trigger({ type: 'http.stop' });
+    const { h, handler } = await draining((x) => x.lifecycle.trigger({ type: 'http.closed' }));
+    h.lifecycle.trigger({ type: 'http.closed' });
     expect(h.state()).toBe('draining');
     const g = await draining((x) => x.stdin.close());
     g.h.stdout.fail();
@@ -220,7 +220,7 @@ describe('escalation while disposing the store', () => {
     expect((await disposeStore(a.h)).escalatedBy).toBe('stdout closed');
 
     const b = await disposing((x) => x.stdin.end());
-    b.h.lifecycle.trigger({ type: 'http.stop' });
+    b.h.lifecycle.trigger({ type: 'http.closed' });
     expect(b.handler.signal.aborted).toBe(true);
     expect((await disposeStore(b.h)).escalatedBy).toBe('HTTP server stopped');
   });

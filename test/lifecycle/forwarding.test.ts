@@ -7,7 +7,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { flush } from '../support/fake-clock.js';
-import { createHarness } from '../support/lifecycle-harness.js';
+import { createHarness } from '../support/host-harness.js';
 
 const typesSent = (spy: { mock: { calls: unknown[][] } }) =>
   spy.mock.calls.map(([event]) => (event as { type: string }).type);

@@ -10,7 +10,7 @@ import { createLifecycle } from '../../src/lifecycle/host.js';
 import { type Log, silentLog } from '../../src/log.js';
 import { deferred } from '../support/deferred.js';
 import { flush } from '../support/fake-clock.js';
-import { createHarness, DETACHED } from '../support/lifecycle-harness.js';
+import { createHarness, DETACHED } from '../support/host-harness.js';
 
 describe('starting', () => {
   it('nothing listens until start(), and a second start() changes nothing', async () => {
@@ -29,7 +29,7 @@ describe('starting', () => {
   it('in HTTP mode (no stdin) the HTTP server stopping is the trigger', async () => {
     const h = createHarness({ stdin: null });
     expect(h.listeners().stdin).toBe(0);
-    h.lifecycle.trigger({ type: 'http.stop' });
+    h.lifecycle.trigger({ type: 'http.closed' });
     const output = await h.lifecycle.done;
     expect(h.lines[0]).toBe('Shutting down (HTTP server stopped)...');
     expect(output.reason).toBe('HTTP server stopped');
@@ -115,7 +115,7 @@ describe('after done', () => {
       await h.lifecycle.done;
       handler.settle();
       await flush();
-      h.lifecycle.trigger({ type: 'http.stop' });
+      h.lifecycle.trigger({ type: 'http.closed' });
       expect(h.state()).toBe('done');
     } finally {
       console.warn = original;

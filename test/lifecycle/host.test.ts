@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLog } from '../../src/log.js';
 import { flush } from '../support/fake-clock.js';
-import { createHarness, FakeStdin } from '../support/lifecycle-harness.js';
+import { createHarness, FakeStdin } from '../support/host-harness.js';
 
 describe('the host, by scenario', () => {
   it('stdin end tears down in order and exits 0', async () => {

@@ -24,20 +24,20 @@ function watch() {
 }
 
 describe('the HTTP listener adapter', () => {
-  it('sends http.stop on a fatal error or an unasked-for close, once; load is not fatal', () => {
+  it('sends http.closed on a fatal error or an unasked-for close, once; load is not fatal', () => {
     const { listener, sent, errors, detach } = watch();
     listener.emit('error', errorWith('EMFILE'));
     expect(sent).toEqual([]);
     listener.emit('error', errorWith('EBADF'));
     listener.emit('close');
-    expect(sent).toEqual(['http.stop']);
+    expect(sent).toEqual(['http.closed']);
     expect(errors).toEqual(['EMFILE:false', 'EBADF:true']);
 
     detach();
     // After detaching (teardown closes the listener itself), errors are swallowed, not thrown.
     expect(() => listener.emit('error', new Error('late'))).not.toThrow();
     listener.emit('close');
-    expect(sent).toEqual(['http.stop']);
+    expect(sent).toEqual(['http.closed']);
     expect(listener.listenerCount('close')).toBe(0);
     expect(listener.listenerCount('error')).toBe(1);
   });
@@ -56,16 +56,16 @@ describe('the HTTP listener adapter', () => {
     const { listener, sent, errors } = watch();
     listener.emit('error', errorWith(code));
     expect(errors).toEqual([`${code}:true`]);
-    expect(sent).toEqual(['http.stop']);
+    expect(sent).toEqual(['http.closed']);
   });
 
   it('a close alone stops it, once', () => {
     const { listener, sent } = watch();
     listener.emit('close');
-    expect(sent).toEqual(['http.stop']);
+    expect(sent).toEqual(['http.closed']);
     listener.emit('close');
     listener.emit('error', errorWith('EBADF'));
-    expect(sent).toEqual(['http.stop']);
+    expect(sent).toEqual(['http.closed']);
   });
 
   it('reporting errors is optional', () => {
@@ -74,6 +74,6 @@ describe('the HTTP listener adapter', () => {
     watchHttpListener(listener, (event) => sent.push(event.type));
     listener.emit('error', errorWith('EMFILE'));
     listener.emit('error', errorWith('EPIPE'));
-    expect(sent).toEqual(['http.stop']);
+    expect(sent).toEqual(['http.closed']);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { flush } from '../support/fake-clock.js';
-import { createHarness, type Harness } from '../support/lifecycle-harness.js';
+import { createHarness, type Harness } from '../support/host-harness.js';
 
 const summary = (h: Harness) => h.lines.find((l) => l.startsWith('Shutdown complete'));
 
@@ -20,7 +20,7 @@ describe('the summary line', () => {
   it('the drain deadline passed', async () => {
     const h = createHarness({ drainTimeoutMs: 50 });
     h.startHandler();
-    h.lifecycle.trigger({ type: 'http.stop' });
+    h.lifecycle.trigger({ type: 'http.closed' });
     await h.clock.advance(50);
     const output = await h.lifecycle.done;
     expect(output.summary).toBe('HTTP server stopped: drain deadline passed, all steps ok, exit 0');

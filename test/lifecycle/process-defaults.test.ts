@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLifecycle } from '../../src/lifecycle/host.js';
 import { silentLog } from '../../src/log.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { DETACHED } from '../support/lifecycle-harness.js';
+import { DETACHED } from '../support/host-harness.js';
 import { recordingLog } from '../support/recording-log.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;

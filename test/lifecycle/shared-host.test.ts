@@ -4,8 +4,9 @@
  * generated paths and random interleavings live in test/model/.
  */
 import { describe, expect, it } from 'vitest';
+import type { Log } from '../../src/log.js';
 import { flush } from '../support/fake-clock.js';
-import { createSharedHarness } from '../support/shared-harness.js';
+import { createSharedHarness } from '../support/host-harness.js';
 
 const IDLE = 60_000;
 
@@ -155,6 +156,40 @@ describe('the shared server host', () => {
     void h.lifecycle.shutdown('test');
     await h.lifecycle.done;
     h.signal('SIGTERM');
+    expect(h.exits).toEqual([1]);
+  });
+});
+
+describe('a shared server whose own effects throw', () => {
+  it('still finishes (exit 1) with the fallback output, and the watchdog exits with it', async () => {
+    const lines: string[] = [];
+    const log: Log = {
+      line: (t) => {
+        if (t.startsWith('Shutting down')) throw new Error('stderr exploded');
+        lines.push(t);
+      },
+      warn: (t) => lines.push(`QMD Warning: ${t}`),
+    };
+    const h = createSharedHarness({ log, watchdogMs: 1000 });
+    h.open();
+    h.signal('SIGTERM');
+    const output = await h.lifecycle.done;
+    expect(output).toEqual({
+      exitCode: 1,
+      reason: 'unknown',
+      sessions: 1,
+      drain: 'idle',
+      failedSteps: [],
+      escalatedBy: null,
+      summary: 'machine error, exit 1',
+    });
+    expect(lines).toEqual([
+      "QMD Warning: the shared server's machine failed: stderr exploded",
+      'Shutdown complete in 0 ms: machine error, exit 1',
+    ]);
+    expect(h.exitCode).toBe(1);
+    expect(h.lifecycle.shutdown()).toBe(h.lifecycle.shutdown());
+    await h.clock.advance(1000);
     expect(h.exits).toEqual([1]);
   });
 });

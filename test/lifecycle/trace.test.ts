@@ -6,7 +6,7 @@ import { createActor, fromPromise, toPromise } from 'xstate';
 import { lifecycleMachine } from '../../machines/lifecycle.js';
 import { createTraceWriter } from '../../src/lifecycle/trace.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
-import { createHarness } from '../support/lifecycle-harness.js';
+import { createHarness, createSharedHarness } from '../support/host-harness.js';
 import { recordingLog } from '../support/recording-log.js';
 
 const dirs: string[] = [];
@@ -145,7 +145,7 @@ describe('the trace writer on its own', () => {
     const clock = new FakeClock();
     await clock.advance(1000);
     const log = recordingLog();
-    const writer = createTraceWriter(file, clock, log, clock.now());
+    const writer = createTraceWriter(file, clock, log, { startedAt: clock.now() });
     // No host around it: an inspection event the writer could not handle would throw here.
     const actor = createActor(instant, { input: {}, clock, inspect: writer.observe }).start();
     await clock.advance(7.456);
@@ -178,5 +178,57 @@ describe('the trace writer on its own', () => {
     writer.close();
     expect(log.warnings).toHaveLength(1);
     expect(log.warnings[0]).toMatch(/^cannot write the lifecycle trace to \/proc\/qmd-no-such-dir\/trace\.jsonl: /);
+  });
+});
+
+describe('QMD_SHARED_TRACE: the same line format, each line naming its actor', () => {
+  it('the server and each session: states in order, inflight where counted, the outcome on done', async () => {
+    const file = traceFile();
+    const h = createSharedHarness({ traceFile: file, idleTimeoutMs: 300, closeServer: 'throw' });
+    await h.clock.advance(5);
+    const id = h.open()!;
+    const handler = h.startHandler(id);
+    await h.clock.advance(35);
+    h.trigger(id, 'connection.ended');
+    await flush();
+    handler.settle();
+    await flush();
+    await h.clock.advance(300);
+    await h.lifecycle.done;
+    const lines = read(file);
+    const of = (actor: string) => lines.filter((l) => l.actor === actor);
+    expect(of('sharedServer').map((l) => [l.ms, l.state])).toEqual([
+      [0, 'connected.idle'],
+      [5, 'connected.serving'],
+      [40, 'connected.idle'],
+      [340, 'closingTransport'],
+      [340, 'draining'],
+      [340, 'disposingStore'],
+      [340, 'done'],
+    ]);
+    expect(of(id).map((l) => [l.ms, l.event, l.state, l.inflight])).toEqual([
+      [5, 'xstate.init', 'serving', 0],
+      [40, 'connection.ended', 'closingServer', 1],
+      [40, 'xstate.error.actor.closeServer', 'failedStep', 1],
+      [40, 'xstate.error.actor.closeServer', 'draining', 1],
+      [40, 'handler.settled', 'releasing', 0],
+      [40, 'xstate.done.actor.releaseSession', 'done', 0],
+    ]);
+    expect(lines.map((l) => l.pid)).toEqual(lines.map(() => process.pid));
+    expect(lines.filter((l) => 'startedAt' in l).map((l) => l.actor)).toEqual(['sharedServer']);
+    // The server counts sessions, not handlers: no inflight on its lines.
+    expect(of('sharedServer').some((l) => 'inflight' in l)).toBe(false);
+    expect(of(id).at(-1)).toMatchObject({
+      reason: null,
+      drain: 'idle',
+      failedSteps: [{ step: 'closeServer', error: `closeServer:${id} exploded` }],
+    });
+    expect(of('sharedServer').at(-1)).toMatchObject({
+      event: 'xstate.done.actor.disposeStore',
+      exitCode: 0,
+      reason: 'idle for 300 ms',
+      drain: 'idle',
+      failedSteps: [],
+    });
   });
 });

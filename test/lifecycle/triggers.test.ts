@@ -1,11 +1,11 @@
 /**
- * The pure rules about triggers (machines/triggers.ts): the breadcrumb's words, which later
+ * The pure rules about triggers (machines/triggers.ts) and exit codes (machines/teardown.ts): the breadcrumb's words, which later
  * trigger escalates, and how `process.exitCode` is read. Expected values are written out
  * from the contract (docs/design.md §2.1, §6), never computed with the functions under test.
  */
 import { describe, expect, it } from 'vitest';
-import { computeExitCode } from '../../machines/lifecycle.js';
-import { describeTrigger, isEscalation, normalizeExitCode, type TriggerEvent } from '../../machines/triggers.js';
+import { computeExitCode, normalizeExitCode } from '../../machines/teardown.js';
+import { describeTrigger, isEscalation, type TriggerEvent } from '../../machines/triggers.js';
 
 const end: TriggerEvent = { type: 'stdin.end' };
 const close: TriggerEvent = { type: 'stdin.close' };
@@ -14,7 +14,7 @@ const term: TriggerEvent = { type: 'signal.received', signal: 'SIGTERM' };
 const int: TriggerEvent = { type: 'signal.received', signal: 'SIGINT' };
 const hup: TriggerEvent = { type: 'signal.received', signal: 'SIGHUP' };
 const parent: TriggerEvent = { type: 'parent.gone' };
-const http: TriggerEvent = { type: 'http.stop' };
+const http: TriggerEvent = { type: 'http.closed' };
 const transport: TriggerEvent = { type: 'transport.closed' };
 const shutdown: TriggerEvent = { type: 'shutdown.requested', reason: 'maintenance' };
 
@@ -52,7 +52,7 @@ describe('isEscalation: a later trigger is "hurry up", or the same departure', (
     ['SIGTERM', term, [Y, Y, Y, Y, Y, Y, Y, Y, n]],
     ['SIGINT', int, [Y, Y, Y, Y, Y, Y, Y, Y, n]],
     ['parent.gone', parent, [Y, Y, Y, Y, Y, Y, n, Y, n]],
-    ['http.stop', http, [Y, Y, Y, Y, Y, Y, Y, n, n]],
+    ['http.closed', http, [Y, Y, Y, Y, Y, Y, Y, n, n]],
     ['shutdown()', shutdown, [Y, Y, Y, Y, Y, Y, Y, Y, n]],
     ['nothing yet', null, [n, n, n, n, n, n, n, n, n]],
   ];

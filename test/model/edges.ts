@@ -1,8 +1,8 @@
 /**
  * Every transition of the reachable graph, cheaply. The shortest paths reach every
  * state but take one way into each, so a transition that leads into an already reached state
- * (a repeated HTTP stop escalating while draining lands where a SIGTERM would) is in no
- * shortest path; the simple paths take it, but cost ~12 s to enumerate and are left out under
+ * (a repeated HTTP listener close escalating while draining lands where a SIGTERM would) is
+ * in no shortest path; the simple paths take it, but cost ~12 s to enumerate and are left out under
  * mutation testing. Here each such transition is replayed as the shortest path to its source
  * plus the transition itself: with the probes of what the machine ignores, every (reachable
  * state, input) pair is exercised, for a few thousand short replays.

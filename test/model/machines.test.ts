@@ -23,7 +23,7 @@ const TRIGGERS: Array<{ event: Trigger; source: Source; signal?: 'SIGTERM' | 'SI
   { event: { type: 'signal.received', signal: 'SIGTERM' }, source: 'signal', signal: 'SIGTERM' },
   { event: { type: 'signal.received', signal: 'SIGHUP' }, source: 'signal', signal: 'SIGHUP' },
   { event: { type: 'parent.gone' }, source: 'parent' },
-  { event: { type: 'http.stop' }, source: 'http' },
+  { event: { type: 'http.closed' }, source: 'http' },
   { event: { type: 'shutdown.requested' }, source: 'shutdown' },
   { event: { type: 'shutdown.requested', reason: 'bye' }, source: 'shutdown', reason: 'bye' },
 ];
@@ -48,7 +48,7 @@ describe('the machines’ pure rules agree with the contract', () => {
   });
 
   it('which exit codes count, of those Node accepts in process.exitCode', async () => {
-    const { normalizeExitCode } = await import('../../machines/triggers.js');
+    const { normalizeExitCode } = await import('../../machines/teardown.js');
     const cases: Array<[unknown, number]> = [
       [undefined, 0],
       [null, 0],

@@ -13,7 +13,7 @@ import {
 import { type LifecycleEvent, lifecycleMachine } from '../../machines/lifecycle.js';
 import type { TriggerEvent } from '../../machines/triggers.js';
 import { flush } from '../support/fake-clock.js';
-import { createHarness, type Harness } from '../support/lifecycle-harness.js';
+import { createHarness, type Harness } from '../support/host-harness.js';
 import type { Input, Step, Timing } from './contract.js';
 import type { Oracle } from './oracle.js';
 
@@ -73,7 +73,7 @@ export function eventsFor(bounds: EventBounds) {
         case 'stdin.close':
         case 'stdout.closed':
         case 'parent.gone':
-        case 'http.stop':
+        case 'http.closed':
           return connected ? variants({ type }, bounds) : [{ type }];
         default:
           // xstate.done.actor.*, xstate.error.actor.*, xstate.after.*: results and delays.
@@ -210,9 +210,9 @@ export async function perform(h: Harness, oracle: Oracle, event: LifecycleEvent)
       feed({ kind: 'trigger', source: 'parent' });
       await h.parentDies();
       break;
-    case 'http.stop':
+    case 'http.closed':
       feed({ kind: 'trigger', source: 'http' });
-      h.lifecycle.trigger({ type: 'http.stop' });
+      h.lifecycle.trigger({ type: 'http.closed' });
       break;
     case 'transport.closed':
       feed({ kind: 'trigger', source: 'transport' });

@@ -1,8 +1,8 @@
 /**
- * Semantic mutants written for issue 24 from docs/design.md (§2.1, §2.2, the exit-code rule)
- * and the machines alone, not from the tests: plausible wrong machines along the lines the
- * issue names (an exit code that changes during teardown, a bound configured at 0 read as "use
- * the default", defaults mistaken, time passing while sessions are live, a later trigger that
+ * Semantic mutants written from docs/design.md (§2.1, §2.2, the exit-code rule) and the
+ * machines alone, not from the tests, so they test the tests: plausible wrong machines (an
+ * exit code that changes during teardown, a bound configured at 0 read as "use the default",
+ * defaults mistaken, time passing while sessions are live, a later trigger that
  * only random commands used to send). `npm run test:mutants` must kill each with a
  * deterministic test (test/model/mutants-results.md names it).
  */
@@ -10,6 +10,7 @@ import type { Mutant } from './mutants.js';
 
 const LIFECYCLE = 'machines/lifecycle.ts' as const;
 const TRIGGERS = 'machines/triggers.ts' as const;
+const TEARDOWN = 'machines/teardown.ts' as const;
 const SERVER = 'machines/shared-server.ts' as const;
 const SESSION = 'machines/session.ts' as const;
 
@@ -85,9 +86,9 @@ export const MORE_MUTANTS: Mutant[] = [
     edits: [
       {
         search:
-          "        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n",
+          "        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n",
         replace:
-          "        'http.stop': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n        'transport.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n",
+          "        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n        'transport.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n",
         times: 2,
       },
     ],
@@ -107,7 +108,7 @@ export const MORE_MUTANTS: Mutant[] = [
   {
     name: 'numeric-string-exit-code-ignored',
     breaks: 'an earlier non-zero code is kept (process.exitCode may be a numeric string)',
-    file: TRIGGERS,
+    file: TEARDOWN,
     edits: [
       {
         search: "const n = typeof code === 'string' ? Number.parseInt(code, 10) : code;",
@@ -118,7 +119,7 @@ export const MORE_MUTANTS: Mutant[] = [
   {
     name: 'failed-step-overrides-earlier-code',
     breaks: 'exit 1 if a step failed, else 0; an earlier non-zero code is kept',
-    file: LIFECYCLE,
+    file: TEARDOWN,
     edits: [
       {
         search:
@@ -171,13 +172,23 @@ export const MORE_MUTANTS: Mutant[] = [
     name: 'zero-session-drain-bound-read-as-default',
     breaks: 'a session’s drain is bounded as configured (0 is a bound)',
     file: SERVER,
-    edits: [{ search: 'input.sessionDrainTimeoutMs ?? 5000', replace: 'input.sessionDrainTimeoutMs || 5000' }],
+    edits: [
+      {
+        search: 'input.sessionDrainTimeoutMs ?? SESSION_DRAIN_TIMEOUT_MS',
+        replace: 'input.sessionDrainTimeoutMs || SESSION_DRAIN_TIMEOUT_MS',
+      },
+    ],
   },
   {
     name: 'zero-session-step-bound-read-as-default',
     breaks: 'every session step is bounded as configured (0 is a bound)',
     file: SERVER,
-    edits: [{ search: 'input.sessionStepTimeoutMs ?? 2000', replace: 'input.sessionStepTimeoutMs || 2000' }],
+    edits: [
+      {
+        search: 'input.sessionStepTimeoutMs ?? SESSION_STEP_TIMEOUT_MS',
+        replace: 'input.sessionStepTimeoutMs || SESSION_STEP_TIMEOUT_MS',
+      },
+    ],
   },
   {
     name: 'server-drain-default-of-a-session',

@@ -23,7 +23,12 @@ export interface Mutant {
   name: string;
   /** The promise it breaks, in docs/design.md's words. */
   breaks: string;
-  file: 'machines/lifecycle.ts' | 'machines/triggers.ts' | 'machines/shared-server.ts' | 'machines/session.ts';
+  file:
+    | 'machines/lifecycle.ts'
+    | 'machines/triggers.ts'
+    | 'machines/teardown.ts'
+    | 'machines/shared-server.ts'
+    | 'machines/session.ts';
   edits: Edit[];
 }
 
@@ -82,7 +87,7 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
     edits: [{ search: "  'transport.closed',\n]);", replace: ']);' }],
   },
   {
-    name: 'repeated-http-stop-escalates',
+    name: 'repeated-http-close-escalates',
     breaks: 'a later trigger of the same (non-signal) kind is the same departure',
     file: 'machines/triggers.ts',
     edits: [{ search: '  return next.type !== first.type;', replace: '  return true;' }],
@@ -135,7 +140,7 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
   {
     name: 'earlier-exit-code-overwritten',
     breaks: 'an earlier non-zero exit code is kept',
-    file: 'machines/lifecycle.ts',
+    file: 'machines/teardown.ts',
     edits: [{ search: '  if (context.priorExitCode !== 0) return context.priorExitCode;\n', replace: '' }],
   },
   {
@@ -331,7 +336,7 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
   },
 ];
 
-/** The lifecycle's, the shared server's and the session's (./shared-mutants.ts), then issue 24's (./more-mutants.ts). */
+/** The lifecycle's, the shared server's and the session's (./shared-mutants.ts), then those written from the contract alone (./more-mutants.ts). */
 export const MUTANTS: Mutant[] = [...LIFECYCLE_MUTANTS, ...SHARED_MUTANTS, ...MORE_MUTANTS];
 
 /** The mutants `npm test` runs (test/mutants/): cheap to kill, one per kind of rule. */

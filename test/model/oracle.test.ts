@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { LifecycleEvent } from '../../machines/lifecycle.js';
-import type { Harness } from '../support/lifecycle-harness.js';
+import type { Harness } from '../support/host-harness.js';
 import { perform, replayHarness, TIMING, WATCHDOG_MS } from './model.js';
 import { Oracle } from './oracle.js';
 

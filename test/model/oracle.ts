@@ -11,7 +11,7 @@
  * first (nothing happened that must not), then the ones that say what must have happened.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { HandlerProbe, Harness } from '../support/lifecycle-harness.js';
+import type { HandlerProbe, Harness } from '../support/host-harness.js';
 import { Contract, type Input, type Step, type StepRun, type Timing } from './contract.js';
 
 /** Every guarantee the oracle checks, by the name its failures carry (docs/design.md §1, §2.1, §6). */

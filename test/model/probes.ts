@@ -35,7 +35,7 @@ const TRIGGERS: LifecycleEvent[] = [
   { type: 'transport.closed' },
   { type: 'signal.received', signal: 'SIGTERM' },
   { type: 'parent.gone' },
-  { type: 'http.stop' },
+  { type: 'http.closed' },
   { type: 'shutdown.requested', reason: 'test' },
 ];
 

@@ -13,13 +13,13 @@
  * `isEscalation`): which trigger escalated, each warning, the drain cut short or not, and the
  * handlers' abort signals. Checked: with `isEscalation` treating a stdout error after stdin EOF
  * as new, it fails within ~10 runs (shrunk to stdin.end, stdout.error); with a repeated HTTP
- * stop escalating, within ~100 (shrunk to http.stop, http.stop).
+ * stop escalating, within ~100 (shrunk to http.closed, http.closed).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LifecycleOutput } from '../../machines/lifecycle.js';
 import { flush } from '../support/fake-clock.js';
-import { createHarness, type HandlerProbe, type Harness } from '../support/lifecycle-harness.js';
+import { createHarness, type HandlerProbe, type Harness } from '../support/host-harness.js';
 import type { Input, Timing } from './contract.js';
 import { Oracle } from './oracle.js';
 import { seedOptions } from './seeds.js';
@@ -35,7 +35,7 @@ type Command =
   | { kind: 'stdout.error' }
   | { kind: 'signal'; signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP' }
   | { kind: 'parent.gone' }
-  | { kind: 'http.stop' }
+  | { kind: 'http.closed' }
   | { kind: 'transport.closed' }
   | { kind: 'shutdown'; reason?: string }
   | { kind: 'exitCode'; code: number | string }
@@ -51,7 +51,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.constant({ kind: 'stdout.error' } as const),
   fc.record({ kind: fc.constant('signal' as const), signal: fc.constantFrom('SIGTERM', 'SIGINT', 'SIGHUP') }),
   fc.constant({ kind: 'parent.gone' } as const),
-  fc.constant({ kind: 'http.stop' } as const),
+  fc.constant({ kind: 'http.closed' } as const),
   fc.constant({ kind: 'transport.closed' } as const),
   fc.record({ kind: fc.constant('shutdown' as const), reason: fc.constantFrom('property test', undefined) }),
   // Node lets process.exitCode be a numeric string too.
@@ -116,8 +116,8 @@ const LISTENING = new Set(['closingTransport', 'draining', 'disposingStore']);
 /**
  * Records a trigger command as the adapters deliver it: stdin and the parent watch only until
  * teardown starts (then they are detached), the stdout guard and shutdown() once ever, signals
- * and the HTTP stop every time. The first arrival starts teardown; a later one that escalates
- * by the rule above, met in a state that listens, is noted with the handlers then running.
+ * and the HTTP listener closing every time. The first arrival starts teardown; a later one
+ * that escalates by the rule above, met in a state that listens, is noted with the handlers then running.
  */
 function noteDeparture(h: Harness, c: Command, d: Departures): void {
   const toKind: Partial<Record<Command['kind'], Kind>> = {
@@ -126,7 +126,7 @@ function noteDeparture(h: Harness, c: Command, d: Departures): void {
     'stdout.error': 'stdout',
     signal: 'signal',
     'parent.gone': 'parent',
-    'http.stop': 'http',
+    'http.closed': 'http',
     'transport.closed': 'transport',
     shutdown: 'shutdown',
   };
@@ -226,10 +226,10 @@ async function perform(h: Harness, c: Command, seen: Observed): Promise<void> {
       feed({ kind: 'trigger', source: 'parent' });
       await h.parentDies();
       break;
-    case 'http.stop':
+    case 'http.closed':
       noteTrigger();
       feed({ kind: 'trigger', source: 'http' });
-      h.lifecycle.trigger({ type: 'http.stop' });
+      h.lifecycle.trigger({ type: 'http.closed' });
       break;
     case 'transport.closed':
       noteTrigger();
@@ -361,7 +361,7 @@ const FIXED_CASES: Command[][] = [
   ],
   // Found by seed 1 (path 7:4:3:5:4:7:7) against the mutant escalation-named-by-the-latest
   // (test/model/more-mutants.ts): two escalations, the first must be the one reported.
-  [{ kind: 'signal', signal: 'SIGTERM' }, { kind: 'http.stop' }, { kind: 'stdout.error' }],
+  [{ kind: 'signal', signal: 'SIGTERM' }, { kind: 'http.closed' }, { kind: 'stdout.error' }],
 ];
 
 describe('random interleavings against the real host', () => {

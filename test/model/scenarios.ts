@@ -1,6 +1,6 @@
 /**
  * Deterministic scenarios of the lifecycle, chosen on purpose rather than found by a traversal
- * or by chance (issue 24). The traversal (./paths.test.ts) runs one configuration, offers the
+ * or by chance, so a wrong machine dies every time, not by luck. The traversal (./paths.test.ts) runs one configuration, offers the
  * exit code only as a payload of the first trigger, and sends one signal (SIGTERM) during
  * teardown; what it cannot reach is listed here, derived from the machine's inputs and the
  * contract's rules:
@@ -18,18 +18,18 @@
  * its own context field, and the oracle checks every step's instant exactly. Triples of
  * triggers use 7 classes as first (stdin close stands for stdin end, SIGTERM for any signal:
  * the pairs try them all), the 10 trigger kinds as second and 3 as third (SIGINT, a stdout
- * error, an HTTP stop): once teardown began only signals, a stdout error and an HTTP stop can
- * still be heard (§2.1: stdin, the parent watch and the transport's own close are detached; a
+ * error, the HTTP listener closing): once teardown began only signals, a stdout error and
+ * the HTTP listener closing can still be heard (§2.1: stdin, the parent watch and the transport's own close are detached; a
  * second shutdown() is the same call), and SIGINT stands for a signal other than the SIGTERM
  * every probe sends.
  *
- * Every scenario drives the real host (test/support/lifecycle-harness.ts) and the contract
+ * Every scenario drives the real host (test/support/host-harness.ts) and the contract
  * oracle (./oracle.ts) checks after every input; at the end enough time passes for every bound
  * and the watchdog, and the run must have ended.
  */
 import type { LifecycleEvent } from '../../machines/lifecycle.js';
 import { flush } from '../support/fake-clock.js';
-import { createHarness, type Harness } from '../support/lifecycle-harness.js';
+import { createHarness, type Harness } from '../support/host-harness.js';
 import { DOCUMENTED_TIMING, type Signal, type Step, type Timing } from './contract.js';
 import { perform, stepRunning } from './model.js';
 import { Oracle } from './oracle.js';
@@ -96,7 +96,7 @@ function eventOf(t: Trigger): LifecycleEvent {
     case 'parent':
       return { type: 'parent.gone' };
     case 'http':
-      return { type: 'http.stop' };
+      return { type: 'http.closed' };
     case 'shutdown':
       return { type: 'shutdown.requested', reason: 'scenario' };
     case 'SIGTERM':
@@ -253,7 +253,8 @@ export function exitCodeScenarios(): Array<{ config: Config; cmds: Cmd[] }> {
 /**
  * Each trigger followed by each other trigger, arriving in each teardown state (closing the
  * transport, draining with a handler in flight, disposing the store, done), and triples whose
- * third is a signal, a stdout error or an HTTP stop in the same state as the second.
+ * third is a signal, a stdout error or the HTTP listener closing in the same state as the
+ * second.
  */
 export function triggerScenarios(withTriples: boolean): Array<{ config: Config; cmds: Cmd[] }> {
   const config = { drainTimeoutMs: 4000, stepTimeoutMs: 1500 };

@@ -1,5 +1,5 @@
 /**
- * Recorded seeds for the property tests (issue 24): every run prints the seed it used, and
+ * Recorded seeds for the property tests, so a failure found by chance can be replayed: every run prints the seed it used, and
  * `QMD_FC_SEED` (with `QMD_FC_PATH`, both as fast-check prints them on a failure) replays a run
  * exactly: `QMD_FC_SEED=… QMD_FC_PATH=… npx vitest run test/model/properties.test.ts`. A failure
  * found this way becomes a fixed case (the `examples` of each property test), run every time

@@ -15,7 +15,7 @@
  * teardown's instant, after its breadcrumb.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { SessionHandler, SharedHarness } from '../support/shared-harness.js';
+import type { SessionHandler, SharedHarness } from '../support/host-harness.js';
 import {
   type Run,
   type SessionCourse,
@@ -200,7 +200,7 @@ export class SharedOracle {
     if (first && first.index < crumb.index) fail('every exit is explainable', `"${first.text}" before the breadcrumb`);
   }
 
-  /** The invariant issue 11 names: the store is disposed once, after every session is done. */
+  /** The shared server's invariant (docs/design.md §2.2): the store is disposed once, after every session is done. */
   #storeLast(_h: SharedHarness, o: Observed, fail: Fail): void {
     const dispose = o.steps.find((s) => s.text === 'disposeStore');
     if (!dispose) return;

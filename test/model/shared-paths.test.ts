@@ -1,7 +1,7 @@
 /**
  * Tests generated from the shared server's machine (`qmd mcp --shared`): every shortest path,
  * every transition no shortest path takes, every simple path, and probes of what the machine
- * ignores, replayed against the real host (test/support/shared-harness.ts) with manual steps
+ * ignores, replayed against the real host (test/support/host-harness.ts) with manual steps
  * and a simulated clock. Sessions are real children of the host's actor; in the traversal each
  * is a black box the world may end (./shared-model.ts says why). After every input the contract
  * oracle (./shared-oracle.ts) checks docs/design.md §1 and §2.2 against what was observed; after

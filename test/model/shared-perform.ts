@@ -1,6 +1,6 @@
 /**
  * Doing in the real world what a traversal's event stands for, against the real shared host
- * (test/support/shared-harness.ts), and telling the contract oracle every input as it is done;
+ * (test/support/host-harness.ts), and telling the contract oracle every input as it is done;
  * the oracle checks after each one. Every step of the server and of its sessions waits for
  * the world's say-so (manual), time moves only when a bound is due.
  *
@@ -13,7 +13,7 @@ import type { InspectionEvent } from 'xstate';
 import type { SessionEvent } from '../../machines/session.js';
 import type { ServerEvent } from '../../machines/shared-server.js';
 import { flush } from '../support/fake-clock.js';
-import { createSharedHarness, type SharedHarness } from '../support/shared-harness.js';
+import { createSharedHarness, type SharedHarness } from '../support/host-harness.js';
 import type { ConnectionEnd, SharedInput, SharedTiming } from './shared-contract.js';
 import { SERVER_WORLD, SESSION_ID, SESSION_WORLD } from './shared-model.js';
 import { SharedOracle } from './shared-oracle.js';

@@ -3,7 +3,7 @@
  * leaving (half-close, socket close, transport close), handlers starting and settling in any
  * session, signals, `shutdown()`, step outcomes of the server and of every session, and time,
  * against the real shared host. The contract oracle (./shared-oracle.ts) checks after every
- * command; at the end the world is driven to its end and the invariant issue 11 names is
+ * command; at the end the world is driven to its end and the shared server's invariant is
  * checked from the calls alone: the store is disposed exactly once, after every session's
  * release began (so after its drain), and the watchdog exits with the code set.
  *
@@ -15,7 +15,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createSharedHarness } from '../support/shared-harness.js';
+import { createSharedHarness } from '../support/host-harness.js';
 import { seedOptions } from './seeds.js';
 import type { ConnectionEnd, SharedTiming, Signal } from './shared-contract.js';
 import { SharedOracle } from './shared-oracle.js';
@@ -55,7 +55,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('handler.start' as const), session: fc.nat(3) }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('handler.settle' as const), index: fc.nat(5) }), weight: 2 },
   // The world sets an exit code together with a trigger (as leaveOnFatalErrors does), or on its
-  // own, at any time: the idle bound has no event to carry it (issue 24).
+  // own, at any time: the idle bound has no event to carry it.
   fc.record({ kind: fc.constant('exitCode' as const), code: fc.constantFrom<number | string>(0, 5, '5') }),
   fc.record({
     kind: fc.constant('signal' as const),
@@ -196,7 +196,7 @@ function checkStoreLast(w: World, ids: string[]): void {
  */
 const FIXED_CASES: Command[][] = [
   // An exit code set with no trigger, a session coming and going, the idle bound: the idle exit
-  // keeps the code (the bug of issue 24).
+  // keeps the code (it once dropped it: the idle bound has no event to stamp).
   [
     { kind: 'open' },
     { kind: 'exitCode', code: 5 },

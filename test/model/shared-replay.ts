@@ -10,7 +10,7 @@ import { expect } from 'vitest';
 import type { AnyMachineSnapshot, EventObject, InspectionEvent } from 'xstate';
 import type { SessionEvent } from '../../machines/session.js';
 import type { ServerEvent } from '../../machines/shared-server.js';
-import { stateName } from '../../src/lifecycle/trace-machines.js';
+import { stateName } from '../../src/lifecycle/trace.js';
 import { actorRecorder, SESSION_ID } from './shared-model.js';
 import { SharedGuaranteeBroken } from './shared-oracle.js';
 import { advance, performServer, performSession, serverWorld, sessionWorld, type World } from './shared-perform.js';

@@ -1,5 +1,5 @@
 /**
- * Deterministic scenarios of `qmd mcp --shared` (issue 24), as ./scenarios.ts has for the
+ * Deterministic scenarios of `qmd mcp --shared`, as ./scenarios.ts has for the
  * lifecycle: inputs the server's and the session's traversals do not reach, chosen from the
  * machines' inputs and the contract's rules, judged by the shared contract oracle after every
  * input, each run to its end.
@@ -23,7 +23,7 @@
  * and two are enough to see "every" and "the last".
  */
 
-import { createSharedHarness } from '../support/shared-harness.js';
+import { createSharedHarness } from '../support/host-harness.js';
 import type { Signal as ContractSignal } from './contract.js';
 import { type ConnectionEnd, DOCUMENTED_SHARED_TIMING, type SharedTiming } from './shared-contract.js';
 import { SharedOracle } from './shared-oracle.js';

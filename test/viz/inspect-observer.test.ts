@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { createInspectObserver, serialize } from '../../src/viz/inspect-observer.js';
-import { createHarness } from '../support/lifecycle-harness.js';
+import { createHarness } from '../support/host-harness.js';
 import { recordingLog } from '../support/recording-log.js';
 
 interface Message {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { createInspectObserver } from '../../src/viz/inspect-observer.js';
 import { type InspectorServer, serveInspector } from '../../src/viz/inspect-server.js';
-import { createHarness } from '../support/lifecycle-harness.js';
+import { createHarness } from '../support/host-harness.js';
 import { recordingLog } from '../support/recording-log.js';
 
 const servers: InspectorServer[] = [];

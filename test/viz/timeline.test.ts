@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderTimeline } from '../../src/viz/timeline.js';
 import { parseTrace } from '../../src/viz/trace-parse.js';
-import { createHarness, type StepMode } from '../support/lifecycle-harness.js';
+import { createHarness, type StepMode } from '../support/host-harness.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -38,7 +38,7 @@ export interface HttpServeOptions {
  *
  * Stdin is not a client here (`stdin: null`): a backgrounded server has stdin at EOF from the
  * start. Signals stop it, `qmd mcp stop` asks its control socket (`shutdown()`), and the listener dying sends
- * `http.stop`. The same machine drives the teardown:
+ * `http.closed`. The same machine drives the teardown:
  * - `closeTransport`: stop accepting (the listener closes; requests on kept-alive sockets get
  *   503), close every session's event stream and the sessions with nothing in flight;
  * - `draining`: each POST exchange is one gate unit until its response is closed, so the
