@@ -11,10 +11,10 @@
  * The environment is read as `qmd mcp` reads it (`QMD_INDEX`, `QMD_EMBED_MODEL`,
  * `QMD_EMBED_THREADS`, `QMD_DEBUG_EMBED`, ...).
  */
-import '../../src/cli/startup.js'; // first, as in main.ts: the PPID at start-up
+import '../../src/serve/startup.js'; // first, as in main.ts: the PPID at start-up
 import { createContext } from '../../src/cli/context.js';
 import { reportError } from '../../src/cli/errors.js';
-import { serveStdio } from '../../src/cli/mcp/stdio.js';
+import { serveStdio } from '../../src/serve/stdio.js';
 import { NAIVE_BANNER, type NaiveOrder, naiveEmbedderFactory } from './naive-dispose.js';
 
 const order: NaiveOrder = process.argv[2] === 'all' ? 'all' : 'ordered';

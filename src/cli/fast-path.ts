@@ -60,7 +60,10 @@ function mcp(): Promise<void> {
   }
   return runAction({}, async (ctx) => {
     // Fetched together: mcpCommand imports the stdio server next, one more trip to the disk.
-    const [{ MCP_DEFAULTS, mcpCommand }] = await Promise.all([import('./commands/mcp.js'), import('./mcp/stdio.js')]);
+    const [{ MCP_DEFAULTS, mcpCommand }] = await Promise.all([
+      import('./commands/mcp.js'),
+      import('../serve/stdio.js'),
+    ]);
     await mcpCommand(ctx, MCP_DEFAULTS);
   });
 }
@@ -74,7 +77,7 @@ function mcp(): Promise<void> {
  */
 function relay(): Promise<void> {
   return runAction({}, async (ctx) => {
-    const [{ mcpCommand }] = await Promise.all([import('./commands/mcp.js'), import('./mcp/relay.js')]);
+    const [{ mcpCommand }] = await Promise.all([import('./commands/mcp.js'), import('../serve/relay.js')]);
     await mcpCommand(ctx, fastPathFlags(['mcp', '--shared']));
   });
 }

@@ -8,7 +8,7 @@
 // only to modules loaded after them. Everything else is imported after `boot()`, each
 // command's code on its first use.
 import './node-check.js';
-import './startup.js';
+import '../serve/startup.js';
 import { errorMessage } from '../errors.js';
 import { boot } from './boot.js';
 

@@ -77,7 +77,7 @@ export const DETACHED = {
 
 /**
  * The one fake lifecycle: the real host (`createLifecycle`, then `start(steps)` as
- * src/cli/mcp/serve.ts does) with hand-written fakes for every piece of I/O: stdin, stdout,
+ * src/serve/serve-mcp.ts does) with hand-written fakes for every piece of I/O: stdin, stdout,
  * the log, signals, the parent PID, the clock, the exit code and `process.exit`.
  * `calls` records, in order, every effect a user could observe.
  */

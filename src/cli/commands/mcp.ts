@@ -31,29 +31,29 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
     throw new QmdError('BAD_ARGUMENT', '--token and --no-auth contradict each other: give one');
   }
   if (flags.sharedServer) {
-    const { runSharedServer } = await import('../mcp/shared-start.js');
+    const { runSharedServer } = await import('../../serve/shared-start.js');
     await runSharedServer(ctx);
     return;
   }
   if (!flags.http && (flags.shared === true || ctx.config.shared.requested)) {
-    const { serveRelay } = await import('../mcp/relay.js');
+    const { serveRelay } = await import('../../serve/relay.js');
     await serveRelay(ctx);
     return;
   }
   if (!flags.http) {
-    const { serveStdio } = await import('../mcp/stdio.js');
+    const { serveStdio } = await import('../../serve/stdio.js');
     await serveStdio(ctx);
     return;
   }
-  const { daemonHooks } = await import('../daemon/child.js');
+  const { daemonHooks } = await import('../../serve/daemon/child.js');
   if (flags.daemon && !ctx.config.daemonChild) {
-    const { startDaemon } = await import('../daemon/start.js');
+    const { startDaemon } = await import('../../serve/daemon/start.js');
     await startDaemon(ctx);
     return;
   }
-  const { pidfilePath } = await import('../daemon/pidfile.js');
+  const { pidfilePath } = await import('../../serve/daemon/pidfile.js');
   const { daemonControlPath } = await import('../../relay/paths.js');
-  const { serveHttp } = await import('../mcp/http.js');
+  const { serveHttp } = await import('../../serve/http.js');
   const control = daemonControlPath(ctx.indexPath, ctx.env);
   await serveHttp(ctx, {
     host: flags.host,
@@ -68,9 +68,9 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
  * over its control socket to stop, and waits for it to exit. Nothing is signalled.
  */
 export async function mcpStop(ctx: CliContext, flags: { shared?: boolean } = {}): Promise<void> {
-  const { stopServer } = await import('../daemon/stop.js');
+  const { stopServer } = await import('../../serve/daemon/stop.js');
   const { daemonControlPath, sharedPaths } = await import('../../relay/paths.js');
-  const { pidfilePath } = await import('../daemon/pidfile.js');
+  const { pidfilePath } = await import('../../serve/daemon/pidfile.js');
   if (flags.shared) {
     const paths = sharedPaths(ctx.indexPath, ctx.env);
     await stopServer(ctx, { control: paths.socket, record: paths.record, what: 'shared server' });

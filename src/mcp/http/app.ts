@@ -68,7 +68,7 @@ const SESSION_NOT_FOUND = -32001;
  * Draining counts POST and DELETE exchanges in the gate from the first byte of the request
  * until the response is closed: "in flight" ends when the client has its reply. That is the
  * one unit the drain waits for; the tool handler inside an exchange runs through the gate's
- * uncounted view (`cli/mcp/http.ts`), so one request counts once. The GET event stream is not
+ * uncounted view (`src/serve/http.ts`), so one request counts once. The GET event stream is not
  * counted: it is open for as long as the session lives and is closed at `closingTransport`.
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { QmdError } from '../../errors.js';
+import { QmdError } from '../errors.js';
 
 /**
  * The bearer token of `qmd mcp --http` (issue 23): `<index>.mcp-token`, beside the index (as the

@@ -1,16 +1,16 @@
 import type { Writable } from 'node:stream';
 import type { McpServer } from '@modelcontextprotocol/server';
-import type { Failpoints } from '../../failpoints.js';
-import type { HandlerGate } from '../../lifecycle/gate.js';
-import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../../lifecycle/host.js';
-import type { Log } from '../../log.js';
-import { createMcpServer } from '../../mcp/server.js';
-import { claimStdout } from '../../mcp/stdio/stdout-guard.js';
-import { openStore } from '../../store/index.js';
-import type { Store } from '../../store/types.js';
-import type { CliContext } from '../context.js';
-import { embedStoreOptions } from '../embed-model.js';
-import { packageVersion } from '../version.js';
+import type { CliContext } from '../cli/context.js';
+import { embedStoreOptions } from '../cli/embed-model.js';
+import { packageVersion } from '../cli/version.js';
+import type { Failpoints } from '../failpoints.js';
+import type { HandlerGate } from '../lifecycle/gate.js';
+import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
+import type { Log } from '../log.js';
+import { createMcpServer } from '../mcp/server.js';
+import { claimStdout } from '../mcp/stdio/stdout-guard.js';
+import { openStore } from '../store/index.js';
+import type { Store } from '../store/types.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 
 /** What a transport is given to connect: everything is built, nothing listens yet. */

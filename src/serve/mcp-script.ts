@@ -1,5 +1,5 @@
-import { runAction } from './action.js';
-import { MCP_DEFAULTS, mcpCommand } from './commands/mcp.js';
+import { runAction } from '../cli/action.js';
+import { MCP_DEFAULTS, mcpCommand } from '../cli/commands/mcp.js';
 
 /**
  * The entry of `dist/qmd-mcp-<hash>.cjs`, the one CommonJS script the bundle ships: everything

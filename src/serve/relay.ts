@@ -1,13 +1,13 @@
 import { Duplex, PassThrough } from 'node:stream';
-import { createLifecycle, type Lifecycle } from '../../lifecycle/host.js';
-import { claimStdout } from '../../mcp/stdio/stdout-guard.js';
-import { connectShared, DEFAULT_CONNECT_BOUND_MS } from '../../relay/connect.js';
-import { launchDetached } from '../../relay/launch.js';
-import { sharedPaths } from '../../relay/paths.js';
-import { createRelay, type Upstream } from '../../relay/relay.js';
-import type { CliContext } from '../context.js';
-import { STARTUP_PPID } from '../startup.js';
+import type { CliContext } from '../cli/context.js';
+import { createLifecycle, type Lifecycle } from '../lifecycle/host.js';
+import { claimStdout } from '../mcp/stdio/stdout-guard.js';
+import { connectShared, DEFAULT_CONNECT_BOUND_MS } from '../relay/connect.js';
+import { launchDetached } from '../relay/launch.js';
+import { sharedPaths } from '../relay/paths.js';
+import { createRelay, type Upstream } from '../relay/relay.js';
 import { lifecycleOptions } from './lifecycle-options.js';
+import { STARTUP_PPID } from './startup.js';
 
 /**
  * `qmd mcp --shared` (or `QMD_SHARED=1`): what an MCP client starts, relaying its JSON-RPC to
@@ -120,11 +120,11 @@ function startSharedServer(ctx: CliContext, logPath: string, model: string | und
 async function serveAlone(ctx: CliContext, lifecycle: Lifecycle): Promise<Upstream> {
   const [{ openStore }, { createMcpServer }, { serveStdioConnection }, { embedStoreOptions }, { packageVersion }] =
     await Promise.all([
-      import('../../store/index.js'),
-      import('../../mcp/server.js'),
-      import('../../mcp/stdio/connection.js'),
-      import('../embed-model.js'),
-      import('../version.js'),
+      import('../store/index.js'),
+      import('../mcp/server.js'),
+      import('../mcp/stdio/connection.js'),
+      import('../cli/embed-model.js'),
+      import('../cli/version.js'),
     ]);
   const { log } = ctx;
   const { failpoints } = ctx.config;

@@ -1,6 +1,6 @@
-import { startFailure, writeStartFailure } from '../../relay/health.js';
-import { sharedPaths } from '../../relay/paths.js';
-import type { CliContext } from '../context.js';
+import type { CliContext } from '../cli/context.js';
+import { startFailure, writeStartFailure } from '../relay/health.js';
+import { sharedPaths } from '../relay/paths.js';
 
 /**
  * `qmd mcp --shared-server`, as a relay's launcher starts it. If its modules will not load (a

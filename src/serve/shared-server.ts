@@ -1,23 +1,23 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { createSharedLifecycle, type SharedLifecycle } from '../../lifecycle/shared-host.js';
-import type { Log } from '../../log.js';
-import { createMcpServer } from '../../mcp/server.js';
-import { serveStdioConnection } from '../../mcp/stdio/connection.js';
-import { usesNamedPipes } from '../../platform.js';
-import { greetingLine } from '../../relay/greeting.js';
-import { clearHealth, startFailure, writeStartFailure } from '../../relay/health.js';
-import { secureDir, sharedPaths } from '../../relay/paths.js';
-import { openStore } from '../../store/index.js';
-import type { Store } from '../../store/types.js';
-import type { CliContext } from '../context.js';
-import { routeFirstLine } from '../control/server.js';
-import { sharedControl } from '../control/shared.js';
-import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from '../daemon/pidfile.js';
-import { embedStoreOptions } from '../embed-model.js';
-import { packageVersion } from '../version.js';
+import type { CliContext } from '../cli/context.js';
+import { embedStoreOptions } from '../cli/embed-model.js';
+import { packageVersion } from '../cli/version.js';
+import { createSharedLifecycle, type SharedLifecycle } from '../lifecycle/shared-host.js';
+import type { Log } from '../log.js';
+import { createMcpServer } from '../mcp/server.js';
+import { serveStdioConnection } from '../mcp/stdio/connection.js';
+import { usesNamedPipes } from '../platform.js';
+import { greetingLine } from '../relay/greeting.js';
+import { clearHealth, startFailure, writeStartFailure } from '../relay/health.js';
+import { secureDir, sharedPaths } from '../relay/paths.js';
+import { openStore } from '../store/index.js';
+import type { Store } from '../store/types.js';
+import { routeFirstLine } from './control/server.js';
+import { sharedControl } from './control/shared.js';
+import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './daemon/pidfile.js';
 import { lifecycleOptions } from './lifecycle-options.js';
-import { leaveOnFatalErrors } from './serve.js';
+import { leaveOnFatalErrors } from './serve-mcp.js';
 
 /** The shared server's record beside its socket: who claimed the index. `qmd status` asks the socket instead. */
 export interface SharedRecord extends PidRecord {
@@ -29,7 +29,7 @@ export interface SharedRecord extends PidRecord {
  * warm model, loaded at most once) for every relay that connects, each connection a session
  * with its own `McpServer` and gate, hosted as a child of the server's machine
  * (`src/lifecycle/shared-host.ts`). It leaves on SIGTERM/SIGINT/SIGHUP, when `qmd mcp stop
- * --shared` asks on its socket (a control request, `src/cli/control/`), or after
+ * --shared` asks on its socket (a control request, `src/serve/control/`), or after
  * `QMD_SHARED_IDLE_MS` with no session: stop accepting, let every session run its own
  * teardown, then dispose the store, once.
  *

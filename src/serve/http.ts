@@ -1,19 +1,19 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { QmdError } from '../../errors.js';
-import type { Lifecycle } from '../../lifecycle/host.js';
-import { watchHttpListener } from '../../lifecycle/http.js';
-import { createHttpApp, MCP_PATH } from '../../mcp/http/app.js';
-import { type BearerAuth, createBearerAuth } from '../../mcp/http/auth.js';
-import { createOriginGuard } from '../../mcp/http/guard.js';
-import { createModernLeg } from '../../mcp/http/modern.js';
-import { createRestHandler } from '../../mcp/http/rest.js';
-import { createSessionRegistry } from '../../mcp/http/sessions.js';
-import type { CliContext } from '../context.js';
-import { STARTUP_PPID } from '../startup.js';
-import { packageVersion } from '../version.js';
+import type { CliContext } from '../cli/context.js';
+import { packageVersion } from '../cli/version.js';
+import { QmdError } from '../errors.js';
+import type { Lifecycle } from '../lifecycle/host.js';
+import { watchHttpListener } from '../lifecycle/http.js';
+import { createHttpApp, MCP_PATH } from '../mcp/http/app.js';
+import { type BearerAuth, createBearerAuth } from '../mcp/http/auth.js';
+import { createOriginGuard } from '../mcp/http/guard.js';
+import { createModernLeg } from '../mcp/http/modern.js';
+import { createRestHandler } from '../mcp/http/rest.js';
+import { createSessionRegistry } from '../mcp/http/sessions.js';
 import { isUsableToken, loadOrCreateToken, tokenPath } from './http-token.js';
-import { serveMcp } from './serve.js';
+import { serveMcp } from './serve-mcp.js';
+import { STARTUP_PPID } from './startup.js';
 
 export interface HttpServeOptions {
   host: string;

@@ -1,8 +1,8 @@
-import type { Lifecycle } from '../../lifecycle/host.js';
-import { serveStdioConnection } from '../../mcp/stdio/connection.js';
-import type { CliContext } from '../context.js';
-import { STARTUP_PPID } from '../startup.js';
-import { serveMcp } from './serve.js';
+import type { CliContext } from '../cli/context.js';
+import type { Lifecycle } from '../lifecycle/host.js';
+import { serveStdioConnection } from '../mcp/stdio/connection.js';
+import { serveMcp } from './serve-mcp.js';
+import { STARTUP_PPID } from './startup.js';
 
 /**
  * `qmd mcp` over stdio: one client, one server pinned to the protocol era it opens with.

@@ -1,6 +1,6 @@
+import type { CliContext } from '../../cli/context.js';
 import { QmdError } from '../../errors.js';
 import { processExists } from '../../lifecycle/parent.js';
-import type { CliContext } from '../context.js';
 import { askStatus, requestStop } from '../control/client.js';
 import { readPidfile, removePidfile } from './pidfile.js';
 
