@@ -13,7 +13,7 @@ import { errorMessage } from '../errors.js';
 import { boot } from './boot.js';
 
 boot(process.argv);
-const { dispatch } = await import('./dispatch.js');
+const { dispatch } = await import('./fast-path.js');
 
 dispatch(process.argv).catch((error: unknown) => {
   process.stderr.write(`qmd: internal error: ${errorMessage(error)}\n`);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MCP_DEFAULTS } from '../../src/cli/commands/mcp.js';
 import { COMMANDS } from '../../src/cli/definitions.js';
 import { fastPath, fastPathArgs, fastPathFlags } from '../../src/cli/fast-path.js';
 import { buildProgram, selectedCommand } from '../../src/cli/program.js';
+import { MCP_DEFAULTS } from '../../src/serve/mcp.js';
 
 const argv = (...args: string[]) => ['node', 'qmd', ...args];
 const defined = (args?: string[]) => buildProgram(args && argv(...args)).commands.map((c) => c.name());

@@ -1,0 +1,75 @@
+import { runAction } from '../cli/action.js';
+import type { CliContext } from '../cli/context.js';
+import { QmdError } from '../errors.js';
+
+export interface McpFlags {
+  http?: boolean;
+  port: number;
+  host: string;
+  daemon?: boolean;
+  shared?: boolean;
+  sharedServer?: boolean;
+  /** `--token T`: the HTTP bearer token, instead of the token file beside the index. */
+  token?: string;
+  /** `--no-auth` sets it false: HTTP without a token, for any local user. */
+  auth?: boolean;
+}
+
+/** `qmd mcp` with no options: stdio (the HTTP defaults are commander's defaults for --port, --host and --no-auth). */
+export const MCP_DEFAULTS: McpFlags = { port: 8181, host: '127.0.0.1', auth: true };
+
+/**
+ * `qmd mcp` from a fast path (src/cli/fast-path.ts), as commander would run it: a context from
+ * no root options, `flags`, and an error reported on stderr. In the bundle this module is also
+ * `dist/chunks/qmd-mcp-<hash>.cjs`, the one CommonJS script, which the fast path runs with a V8
+ * code cache (src/cli/code-cache.ts).
+ */
+export function runMcp(flags: McpFlags = MCP_DEFAULTS): Promise<void> {
+  return runAction({}, (ctx) => mcpCommand(ctx, flags));
+}
+
+/**
+ * `qmd mcp [--http [--port N] [--host H] [--daemon]] [--shared]`: the root its flags choose,
+ * each imported on first use. With `--daemon` this process only starts the detached server and
+ * reports it; the detached child runs the same command line with `QMD_DAEMON_CHILD=1` and serves.
+ */
+export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void> {
+  if (flags.daemon && !flags.http) throw new QmdError('BAD_ARGUMENT', '--daemon needs --http (stdio needs its client)');
+  if (!flags.http && (flags.token !== undefined || flags.auth === false)) {
+    throw new QmdError('BAD_ARGUMENT', '--token and --no-auth are for --http (stdio and --shared are yours alone)');
+  }
+  if (flags.token !== undefined && flags.auth === false) {
+    throw new QmdError('BAD_ARGUMENT', '--token and --no-auth contradict each other: give one');
+  }
+  if (flags.sharedServer) {
+    const { runSharedServer } = await import('./shared-start.js');
+    await runSharedServer(ctx);
+    return;
+  }
+  if (!flags.http && (flags.shared === true || ctx.config.shared.requested)) {
+    const { serveRelay } = await import('./relay.js');
+    await serveRelay(ctx);
+    return;
+  }
+  if (!flags.http) {
+    const { serveStdio } = await import('./stdio.js');
+    await serveStdio(ctx);
+    return;
+  }
+  const { daemonHooks } = await import('./daemon/child.js');
+  if (flags.daemon && !ctx.config.daemonChild) {
+    const { startDaemon } = await import('./daemon/start.js');
+    await startDaemon(ctx);
+    return;
+  }
+  const { pidfilePath } = await import('./daemon/pidfile.js');
+  const { daemonControlPath } = await import('../relay/paths.js');
+  const { serveHttp } = await import('./http.js');
+  const control = daemonControlPath(ctx.indexPath, ctx.env);
+  await serveHttp(ctx, {
+    host: flags.host,
+    port: flags.port,
+    auth: flags.auth === false ? 'none' : flags.token !== undefined ? { token: flags.token } : {},
+    ...(flags.daemon && { daemon: daemonHooks(pidfilePath(ctx.indexPath), control, ctx.indexPath, flags.host) }),
+  });
+}
