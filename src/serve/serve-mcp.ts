@@ -41,11 +41,39 @@ export interface McpTransport {
   open(context: TransportContext): Promise<OpenTransport>;
 }
 
+/** What every root serves: one store, and an `McpServer` over it for each gate that asks. */
+export interface Serving {
+  store: Store;
+  createServer(gate: HandlerGate): McpServer;
+}
+
+/**
+ * Opens the index read-only for serving (the model loads lazily, on the first vector query),
+ * the same for stdio, HTTP, the relay's fallback and the shared server (whose `storeLog` notes
+ * model loads). quick_check on a small index: a damaged one refuses to start (exit 1, one
+ * line) rather than answering every request with an error; a large one is not read through at
+ * every start (StoreOptions.quickCheck), its damage meets the request that touches it as
+ * INDEX_CORRUPT.
+ */
+export function openServing(ctx: CliContext, storeLog: Log = ctx.log): Serving {
+  const { log } = ctx;
+  const { failpoints } = ctx.config;
+  const store = openStore(ctx.indexPath, {
+    readonly: true,
+    quickCheck: 'small',
+    log: storeLog,
+    failpoints,
+    ...embedStoreOptions(ctx),
+  });
+  const version = packageVersion();
+  return { store, createServer: (gate) => createMcpServer({ store, gate, failpoints, log, version }) };
+}
+
 /**
  * `qmd mcp`, whatever the transport, read top to bottom: stdout is claimed for the protocol,
- * the store opens read-only (the model loads lazily, on the first vector query), the lifecycle
- * is created, the transport connects servers built with the lifecycle's gate, and the
- * lifecycle starts with the teardown that closes exactly what was built:
+ * the store opens (`openServing`), the lifecycle is created, the transport connects servers
+ * built with the lifecycle's gate, and the lifecycle starts with the teardown that closes
+ * exactly what was built:
  * `closeTransport` = the transport's `close()`, `disposeStore` = its `release()`, then
  * `store.close()` (the LLM first, then the database). From then on the machine owns the exit.
  */
@@ -53,24 +81,14 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
   const { log } = ctx;
   const protocolOut = claimStdout(log);
   const { failpoints } = ctx.config;
-  // quick_check on a small index: a damaged one refuses to start (exit 1, one line) rather than
-  // answering every request with an error; a large one is not read through at every start
-  // (StoreOptions.quickCheck), its damage meets the request that touches it as INDEX_CORRUPT.
-  const store = openStore(ctx.indexPath, {
-    readonly: true,
-    quickCheck: 'small',
-    log,
-    failpoints,
-    ...embedStoreOptions(ctx),
-  });
+  const serving = openServing(ctx);
+  const { store } = serving;
   const lifecycle = createLifecycle({
     ...transport.sources,
     log,
     ...(await lifecycleOptions(ctx.config.lifecycle, log)),
   });
-  const version = packageVersion();
-  const createServer = (gate: HandlerGate = lifecycle.gate) =>
-    createMcpServer({ store, gate, failpoints, log, version });
+  const createServer = (gate: HandlerGate = lifecycle.gate) => serving.createServer(gate);
 
   let connected: OpenTransport;
   try {

@@ -1,23 +1,19 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { CliContext } from '../cli/context.js';
-import { embedStoreOptions } from '../cli/embed-model.js';
 import { packageVersion } from '../cli/version.js';
 import { createSharedLifecycle, type SharedLifecycle } from '../lifecycle/shared-host.js';
 import type { Log } from '../log.js';
-import { createMcpServer } from '../mcp/server.js';
 import { serveStdioConnection } from '../mcp/stdio/connection.js';
 import { usesNamedPipes } from '../platform.js';
 import { greetingLine } from '../relay/greeting.js';
 import { clearHealth, startFailure, writeStartFailure } from '../relay/health.js';
 import { secureDir, sharedPaths } from '../relay/paths.js';
-import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
 import { routeFirstLine } from './control/server.js';
 import { sharedControl } from './control/shared.js';
 import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './daemon/pidfile.js';
 import { lifecycleOptions } from './lifecycle-options.js';
-import { leaveOnFatalErrors } from './serve-mcp.js';
+import { leaveOnFatalErrors, openServing, type Serving } from './serve-mcp.js';
 
 /** The shared server's record beside its socket: who claimed the index. `qmd status` asks the socket instead. */
 export interface SharedRecord extends PidRecord {
@@ -64,22 +60,16 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   const storeLog = watchModelLoads(log, () => {
     modelLoaded = true;
   });
-  let store: Store;
+  let serving: Serving;
   try {
-    store = openStore(ctx.indexPath, {
-      readonly: true,
-      // quick_check on a small index, as `qmd mcp` does (serve.ts): a damaged one refuses to start.
-      quickCheck: 'small',
-      log: storeLog,
-      failpoints,
-      ...embedStoreOptions(ctx),
-    });
+    serving = openServing(ctx, storeLog);
   } catch (error) {
     // Never started: no record may say otherwise, and the relays waiting on us learn why.
     releasePidfile(paths.record, self.instance);
     writeStartFailure(paths, startFailure(error));
     throw error;
   }
+  const { store, createServer: createMcpServer } = serving;
   const fromEnv = await lifecycleOptions(ctx.config.lifecycle, log);
   const lifecycle = createSharedLifecycle({
     log,
@@ -128,7 +118,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     socket.on('close', onClose);
     // Each request read is one unit of the session's drain until its reply is written.
     const connection = serveStdioConnection({
-      createServer: () => createMcpServer({ store, gate: opened.gate.uncounted(), failpoints, log, version }),
+      createServer: () => createMcpServer(opened.gate.uncounted()),
       stdin: socket,
       stdout: socket,
       log,
