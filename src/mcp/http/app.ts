@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toWebRequest } from '@modelcontextprotocol/node';
 import { isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
-import { JSONRPC_PARSE_ERROR } from '../../jsonrpc.js';
+import { JSONRPC_PARSE_ERROR, JSONRPC_SESSION_NOT_FOUND } from '../../jsonrpc.js';
 import type { InflightGate } from '../../lifecycle/gate.js';
 import type { Log } from '../../log.js';
 import { BEARER_CHALLENGE, type BearerAuth } from './auth.js';
@@ -51,9 +51,6 @@ export interface HttpApp {
 
 export const MCP_PATH = '/mcp';
 export const HEALTH_PATH = '/health';
-
-/** JSON-RPC's "session not found" code, as the SDK answers it. */
-const SESSION_NOT_FOUND = -32001;
 
 /**
  * Routes `qmd mcp --http`: `/health`, `POST /query` and `/search` (REST, `rest.ts`), and
@@ -112,7 +109,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       return undefined;
     }
     const session = sessions.get(id);
-    if (!session) replyError(res, 404, 'Session not found', { code: SESSION_NOT_FOUND });
+    if (!session) replyError(res, 404, 'Session not found', { code: JSONRPC_SESSION_NOT_FOUND });
     return session;
   };
 
@@ -137,7 +134,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     let session: Session | undefined;
     if (req.headers['mcp-session-id'] !== undefined) {
       session = sessions.get(String(req.headers['mcp-session-id']));
-      if (!session) replyError(res, 404, 'Session not found', { code: SESSION_NOT_FOUND });
+      if (!session) replyError(res, 404, 'Session not found', { code: JSONRPC_SESSION_NOT_FOUND });
     } else if (!(await isLegacyRequest(await toWebRequest(req, body.value), body.value))) {
       await counted(() => modernExchange(req, res, body.value));
       return;

@@ -1,11 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJSONRPCRequest, type RequestId } from '@modelcontextprotocol/server';
+import { JSONRPC_SERVER_ERROR } from '../../jsonrpc.js';
 import type { Log } from '../../log.js';
 import { replyError } from './reply.js';
 import type { Session, SessionRegistry } from './sessions.js';
-
-/** JSON-RPC "connection closed", the code SDK 1.x sent for it (v2 keeps it local as `SdkErrorCode`). */
-const CONNECTION_CLOSED = -32000;
 
 /** How long abandoned replies get to be written out; well inside the teardown step's 2 s bound. */
 const ABANDON_FLUSH_MS = 250;
@@ -104,7 +102,7 @@ export function createExchanges(options: { sessions: SessionRegistry; log: Log; 
       const left = [...pending];
       for (const { session, ids } of left) {
         for (const id of ids) {
-          const error = { jsonrpc: '2.0' as const, id, error: { code: CONNECTION_CLOSED, message: reason } };
+          const error = { jsonrpc: '2.0' as const, id, error: { code: JSONRPC_SERVER_ERROR, message: reason } };
           // The SDK throws if this request was answered meanwhile: nothing left to do then.
           await session.transport.send(error).catch(() => {});
         }
