@@ -8,16 +8,16 @@ import { BEARER_CHALLENGE, type BearerAuth } from './auth.js';
 import { readJsonBody } from './body.js';
 import { createExchanges } from './exchanges.js';
 import type { OriginGuard } from './guard.js';
+import type { LegacyLeg, LegacySession } from './legacy.js';
 import type { ModernLeg } from './modern.js';
 import { replyError, replyJson } from './reply.js';
 import { REST_PATHS, type RestHandler } from './rest.js';
-import type { Session, SessionRegistry } from './sessions.js';
 
 export interface HttpAppOptions {
   /** The lifecycle's gate: every POST exchange is one in-flight unit until its reply is sent. */
   gate: InflightGate;
   /** 2025-era clients: one session each. */
-  sessions: SessionRegistry;
+  legacy: LegacyLeg;
   /** 2026-07-28 clients: sessionless, one exchange per request. */
   modern: ModernLeg;
   guard: OriginGuard;
@@ -69,12 +69,12 @@ export const HEALTH_PATH = '/health';
  * counted: it is open for as long as the session lives and is closed at `closingTransport`.
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
-  const { gate, sessions, guard, log } = options;
+  const { gate, legacy, guard, log } = options;
   let stopping = false;
   let inflight = 0;
 
   const exchanges = createExchanges({
-    sessions,
+    legacy,
     log,
     // A reply delivered while stopping leaves an idle kept-alive socket behind.
     onEnded: () => {
@@ -99,7 +99,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (stopping) options.onExchangeEnded?.();
   };
 
-  const sessionOf = (req: IncomingMessage, res: ServerResponse): Session | undefined => {
+  const sessionOf = (req: IncomingMessage, res: ServerResponse): LegacySession | undefined => {
     const id = req.headers['mcp-session-id'];
     if (typeof id !== 'string' || id === '') {
       // Only a 2025 session has a GET stream or a DELETE; sessionless 2026-07-28 has neither.
@@ -108,7 +108,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       });
       return undefined;
     }
-    const session = sessions.get(id);
+    const session = legacy.get(id);
     if (!session) replyError(res, 404, 'Session not found', { code: JSONRPC_SESSION_NOT_FOUND });
     return session;
   };
@@ -131,19 +131,19 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       replyError(res, 503, 'Service Unavailable: the server is shutting down', { close: true });
       return;
     }
-    let session: Session | undefined;
+    let session: LegacySession | undefined;
     if (req.headers['mcp-session-id'] !== undefined) {
-      session = sessions.get(String(req.headers['mcp-session-id']));
+      session = legacy.get(String(req.headers['mcp-session-id']));
       if (!session) replyError(res, 404, 'Session not found', { code: JSONRPC_SESSION_NOT_FOUND });
     } else if (!(await isLegacyRequest(await toWebRequest(req, body.value), body.value))) {
       await counted(() => modernExchange(req, res, body.value));
       return;
     } else if (isInitializeRequest(body.value)) {
-      if (!(await sessions.makeRoom())) {
+      if (!(await legacy.makeRoom())) {
         replyError(res, 503, 'Service Unavailable: too many sessions are busy', { headers: { 'Retry-After': '1' } });
         return;
       }
-      session = await sessions.create();
+      session = await legacy.create();
     } else {
       replyError(res, 400, 'Bad Request: no session; send initialize first');
     }
@@ -210,7 +210,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         uptime: Math.round(process.uptime()),
         version: options.version,
         pid: process.pid,
-        sessions: sessions.size,
+        sessions: legacy.size,
         inflight,
       });
       return;
@@ -271,7 +271,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     },
     async stopAccepting() {
       stopping = true;
-      await sessions.beginShutdown();
+      await legacy.beginShutdown();
     },
     async abandonInflight(reason) {
       options.rest?.abandon(reason);
