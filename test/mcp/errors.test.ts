@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { traversalCases } from '../support/traversal.js';
+import { pathEscapeCases } from '../support/path-escape.js';
 import { type Harness, startHarness, textOf } from './harness.js';
 
 let h: Harness;
@@ -139,11 +139,11 @@ describe('queries full of search syntax', () => {
 });
 
 describe('only indexed documents can be read', () => {
-  // The traversal table: the same answer from every surface, never a byte of what is outside.
-  const cases = () => traversalCases({ dir: h.dir, notes: `${h.dir}/notes` });
+  // The path-escape table: the same answer from every surface, never a byte of what is outside.
+  const cases = () => pathEscapeCases({ dir: h.dir, notes: `${h.dir}/notes` });
   const leaks = /zebrafish|hunter2|root:/;
 
-  it('get refuses every case of the traversal table', async () => {
+  it('get refuses every case of the path-escape table', async () => {
     for (const { input, verdict } of cases()) {
       const result = await h.call('get', { file: input });
       expect(result.isError, input).toBe(true);
