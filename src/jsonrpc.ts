@@ -16,8 +16,8 @@ export const JSONRPC_PARSE_ERROR = -32700;
 export const JSONRPC_INVALID_REQUEST = -32600;
 /**
  * The first of the codes JSON-RPC leaves to the server: ours for a request nothing answered
- * (the server shut down or restarted first, or nothing could serve the client), as SDK v1 sent
- * for a closed connection.
+ * (the server shut down or restarted first, or nothing could serve the client), the code MCP
+ * SDKs have used for a closed connection.
  */
 export const JSONRPC_SERVER_ERROR = -32000;
 /** Streamable HTTP's "Session not found" for an unknown `Mcp-Session-Id` (with 404), as the SDK's transport answers. */

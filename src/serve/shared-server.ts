@@ -204,7 +204,7 @@ function closeListener(server: Server): Promise<void> {
 /**
  * Half-closes and waits for the socket to close. Replies the drain left unwritten (its deadline
  * passed, or it was cut short) are dropped at once: a relay that stopped reading would otherwise
- * hold this step until its bound (issue 22 saw `releaseSession failed: timed out after 2000 ms`).
+ * hold this step until its bound and fail it (`releaseSession failed: timed out after 2000 ms`).
  */
 function endSocket(socket: Socket): Promise<void> {
   if (socket.destroyed) return Promise.resolve();

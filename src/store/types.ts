@@ -380,7 +380,7 @@ export interface StoreOptions {
    * `removeCollection` throw INDEX_READ_ONLY, and the connection runs with `query_only`.
    * The file is still opened for writing when possible, so `close()` can checkpoint and
    * remove the `-wal` (a read-only SQLite connection cannot). A missing index is never
-   * created: INDEX_MISSING says how to make one (issue 23).
+   * created: INDEX_MISSING says how to make one.
    */
   readonly?: boolean;
   /**
@@ -393,9 +393,9 @@ export interface StoreOptions {
   busyTimeoutMs?: number;
   /**
    * Run `PRAGMA quick_check` on open and refuse a damaged index. Default: only when not
-   * `readonly`, since it reads the whole file (about 0.6 s for 10,000 notes, 52 MB, on a
-   * busy 2-core machine): an update pays it once before writing into the index, while a
-   * read-only open (each `qmd mcp`, `qmd search`) stays at ~2 ms and meets any damage as
+   * `readonly`, since it reads the whole file (its cost: docs/design.md §5, "Start-up"): an
+   * update pays it once before writing into the index, while a read-only open (each
+   * `qmd mcp`, `qmd search`) stays cheap and meets any damage as
    * INDEX_CORRUPT from the query that touches it. `'small'` (each `qmd mcp` start): only
    * when the file is at most `QUICK_CHECK_SMALL_BYTES`, so a server start refuses a damaged
    * small index at once but never pays a read of a large one (about 10 ms per MB on a busy

@@ -105,15 +105,14 @@ describe('schema-invalid arguments', () => {
   });
 
   it('answers an unknown tool with a JSON-RPC error', async () => {
-    // Measured, SDK 2.4.0: -32602 "Tool nope not found" as a protocol error (1.32.2 sent it as
-    // an isError result).
+    // Measured, SDK 2.4.0: -32602 "Tool nope not found" as a protocol error, not an isError result.
     await expect(h.call('nope')).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('nope') });
     await expectStillServing();
   });
 
   it('answers arguments that are not an object with a JSON-RPC error and keeps serving', async () => {
-    // The SDK's own request schema refuses it before any tool code (-32603 in 1.32.2); the
-    // typed client cannot send it, so it is forced here.
+    // The SDK's own request schema refuses it before any tool code; the typed client cannot
+    // send it, so it is forced here.
     await expect(h.client.callTool({ name: 'query', arguments: 'wal' as never })).rejects.toThrow(/arguments/);
     await expectStillServing();
   });

@@ -32,8 +32,8 @@ function messagesOf(body: unknown): unknown[] {
 }
 
 /**
- * The HTTP exchanges in flight and the three things the SDK's transport (1.32.2, and v2's Node transport) leaves to
- * us about them: a client that hangs up, a cancelled request, and the replies still owed
+ * The HTTP exchanges in flight and the three things the SDK's Node transport leaves to us
+ * about them: a client that hangs up, a cancelled request, and the replies still owed
  * when the server must go.
  */
 export function createExchanges(options: { legacy: LegacyLeg; log: Log; onEnded: () => void }): Exchanges {

@@ -19,13 +19,12 @@ import type { Log } from '../../log.js';
  *   server that knows nothing of it, and a cancelled hybrid query keeps the model busy.
  * - The point of the shared server is many clients on one warm model (docs/design.md §1). That
  *   comes from sharing the store, which both designs do; a session costs one McpServer and
- *   transport (39 KB of heap, 4.6 ms to build and connect on this 2-core machine, measured
- *   over 500), which stateless would rebuild for every request.
+ *   transport (heap and build time: docs/design.md §5, "Start-up"), which stateless would
+ *   rebuild for every request.
  * - Server-to-client messages (the GET event stream, logging, list-changed) need a session.
  * The costs, handled here: sessions must be reaped (the peer never did — idle ones are
  * closed after `idleMs`, and `maxSessions` evicts the least recently used one not answering a
- * request, a held GET event stream or not: issue 23), and a
- * restarted server forgets them (the client gets 404 and, per the spec, re-initializes).
+ * request, a held GET event stream or not), and a restarted server forgets them (the client gets 404 and, per the spec, re-initializes).
  */
 
 /**
@@ -181,7 +180,7 @@ export function createLegacyLeg(options: LegacyLegOptions): LegacyLeg {
     async makeRoom() {
       if (byId.size < options.maxSessions) return true;
       // A held GET stream is not work: 64 clients that each keep one open must not lock every
-      // new client out (issue 23). Among sessions with no request in flight, the least
+      // new client out. Among sessions with no request in flight, the least
       // recently used goes, with its stream; its client gets 404 and re-initializes.
       const idle = [...byId.values()].filter((e) => !busy(e) && !e.closing);
       const oldest = idle.sort((a, b) => a.lastSeen - b.lastSeen)[0];
