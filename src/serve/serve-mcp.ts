@@ -10,7 +10,7 @@ import type { Log } from '../log.js';
 import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
 import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
+import type { Store, StoreOptions } from '../store/types.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 
 /** What a transport is given to connect: everything is built, nothing listens yet. */
@@ -41,6 +41,17 @@ export interface McpTransport {
   open(context: TransportContext): Promise<OpenTransport>;
 }
 
+/**
+ * What a root may change in how it serves. `createEmbedder` is a seam for one benchmark: the
+ * disposal contender (`bench/contenders/naive-server.ts`) passes a naive llama.cpp dispose
+ * order; no flag or variable reaches it.
+ */
+export interface ServingOptions {
+  /** The store's log, when it differs from the command's (the shared server notes model loads). */
+  storeLog?: Log;
+  createEmbedder?: StoreOptions['createEmbedder'];
+}
+
 /** What every root serves: one store, and an `McpServer` over it for each gate that asks. */
 export interface Serving {
   store: Store;
@@ -55,15 +66,16 @@ export interface Serving {
  * every start (StoreOptions.quickCheck), its damage meets the request that touches it as
  * INDEX_CORRUPT.
  */
-export function openServing(ctx: CliContext, storeLog: Log = ctx.log): Serving {
+export function openServing(ctx: CliContext, options: ServingOptions = {}): Serving {
   const { log } = ctx;
   const { failpoints } = ctx.config;
   const store = openStore(ctx.indexPath, {
     readonly: true,
     quickCheck: 'small',
-    log: storeLog,
+    log: options.storeLog ?? log,
     failpoints,
     ...embedStoreOptions(ctx),
+    ...(options.createEmbedder !== undefined && { createEmbedder: options.createEmbedder }),
   });
   const version = packageVersion();
   return { store, createServer: (gate) => createMcpServer({ store, gate, failpoints, log, version }) };
@@ -77,11 +89,15 @@ export function openServing(ctx: CliContext, storeLog: Log = ctx.log): Serving {
  * `closeTransport` = the transport's `close()`, `disposeStore` = its `release()`, then
  * `store.close()` (the LLM first, then the database). From then on the machine owns the exit.
  */
-export async function serveMcp(ctx: CliContext, transport: McpTransport): Promise<Lifecycle> {
+export async function serveMcp(
+  ctx: CliContext,
+  transport: McpTransport,
+  options: ServingOptions = {},
+): Promise<Lifecycle> {
   const { log } = ctx;
   const protocolOut = claimStdout(log);
   const { failpoints } = ctx.config;
-  const serving = openServing(ctx);
+  const serving = openServing(ctx, options);
   const { store } = serving;
   const lifecycle = createLifecycle({
     ...transport.sources,
@@ -109,8 +125,6 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
     },
   });
   leaveOnFatalErrors(lifecycle, log);
-  // For the watchdog's end-to-end test: a ref'd handle nobody will ever clear.
-  if (failpoints.has('server.leak')) void failpoints.hit('server.leak');
   return lifecycle;
 }
 

@@ -62,7 +62,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   });
   let serving: Serving;
   try {
-    serving = openServing(ctx, storeLog);
+    serving = openServing(ctx, { storeLog });
   } catch (error) {
     // Never started: no record may say otherwise, and the relays waiting on us learn why.
     releasePidfile(paths.record, self.instance);

@@ -4,7 +4,7 @@ import type { InflightGate } from '../lifecycle/gate.js';
 import type { Lifecycle } from '../lifecycle/host.js';
 import { serveStdioConnection } from '../mcp/stdio/connection.js';
 import type { Upstream } from '../relay/relay.js';
-import { openServing, serveMcp } from './serve-mcp.js';
+import { openServing, type ServingOptions, serveMcp } from './serve-mcp.js';
 import { STARTUP_PPID } from './startup.js';
 
 /**
@@ -15,33 +15,37 @@ import { STARTUP_PPID } from './startup.js';
  * `closeTransport` stops reading, the drain waits for the replies owed to every request read
  * (an EOF drains: `printf … | qmd mcp` gets every answer), `disposeStore` closes the server.
  */
-export function serveStdio(ctx: CliContext): Promise<Lifecycle> {
-  return serveMcp(ctx, {
-    sources: {
-      stdin: process.stdin,
-      stdout: process.stdout,
-      parent: { ppid: () => process.ppid, original: STARTUP_PPID },
-    },
-    async open({ createServer, lifecycle, protocolOut, log }) {
-      // Each request read is one unit of the drain until its reply is written; the tool
-      // handlers inside run uncounted, so one request counts once.
-      const connection = serveStdioConnection({
-        createServer: () => createServer(lifecycle.gate.uncounted()),
+export function serveStdio(ctx: CliContext, options: ServingOptions = {}): Promise<Lifecycle> {
+  return serveMcp(
+    ctx,
+    {
+      sources: {
         stdin: process.stdin,
-        stdout: protocolOut,
-        log,
-        gate: lifecycle.gate,
-        // Like stdin and the parent watch, the transport's close can only start teardown: once
-        // teardown runs, the transport closes because teardown closed it.
-        onClosed: (cause) => {
-          if (lifecycle.state() !== 'connected') return;
-          if (cause === 'stdout') lifecycle.trigger({ type: 'stdout.closed' });
-          else lifecycle.trigger({ type: 'transport.closed' });
-        },
-      });
-      return { close: () => connection.close(), release: () => connection.release() };
+        stdout: process.stdout,
+        parent: { ppid: () => process.ppid, original: STARTUP_PPID },
+      },
+      async open({ createServer, lifecycle, protocolOut, log }) {
+        // Each request read is one unit of the drain until its reply is written; the tool
+        // handlers inside run uncounted, so one request counts once.
+        const connection = serveStdioConnection({
+          createServer: () => createServer(lifecycle.gate.uncounted()),
+          stdin: process.stdin,
+          stdout: protocolOut,
+          log,
+          gate: lifecycle.gate,
+          // Like stdin and the parent watch, the transport's close can only start teardown: once
+          // teardown runs, the transport closes because teardown closed it.
+          onClosed: (cause) => {
+            if (lifecycle.state() !== 'connected') return;
+            if (cause === 'stdout') lifecycle.trigger({ type: 'stdout.closed' });
+            else lifecycle.trigger({ type: 'transport.closed' });
+          },
+        });
+        return { close: () => connection.close(), release: () => connection.release() };
+      },
     },
-  });
+    options,
+  );
 }
 
 /**

@@ -426,10 +426,9 @@ export interface StoreOptions {
   trace?: (line: string) => void;
   /**
    * How the store makes its one embedder. Default: `createEmbedder` of `src/llm/`, whose
-   * `dispose()` waits for the native call that is running. Only code can pass another: no
-   * environment variable or flag reaches this option, so the shipped binary always disposes
-   * llama.cpp safely. It exists for `bench/contenders/naive-server.ts`, which wraps the real
-   * embedder in the naive dispose order the disposal benchmarks count crashes of.
+   * `dispose()` waits for the native call that is running. Only code passes another (no flag or
+   * variable reaches it): the disposal benchmark's naive contender, the scale benchmark's
+   * stand-in, and the store tests that record what the store asks of its embedder.
    */
   createEmbedder?: (options: EmbedderOptions) => Embedder;
   /**
