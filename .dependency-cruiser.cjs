@@ -1,9 +1,10 @@
 /**
  * Import directions (docs/design.md, "Architecture"): `npm run lint` fails when an import
- * goes against them. `src/cli/` composes everything; everything else points one way:
+ * goes against them. `src/cli/` parses the command line and hands a context to `src/serve/`,
+ * which composes everything; everything else points one way:
  *
- *   cli → mcp → lifecycle(gate) ─→ machines → xstate
- *      ↘ relay ↗ ↘ store → llm        ↗
+ *   cli → serve → mcp → lifecycle(gate) ─→ machines → xstate
+ *            ↘ relay ↗ ↘ store → llm        ↗
  *   viz → machines          neutral leaves: src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts,
  *                          src/jsonrpc.ts, src/lines.ts
  *
