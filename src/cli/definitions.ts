@@ -286,7 +286,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--shared', 'stop the shared server of this index')
         .action(
           run(async (ctx, opts: { shared?: boolean }) => {
-            const { mcpStop } = await import('./commands/mcp.js');
+            const { mcpStop } = await import('../serve/daemon/stop.js');
             // Commander hands the `--shared` of `qmd mcp stop --shared` to `mcp`, which has an
             // option of that name (the root parses every option it or a parent knows): read both.
             await mcpStop(ctx, { shared: opts.shared === true || mcp.opts<McpFlags>().shared === true });
