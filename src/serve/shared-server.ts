@@ -9,6 +9,7 @@ import { usesNamedPipes } from '../platform.js';
 import { greetingLine } from '../relay/greeting.js';
 import { clearHealth, startFailure, writeStartFailure } from '../relay/health.js';
 import { secureDir, sharedPaths } from '../relay/paths.js';
+import { listenPrivately } from './control/listen.js';
 import { routeFirstLine } from './control/server.js';
 import { sharedControl } from './control/shared.js';
 import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './daemon/pidfile.js';
@@ -146,7 +147,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   // readable by anyone else even for an instant.
   if (!usesNamedPipes(process.platform) && existsSync(paths.socket)) unlinkSync(paths.socket);
   try {
-    await listen(listener, paths.socket);
+    await listenPrivately(listener, paths.socket);
   } catch (error) {
     await store.close();
     releasePidfile(paths.record, self.instance);
@@ -178,18 +179,6 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   });
   leaveOnFatalErrors(lifecycle, log);
   return lifecycle;
-}
-
-function listen(server: Server, path: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const previous = process.umask(0o177);
-    server.once('error', reject);
-    server.listen(path, () => {
-      server.off('error', reject);
-      resolve();
-    });
-    process.umask(previous);
-  });
 }
 
 function closeListener(server: Server): Promise<void> {
