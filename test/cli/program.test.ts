@@ -94,7 +94,7 @@ describe('fastPath', () => {
   });
 
   it('runs what commander runs for its command line: mcp with no root options, the same flags', async () => {
-    // Each fast path calls mcpCommand(context from no root options, fastPathFlags(args)).
+    // Each fast path calls runMcp(fastPathFlags(args)): mcpCommand with a context from no root options.
     for (const args of fastPathArgs()) {
       expect(await parsedBy(buildProgram(argv(...args)), argv(...args))).toEqual({
         command: 'mcp',
