@@ -25,7 +25,7 @@ export interface SharedPaths {
   log: string;
   /**
    * Where a relay leaves word that the server it started failed or hung, for `qmd status` to
-   * show when no server answers (written by the relay, read by `src/cli/shared-status.ts`).
+   * show when no server answers (written by the relay, read by `src/serve/control/shared-status.ts`).
    */
   failure: string;
 }

@@ -1,6 +1,6 @@
-import { readHung, readStartFailure } from '../relay/health.js';
-import { sharedPaths } from '../relay/paths.js';
-import { askStatus } from '../serve/control/client.js';
+import { readHung, readStartFailure } from '../../relay/health.js';
+import { sharedPaths } from '../../relay/paths.js';
+import { askStatus } from './client.js';
 
 /** What `qmd status` says of the shared server of an index (`qmd mcp --shared`). */
 export interface SharedStatus {
