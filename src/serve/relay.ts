@@ -66,7 +66,7 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
       const why = 'refused' in found ? found.refused : 'hung' in found ? found.hung : found.unreachable;
       log.warn(`shared server unavailable (${why}); serving this client alone`);
     }
-    const { serveInProcess } = await import('./stdio.js');
+    const { serveInProcess } = await import('./in-process.js');
     return serveInProcess(ctx, lifecycle.gate);
   };
 

@@ -35,6 +35,8 @@ export interface OpenTransport {
 }
 
 export interface McpTransport {
+  /** What this root changes in how it serves (`openServing`). */
+  serving?: ServingOptions;
   /** The trigger sources that are this transport's: stdio's pipes, or none over HTTP. */
   sources: Pick<LifecycleOptions, 'stdin' | 'stdout' | 'parent'>;
   /** Connects; throws after closing what it opened if it cannot (the store is closed for it). */
@@ -89,15 +91,11 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
  * `closeTransport` = the transport's `close()`, `disposeStore` = its `release()`, then
  * `store.close()` (the LLM first, then the database). From then on the machine owns the exit.
  */
-export async function serveMcp(
-  ctx: CliContext,
-  transport: McpTransport,
-  options: ServingOptions = {},
-): Promise<Lifecycle> {
+export async function serveMcp(ctx: CliContext, transport: McpTransport): Promise<Lifecycle> {
   const { log } = ctx;
   const protocolOut = claimStdout(log);
   const { failpoints } = ctx.config;
-  const serving = openServing(ctx, options);
+  const serving = openServing(ctx, transport.serving);
   const { store } = serving;
   const lifecycle = createLifecycle({
     ...transport.sources,
