@@ -1,11 +1,12 @@
 /**
  * Import directions (docs/design.md, "Architecture"): `npm run lint` fails when an import
- * goes against them. `src/cli/` composes everything; everything else points one way:
+ * goes against them. `src/cli/` parses the command line and hands a context to `src/serve/`,
+ * which composes everything; everything else points one way:
  *
- *   cli → mcp → lifecycle(gate) ─→ machines → xstate
- *      ↘ relay ↗ ↘ store → llm        ↗
+ *   cli → serve → mcp → lifecycle(gate) ─→ machines → xstate
+ *            ↘ relay ↗ ↘ store → llm        ↗
  *   viz → machines          neutral leaves: src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts,
- *                          src/jsonrpc.ts
+ *                          src/jsonrpc.ts, src/lines.ts
  *
  * dependency-cruiser 17.x, pinned: it runs on Node 20.12+ (18.x needs Node 22).
  */
@@ -24,7 +25,7 @@ module.exports = {
       comment: 'src/lifecycle/ hosts the machine; its teardown steps are injected, so it imports no product module.',
       severity: 'error',
       from: { path: '^src/lifecycle/' },
-      to: { path: '^src/(cli|mcp|store|llm|viz)/' },
+      to: { path: '^src/(cli|serve|mcp|store|llm|viz)/' },
     },
     {
       name: 'mcp-uses-the-gate-and-the-store-read-api',
@@ -32,7 +33,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/mcp/' },
       to: {
-        path: '^(src/(cli|viz|llm|lifecycle|store)/|machines/)',
+        path: '^(src/(cli|serve|viz|llm|lifecycle|store)/|machines/)',
         pathNot: ['^src/lifecycle/gate\\.ts$', '^src/store/types\\.ts$'],
       },
     },
@@ -41,7 +42,7 @@ module.exports = {
       comment: 'src/store/ owns src/llm/ and knows nothing of the server, the lifecycle or the CLI.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: '^(src/(cli|mcp|lifecycle|viz)/|machines/)' },
+      to: { path: '^(src/(cli|serve|mcp|lifecycle|viz)/|machines/)' },
     },
     {
       name: 'llm-imports-only-the-log',
@@ -57,7 +58,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/relay/' },
       to: {
-        path: '^(src/(cli|mcp|store|llm|viz)/|node_modules/(@modelcontextprotocol|node-llama-cpp|sqlite-vec)/)',
+        path: '^(src/(cli|serve|mcp|store|llm|viz)/|node_modules/(@modelcontextprotocol|node-llama-cpp|sqlite-vec)/)',
       },
     },
     {
@@ -65,22 +66,41 @@ module.exports = {
       comment: 'src/viz/ exports and inspects machines; it does not reach the product.',
       severity: 'error',
       from: { path: '^src/viz/' },
-      to: { path: '^src/(cli|mcp|store|llm)/' },
+      to: { path: '^src/(cli|serve|mcp|store|llm)/' },
     },
     {
       name: 'neutral-leaves-import-nothing-of-ours',
       comment:
-        'src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts and src/jsonrpc.ts are used by every package, so they use none (but each other).',
+        'src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts, src/jsonrpc.ts and src/lines.ts are used by every package, so they use none (but each other).',
       severity: 'error',
-      from: { path: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc)\\.ts$' },
-      to: { path: '^(src|machines)/', pathNot: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc)\\.ts$' },
+      from: { path: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines)\\.ts$' },
+      to: { path: '^(src|machines)/', pathNot: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines)\\.ts$' },
     },
     {
       name: 'only-cli-imports-cli',
-      comment: 'src/cli/ is the composition root: nothing below it may reach back up.',
+      comment:
+        'src/cli/ parses the command line: nothing below it may reach back up, but for what src/serve/ is handed by it (the next rule).',
       severity: 'error',
-      from: { path: '^(src|machines)/', pathNot: '^src/cli/' },
+      from: { path: '^(src|machines)/', pathNot: '^src/(cli|serve)/' },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'serve-takes-a-context-not-the-parser',
+      comment:
+        'src/serve/ holds the composition roots of qmd mcp: from src/cli/ it takes only what every command is given (its context and configuration, the error report of runAction, the version, the embedding options), never the argument parser.',
+      severity: 'error',
+      from: { path: '^src/serve/' },
+      to: {
+        path: '^src/cli/',
+        pathNot: '^src/cli/(context|config|action|version|embed-model)\\.ts$',
+      },
+    },
+    {
+      name: 'only-the-cli-starts-a-server',
+      comment: 'src/serve/ is reached from the command line only.',
+      severity: 'error',
+      from: { path: '^(src|machines)/', pathNot: '^src/(cli|serve)/' },
+      to: { path: '^src/serve/' },
     },
     {
       name: 'product-never-imports-tests',

@@ -148,7 +148,7 @@ async function baselineRun(): Promise<Run> {
 let baseline: Promise<string> | undefined;
 
 /**
- * What the baseline loads: `src/cli/mcp/stdio.ts` and `http.ts` bundled as `qmd` is
+ * What the baseline loads: `src/serve/stdio.ts` and `http.ts` bundled as `qmd` is
  * (scripts/build.ts), built once per run into `bench/.tmp/triggers-baseline/`.
  */
 function baselineBundle(): Promise<string> {
@@ -157,7 +157,7 @@ function baselineBundle(): Promise<string> {
     await build({
       ...BUNDLE_OPTIONS,
       stdin: {
-        contents: "import './src/cli/mcp/stdio.ts';\nimport './src/cli/mcp/http.ts';\n",
+        contents: "import './src/serve/stdio.ts';\nimport './src/serve/http.ts';\n",
         resolveDir: BUNDLE_OPTIONS.absWorkingDir,
         sourcefile: 'baseline.ts',
         loader: 'ts',

@@ -117,7 +117,7 @@ const importThroughLoader: Plugin = {
  * line (a relay, say) is one more line here and one more fast path.
  */
 export const CACHED_SCRIPTS: ReadonlyArray<{ name: string; source: string; define: string }> = [
-  { name: 'qmd-mcp', source: 'src/cli/mcp-script.ts', define: '__QMD_MCP_SCRIPT__' },
+  { name: 'qmd-mcp', source: 'src/serve/mcp.ts', define: '__QMD_MCP_SCRIPT__' },
 ];
 
 /** Builds one of CACHED_SCRIPTS with the bundle's options, unsplit; returns its file name. */

@@ -7,7 +7,7 @@ import { envText, qmdCacheDir } from '../env.js';
  *
  * - Source maps, only under `--debug`: stack traces then name `src/` files instead of the
  *   bundle's chunks. Off otherwise: with them on, Node reads and parses every loaded chunk's
- *   map at load time, ~12 ms of CPU per `qmd mcp` start (bench/experiments/startup-profile.md).
+ *   map at load time, CPU every `qmd mcp` start would pay (docs/design.md §5, "Start-up").
  * - Node's compile cache (Node ≥ 22.1, `module.enableCompileCache`): the ES chunks' compiled
  *   code is kept in `$XDG_CACHE_HOME/qmd/compile-cache` (else `~/.cache/qmd/compile-cache`), so
  *   a later start skips parsing and compiling it. Node checks each entry against the source,

@@ -15,11 +15,9 @@ export interface CachedScript<T> {
 /**
  * Runs `file`, a CommonJS script, the way Node's `require` would, but through `vm.Script` with
  * V8's code cache: `qmd mcp`. Made for Node 20, whose ESM loader had no cache, it still pays on
- * Node 22, where Node's own compile cache covers the ES chunks (`module.enableCompileCache`,
- * which does not reach a vm.Script): measured on the bundle's `qmd mcp`, CPU time to the
- * `initialize` reply, Node 22 114 ms with the script, 130 ms for the ES chunks with Node's
- * compile cache (Node 20: 176 and 215 ms; 30 interleaved rounds, load ~3;
- * bench/experiments/startup-profile.md). So it stayed when Node 20 went (issue 21).
+ * Node 22 and 24, where Node's own compile cache covers the ES chunks but does not reach a
+ * vm.Script: less CPU to the `initialize` reply than the ES chunks with Node's compile cache
+ * (docs/design.md §5, "Start-up").
  *
  * The cache is `$cacheDir/<script name>.<node version>-<arch>.v8`. V8 checks its own version,
  * flags and the source's length, not its content, so `file`'s name must change with its content

@@ -48,7 +48,7 @@ export interface LifecycleConfig {
  * A reaped client gets 404 and, per the spec, starts a new session.
  */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
-/** A session is one McpServer and transport: 39 KB of heap when measured (500 built, on SDK v1). */
+/** A 2025 HTTP session is one McpServer and transport (its cost: docs/design.md §5, "Start-up"): 64 bound the heap they hold. */
 export const DEFAULT_MAX_SESSIONS = 64;
 /**
  * A tool call is a few hundred bytes; the largest legal one (a long `multi_get` pattern, 64

@@ -1,5 +1,4 @@
 import { createLog, type Log } from '../log.js';
-import type { StoreOptions } from '../store/types.js';
 import { type Config, type GlobalOptions, readConfig } from './config.js';
 
 /** What every command gets: its configuration, where output goes, and the environment. */
@@ -15,13 +14,6 @@ export interface CliContext {
   log: Log;
   /** stdout for one-shot commands' results. Never used by `qmd mcp` over stdio. */
   out: (text: string) => void;
-  /**
-   * How the store makes its embedder, when not the product's own (`StoreOptions.createEmbedder`).
-   * `createContext` never sets it, so no flag or environment variable can: only a program that
-   * builds its own context does — the naive-dispose contender of the disposal benchmarks
-   * (`bench/contenders/naive-server.ts`).
-   */
-  createEmbedder?: StoreOptions['createEmbedder'];
 }
 
 export function createContext(options: GlobalOptions, env = process.env): CliContext {

@@ -1,7 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { parseWholeNumber } from '../env.js';
-import type { McpFlags } from './commands/mcp.js';
-import { MCP_DEFAULTS } from './commands/mcp.js';
+import { MCP_DEFAULTS, type McpFlags, mcpCommand } from '../serve/mcp.js';
 import type { GetFlags, MultiGetFlags, SearchFlags } from './commands/read-commands.js';
 import type { CliContext } from './context.js';
 
@@ -280,19 +279,14 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
           'relay to the one warm shared server of this index, starting it if needed (also QMD_SHARED=1)',
         )
         .addOption(new Option('--shared-server', 'run the shared server itself (relays start it)').hideHelp())
-        .action(
-          run(async (ctx, opts: McpFlags) => {
-            const { mcpCommand } = await import('./commands/mcp.js');
-            await mcpCommand(ctx, opts);
-          }),
-        );
+        .action(run((ctx, opts: McpFlags) => mcpCommand(ctx, opts)));
       mcp
         .command('stop')
         .description('stop the background HTTP server started with --daemon, or with --shared the shared server')
         .option('--shared', 'stop the shared server of this index')
         .action(
           run(async (ctx, opts: { shared?: boolean }) => {
-            const { mcpStop } = await import('./commands/mcp.js');
+            const { mcpStop } = await import('../serve/daemon/stop.js');
             // Commander hands the `--shared` of `qmd mcp stop --shared` to `mcp`, which has an
             // option of that name (the root parses every option it or a parent knows): read both.
             await mcpStop(ctx, { shared: opts.shared === true || mcp.opts<McpFlags>().shared === true });

@@ -1,20 +1,28 @@
 import { fileURLToPath } from 'node:url';
-import { runAction } from './action.js';
+import { MCP_DEFAULTS, type McpFlags } from '../serve/mcp.js';
 import { compileCacheDir } from './boot.js';
 import { loadCachedScript } from './code-cache.js';
-import { MCP_DEFAULTS, type McpFlags } from './commands/mcp.js';
 
 /** The bundle's code-cached `qmd mcp` script, beside this chunk (scripts/build.ts); unset from sources. */
 declare const __QMD_MCP_SCRIPT__: string | undefined;
 
 /**
+ * Runs the command line: its fast path if it has one, else commander's program. Loaded by
+ * `main.ts` after `boot()`, so that what it imports is source-mapped under --debug too.
+ */
+export async function dispatch(argv: string[]): Promise<void> {
+  const fast = fastPath(argv);
+  if (fast !== undefined) return fast();
+  const { main } = await import('./program.js');
+  return main(argv);
+}
+
+/**
  * Command lines that skip commander: `qmd mcp`, exactly, is what MCP clients spawn, once per
- * session, and then wait on. Loading and running commander to learn that it means "stdio, no
- * options" cost about 10 to 14 ms of CPU before `initialize` could be answered (Node 20, 20
- * to 25 interleaved rounds, ~5% of the start-up). Each entry must run what commander would:
- * the same action, with the flags commander's defaults give (test/cli/program.test.ts parses
- * each one with commander and compares). Anything else on the command line goes through
- * commander.
+ * session, and then wait on; loading commander to learn that it means "stdio, no options" cost
+ * about 5% of the start-up (docs/design.md §5). Each entry runs what commander would: the same
+ * action, with the flags commander's defaults give (test/cli/program.test.ts parses each one
+ * with commander and compares). Anything else on the command line goes through commander.
  *
  * Keyed by the arguments after `qmd`, joined by spaces.
  */
@@ -39,42 +47,33 @@ export function fastPathArgs(): string[][] {
 }
 
 /**
- * `qmd mcp`: in the bundle, its CommonJS script with a V8 code cache (code-cache.ts: ~12% of
- * the start-up's CPU on Node 22 against Node's compile cache for the ES chunks), the cache
- * written as the process leaves when this start had none. From sources, or with
- * NODE_DISABLE_COMPILE_CACHE=1 (Node's switch, honoured here too), the ES modules.
+ * `qmd mcp`: in the bundle, `src/serve/mcp.ts` as one CommonJS script run with a V8 code cache
+ * (code-cache.ts: cheaper than Node's compile cache for the ES chunks, docs/design.md §5), the
+ * cache written as the process leaves when this start had none. From sources, or with
+ * NODE_DISABLE_COMPILE_CACHE=1 (Node's switch, honoured here too), the same module as ES.
  */
-function mcp(): Promise<void> {
+async function mcp(): Promise<void> {
   const file = typeof __QMD_MCP_SCRIPT__ === 'string' ? new URL(__QMD_MCP_SCRIPT__, import.meta.url) : undefined;
-  const script =
-    file !== undefined && !process.env.NODE_DISABLE_COMPILE_CACHE
-      ? loadCachedScript<{ runMcp(): Promise<void> }>(
-          fileURLToPath(file),
-          compileCacheDir(process.env),
-          (specifier) => import(specifier),
-        )
-      : undefined;
-  if (script !== undefined) {
+  if (file !== undefined && !process.env.NODE_DISABLE_COMPILE_CACHE) {
+    const script = loadCachedScript<typeof import('../serve/mcp.js')>(
+      fileURLToPath(file),
+      compileCacheDir(process.env),
+      (specifier) => import(specifier),
+    );
     if (!script.cached) process.once('beforeExit', () => script.save());
-    return script.exports.runMcp();
+    return script.exports.runMcp(fastPathFlags(['mcp']));
   }
-  return runAction({}, async (ctx) => {
-    // Fetched together: mcpCommand imports the stdio server next, one more trip to the disk.
-    const [{ MCP_DEFAULTS, mcpCommand }] = await Promise.all([import('./commands/mcp.js'), import('./mcp/stdio.js')]);
-    await mcpCommand(ctx, MCP_DEFAULTS);
-  });
+  // Fetched together: the stdio root is mcp.ts's next import, one more trip to the disk.
+  const [{ runMcp }] = await Promise.all([import('../serve/mcp.js'), import('../serve/stdio.js')]);
+  return runMcp(fastPathFlags(['mcp']));
 }
 
 /**
  * `qmd mcp --shared`: the relay every client starts when it shares one server. It loads the
- * lifecycle and the relay and nothing of the server (src/relay/ may not import it: lint), so it
- * needs no code-cached script: its ES chunks are small. Measured: a code-cached relay script
- * (1.45 MB unsplit, the fallback server inlined) bought nothing — relay ÷ bare node 1.47× with
- * it, 1.38× without (`npm run bench -- shared`, 30 rounds each, Node 20).
+ * lifecycle and the relay and nothing of the server (src/relay/ may not import it: lint), so its
+ * ES chunks are small and a code-cached script bought nothing (docs/design.md §5).
  */
-function relay(): Promise<void> {
-  return runAction({}, async (ctx) => {
-    const [{ mcpCommand }] = await Promise.all([import('./commands/mcp.js'), import('./mcp/relay.js')]);
-    await mcpCommand(ctx, fastPathFlags(['mcp', '--shared']));
-  });
+async function relay(): Promise<void> {
+  const [{ runMcp }] = await Promise.all([import('../serve/mcp.js'), import('../serve/relay.js')]);
+  return runMcp(fastPathFlags(['mcp', '--shared']));
 }

@@ -8,12 +8,12 @@
 // only to modules loaded after them. Everything else is imported after `boot()`, each
 // command's code on its first use.
 import './node-check.js';
-import './startup.js';
+import '../serve/startup.js';
 import { errorMessage } from '../errors.js';
 import { boot } from './boot.js';
 
 boot(process.argv);
-const { dispatch } = await import('./dispatch.js');
+const { dispatch } = await import('./fast-path.js');
 
 dispatch(process.argv).catch((error: unknown) => {
   process.stderr.write(`qmd: internal error: ${errorMessage(error)}\n`);

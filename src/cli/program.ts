@@ -26,8 +26,8 @@ export function selectedCommand(argv: readonly string[]): string | undefined {
 
 /**
  * The command line. Given `argv`, only the command it runs is defined: commander's work for
- * the other ten cost 4–8 ms of every `qmd mcp` start-up (CPU profiles, Node 20), and none of
- * it is needed to parse `mcp`'s options. Without `argv`, all of them (`--help`).
+ * the other commands cost every start-up CPU (docs/design.md §5, "Start-up"), and none of it
+ * is needed to parse one command's options. Without `argv`, all of them (`--help`).
  */
 export function buildProgram(argv?: readonly string[]): Command {
   const program = new Command('qmd')

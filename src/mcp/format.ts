@@ -26,8 +26,8 @@ export function formatQuery(query: string, result: QueryResult, options: { typed
     const where = hit.line === undefined ? hit.file : `${hit.file}:${hit.line}`;
     lines.push('', `${hit.docid} ${Math.round(hit.score * 100)}% ${where} - ${hit.title}`);
     const snippet = oneLine(hit.snippet);
-    // The lines it came from, diff-style, so a client can locate it by itself (issue 23; the
-    // peer numbers a `@@ -300,4 @@` header the same way): `get file:FROM:COUNT` reads them.
+    // The lines it came from, diff-style, so a client can locate it by itself (the peer
+    // numbers a `@@ -300,4 @@` header the same way): `get file:FROM:COUNT` reads them.
     const range =
       hit.snippetRange === undefined ? '' : `@@ -${hit.snippetRange.fromLine},${hit.snippetRange.lines} @@ `;
     if (snippet !== '') lines.push(`  ${range}${snippet}`);

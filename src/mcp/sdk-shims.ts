@@ -5,9 +5,9 @@ import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@
  * What the bundle links in place of `@modelcontextprotocol/server/_shims` (scripts/build.ts):
  * the Node shim's two exports, with the JSON Schema validator loaded on first use.
  *
- * The SDK's Node shim imports its bundled ajv, and ajv's module code runs at import time: 10 to
- * 17 ms of every `qmd mcp` start-up (CPU profiles of the bundle, Node 20, loaded machine), for
- * a validator qmd never calls — its tools declare zod schemas, and the SDK validates JSON
+ * The SDK's Node shim imports its bundled ajv, and ajv's module code runs at import time, a
+ * share of every `qmd mcp` start-up (docs/design.md §5, "Start-up"), for a validator qmd never
+ * calls — its tools declare zod schemas, and the SDK validates JSON
  * Schemas only for elicitation, which qmd does not do. Should that change, the first call loads
  * the SDK's own `AjvJsonSchemaValidator` (its CommonJS build, from node_modules) and behaves
  * exactly as it would have.

@@ -4,8 +4,7 @@ import { documentUri } from './refs.js';
 
 /**
  * Output shapes shared by tools. The SDK publishes them as JSON Schema with
- * `additionalProperties: false` and the client validates replies against it (SDK 1.32.2 and
- * v2), so replies are built field by field from these, never by spreading a store object.
+ * `additionalProperties: false` and the client validates replies against it, so replies are built field by field from these, never by spreading a store object.
  */
 
 /**

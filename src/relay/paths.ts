@@ -25,7 +25,7 @@ export interface SharedPaths {
   log: string;
   /**
    * Where a relay leaves word that the server it started failed or hung, for `qmd status` to
-   * show when no server answers (written by the relay, read by `src/cli/shared-status.ts`).
+   * show when no server answers (written by the relay, read by `src/serve/control/shared-status.ts`).
    */
   failure: string;
 }
@@ -129,7 +129,7 @@ function ownedAndPrivate(path: string, uid: number, mode: number): Refusal {
 
 /**
  * The socket's name for an index path: 64-bit FNV-1a, 16 hex digits. Not node:crypto: loading
- * OpenSSL costs every relay ~2 MB of RSS (measured, Node 20), and this only has to tell a
+ * OpenSSL costs every relay RSS (docs/design.md §5, "Start-up"), and this only has to tell a
  * user's few index paths apart (the server's record names its index too, and a relay checks it).
  */
 export function fnv1a64(text: string): string {

@@ -1,9 +1,9 @@
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { errorMessage } from '../errors.js';
-import { JSONRPC_INVALID_REQUEST } from '../jsonrpc.js';
+import { JSONRPC_INVALID_REQUEST, JSONRPC_SERVER_ERROR } from '../jsonrpc.js';
 import type { InflightGate } from '../lifecycle/gate.js';
+import { createLineReader } from '../lines.js';
 import type { Log } from '../log.js';
-import { createLineSplitter } from './lines.js';
 
 /** The server end a relay talks to: the shared server's socket, or a local server as a fallback. */
 export interface Upstream {
@@ -44,9 +44,6 @@ export interface Relay {
   readonly connections: number;
 }
 
-/** JSON-RPC's "server error" range: the request was accepted by nobody who can still answer it. */
-const SERVER_RESTARTED = -32000;
-const CANNOT_SERVE = -32000;
 export const MAX_RELAY_LINE_BYTES = 8 * 1024 * 1024;
 /** Requests read from the client while no server is connected yet; stdin pauses past this. */
 const MAX_QUEUED_LINES = 256;
@@ -194,7 +191,7 @@ export function createRelay(options: RelayOptions): Relay {
           JSON.stringify({
             jsonrpc: '2.0',
             id: message.id,
-            error: { code: CANNOT_SERVE, message: failed, data: failedData },
+            error: { code: JSONRPC_SERVER_ERROR, message: failed, data: failedData },
           }),
         );
       return;
@@ -238,7 +235,7 @@ export function createRelay(options: RelayOptions): Relay {
     toClient(line);
   };
 
-  const readClient = createLineSplitter({
+  const readClient = createLineReader({
     maxBytes: options.maxLineBytes ?? MAX_RELAY_LINE_BYTES,
     onLine: fromClient,
     onOversized: (bytes) => {
@@ -264,7 +261,10 @@ export function createRelay(options: RelayOptions): Relay {
         JSON.stringify({
           jsonrpc: '2.0',
           id: JSON.parse(key) as unknown,
-          error: { code: SERVER_RESTARTED, message: 'qmd: the shared server restarted before answering; please retry' },
+          error: {
+            code: JSONRPC_SERVER_ERROR,
+            message: 'qmd: the shared server restarted before answering; please retry',
+          },
         }),
       );
       settle(key);
@@ -277,7 +277,7 @@ export function createRelay(options: RelayOptions): Relay {
     upstream = next;
     connections++;
     const maxServerLine = options.maxServerLineBytes ?? MAX_SERVER_LINE_BYTES;
-    const readServer = createLineSplitter({
+    const readServer = createLineReader({
       maxBytes: maxServerLine,
       onLine: fromServer,
       // Each one is at least the cap long: warned about, every time.
@@ -341,7 +341,7 @@ export function createRelay(options: RelayOptions): Relay {
         JSON.stringify({
           jsonrpc: '2.0',
           id: JSON.parse(key) as unknown,
-          error: { code: CANNOT_SERVE, message: reason, data: failedData },
+          error: { code: JSONRPC_SERVER_ERROR, message: reason, data: failedData },
         }),
       );
       settle(key);

@@ -105,7 +105,7 @@ export class Contexts {
   /**
    * Each read document (`get`, `multi_get`, a `qmd://` resource) with the contexts that cover
    * it, as `attach` gives them to hits: a model that opens a note by path learns what its folder
-   * is (issue 23; qmd 2.8 puts them at the top of the text).
+   * is (qmd 2.8 puts them at the top of the text).
    */
   attachToDocuments<T extends { file: string; context?: string }>(docs: T[]): T[] {
     if (docs.length === 0) return docs;

@@ -25,7 +25,7 @@ export class DocumentReader {
     const maxLines = options.maxLines ?? range?.maxLines;
     const part = slice(row, { fromLine, maxLines, lineNumbers: options.lineNumbers });
     // A range is exactly its lines: `a.md:2:2` is two lines, not two and an empty third for a
-    // client that splits on newlines (issue 23). A whole document stays as indexed.
+    // client that splits on newlines. A whole document stays as indexed.
     return fromLine === undefined && maxLines === undefined ? part : { ...part, text: withoutFinalLineEnd(part.text) };
   }
 

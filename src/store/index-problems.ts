@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { QmdError } from '../errors.js';
 
 /**
- * The one vocabulary for what can be wrong with the index file itself (issue 23), whatever
+ * The one vocabulary for what can be wrong with the index file itself, whatever
  * noticed it: `qmd status`, a read or write command, `qmd mcp` over stdio, `--shared` or HTTP.
  * Each is one line that names the file and says what to do, under its own code: the CLI exits 1
  * with it, and an MCP client finds the code in the error's `data` (`{ code }`).

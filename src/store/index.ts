@@ -25,7 +25,7 @@ export const defaultBusyTimeoutMs = 5000;
 export function openStore(file: string, options: StoreOptions = {}): Store {
   const absolute = path.resolve(file);
   // A read never makes an index: a mistyped path would grow folders and an empty index that
-  // answers "No results." (issue 23). Only writers create one.
+  // answers "No results.". Only writers create one.
   const create = options.create ?? !options.readonly;
   if (!create && !fs.existsSync(absolute)) throw indexProblem.missing(absolute);
   // Asked of the file system first: SQLite would call an unreadable file "cannot open".

@@ -382,7 +382,7 @@ export interface StoreOptions {
    * `removeCollection` throw INDEX_READ_ONLY, and the connection runs with `query_only`.
    * The file is still opened for writing when possible, so `close()` can checkpoint and
    * remove the `-wal` (a read-only SQLite connection cannot). A missing index is never
-   * created: INDEX_MISSING says how to make one (issue 23).
+   * created: INDEX_MISSING says how to make one.
    */
   readonly?: boolean;
   /**
@@ -395,9 +395,9 @@ export interface StoreOptions {
   busyTimeoutMs?: number;
   /**
    * Run `PRAGMA quick_check` on open and refuse a damaged index. Default: only when not
-   * `readonly`, since it reads the whole file (about 0.6 s for 10,000 notes, 52 MB, on a
-   * busy 2-core machine): an update pays it once before writing into the index, while a
-   * read-only open (each `qmd mcp`, `qmd search`) stays at ~2 ms and meets any damage as
+   * `readonly`, since it reads the whole file (its cost: docs/design.md §5, "Start-up"): an
+   * update pays it once before writing into the index, while a read-only open (each
+   * `qmd mcp`, `qmd search`) stays cheap and meets any damage as
    * INDEX_CORRUPT from the query that touches it. `'small'` (each `qmd mcp` start): only
    * when the file is at most `QUICK_CHECK_SMALL_BYTES`, so a server start refuses a damaged
    * small index at once but never pays a read of a large one (about 10 ms per MB on a busy
@@ -428,10 +428,9 @@ export interface StoreOptions {
   trace?: (line: string) => void;
   /**
    * How the store makes its one embedder. Default: `createEmbedder` of `src/llm/`, whose
-   * `dispose()` waits for the native call that is running. Only code can pass another: no
-   * environment variable or flag reaches this option, so the shipped binary always disposes
-   * llama.cpp safely. It exists for `bench/contenders/naive-server.ts`, which wraps the real
-   * embedder in the naive dispose order the disposal benchmarks count crashes of.
+   * `dispose()` waits for the native call that is running. Only code passes another (no flag or
+   * variable reaches it): the disposal benchmark's naive contender, the scale benchmark's
+   * stand-in, and the store tests that record what the store asks of its embedder.
    */
   createEmbedder?: (options: EmbedderOptions) => Embedder;
   /**

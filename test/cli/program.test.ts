@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MCP_DEFAULTS } from '../../src/cli/commands/mcp.js';
 import { COMMANDS } from '../../src/cli/definitions.js';
 import { fastPath, fastPathArgs, fastPathFlags } from '../../src/cli/fast-path.js';
 import { buildProgram, selectedCommand } from '../../src/cli/program.js';
+import { MCP_DEFAULTS } from '../../src/serve/mcp.js';
 
 const argv = (...args: string[]) => ['node', 'qmd', ...args];
 const defined = (args?: string[]) => buildProgram(args && argv(...args)).commands.map((c) => c.name());
@@ -94,7 +94,7 @@ describe('fastPath', () => {
   });
 
   it('runs what commander runs for its command line: mcp with no root options, the same flags', async () => {
-    // Each fast path calls mcpCommand(context from no root options, fastPathFlags(args)).
+    // Each fast path calls runMcp(fastPathFlags(args)): mcpCommand with a context from no root options.
     for (const args of fastPathArgs()) {
       expect(await parsedBy(buildProgram(argv(...args)), argv(...args))).toEqual({
         command: 'mcp',

@@ -1,5 +1,5 @@
 /**
- * `qmd mcp --http` for its user only (issue 23, item 3), against the built binary: a bearer
+ * `qmd mcp --http` for its user only, against the built binary: a bearer
  * token made on first start into a 0600 file beside the index, required on `/mcp`, `/query`
  * and `/search` but not `/health`; `--token`; `--no-auth` with its warning; REST refusals in
  * the documented `{ "error": … }` shape; another local user (a throwaway account this test

@@ -1,5 +1,5 @@
 /**
- * A client that stops reading costs bounded memory (issue 22.3), in the spawned binary: plain
+ * A client that stops reading costs bounded memory, in the spawned binary: plain
  * `qmd mcp`, and under `--shared` its relay and the shared server every client depends on. The
  * stalled client writes the handshake and 20,000 queries (~20 KiB of reply each: ~400 MB if
  * all were answered and kept) and never reads a byte. Each process says when it stops reading
@@ -7,9 +7,8 @@
  * backlog stops growing, and the peak RSS (VmHWM) is checked against the bound there. Another
  * session is answered meanwhile; how fast is for `bench/stalled-reader.ts`, not a test.
  *
- * The bound: IDLE_RSS_BOUND_MB, what the process may hold at its peak with a stalled client.
- * Measured idle ~70 MB (Node 20); before this change plain `qmd mcp` reached 508 MB with
- * 20,000 unread replies, the shared server 219 MB with 5,000.
+ * The bound: IDLE_RSS_BOUND_MB, what the process may hold at its peak with a stalled client,
+ * well under what unbounded buffering reached (docs/design.md §2.2; `bench/results-stalled-reader.md`).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -9,9 +9,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PidRecord } from '../../src/cli/daemon/pidfile.js';
-import { readIdentity } from '../../src/cli/daemon/proc.js';
 import { daemonControlPath } from '../../src/relay/paths.js';
+import type { PidRecord } from '../../src/serve/daemon/pidfile.js';
+import { readIdentity } from '../../src/serve/daemon/proc.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 import { spawnProcess, waitForExit } from '../support/spawn.js';
 import { connectClient, health } from './fixtures/http-server.js';

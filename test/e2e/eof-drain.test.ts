@@ -1,5 +1,5 @@
 /**
- * Stdin EOF drains for real (issue 22.4), in the spawned binary, over both stdio transports:
+ * Stdin EOF drains for real, in the spawned binary, over both stdio transports:
  * the requests a client wrote before closing stdin are answered while stdout is open, as
  * `printf … | qmd mcp | jq` expects. A query is held in flight by the failpoint
  * `tool.query=until(SIGUSR2)` (no timing: it ends when the test says), stdin ends, and only

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInflightGate } from '../../src/lifecycle/gate.js';
 import { createHttpApp } from '../../src/mcp/http/app.js';
 import { createOriginGuard } from '../../src/mcp/http/guard.js';
+import { createLegacyLeg } from '../../src/mcp/http/legacy.js';
 import { createModernLeg } from '../../src/mcp/http/modern.js';
-import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
 import { within } from '../support/bounded.js';
 import { indexedWorkspace, qmdEnv, textOf } from '../support/qmd.js';
 import { recordingLog } from '../support/recording-log.js';
@@ -239,7 +239,7 @@ describe('the HTTP app, in process (real node:http, real SDK transport, no store
   async function startApp(options: { maxSessions?: number } = {}) {
     const log = recordingLog();
     const { lines } = log;
-    const sessions = createSessionRegistry({
+    const legacy = createLegacyLeg({
       createServer: () => new McpServer({ name: 'in-process', version: '0.0.0' }),
       idleMs: 60_000,
       maxSessions: options.maxSessions ?? 8,
@@ -253,7 +253,7 @@ describe('the HTTP app, in process (real node:http, real SDK transport, no store
     const listener = createServer();
     const app = createHttpApp({
       gate: createInflightGate(),
-      sessions,
+      legacy,
       modern,
       guard: createOriginGuard('127.0.0.1'),
       auth: null,
@@ -276,11 +276,11 @@ describe('the HTTP app, in process (real node:http, real SDK transport, no store
       return String(res.headers['mcp-session-id']);
     };
     const close = async () => {
-      await sessions.closeAll();
+      await legacy.closeAll();
       listener.closeAllConnections();
       await new Promise((resolve) => listener.close(resolve));
     };
-    return { app, sessions, port, lines, initialize, close };
+    return { app, legacy, port, lines, initialize, close };
   }
 
   it('once stopping, a request on a kept-alive connection gets 503 and the connection closes', async () => {
@@ -303,10 +303,10 @@ describe('the HTTP app, in process (real node:http, real SDK transport, no store
       const first = await s.initialize();
       const second = await s.initialize();
       const third = await s.initialize();
-      expect(s.sessions.size).toBe(2);
-      expect(s.sessions.get(first)).toBeUndefined();
-      expect(s.sessions.get(second)).toBeDefined();
-      expect(s.sessions.get(third)).toBeDefined();
+      expect(s.legacy.size).toBe(2);
+      expect(s.legacy.get(first)).toBeUndefined();
+      expect(s.legacy.get(second)).toBeDefined();
+      expect(s.legacy.get(third)).toBeDefined();
       expect(s.lines.join('\n')).toContain(`session ${first.slice(0, 8)} closed (evicted: 2 sessions is the limit)`);
     } finally {
       await s.close();

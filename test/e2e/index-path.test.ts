@@ -18,7 +18,8 @@ function envWith(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /**
- * The index `qmd status` looked for. None exists, and a read never makes one (issue 23): it
+ * The index `qmd status` looked for. None exists, and a read never makes one (a typo must not
+ * grow an empty index): it
  * answers `No index at PATH`, exit 1, and PATH is still not there afterwards.
  */
 async function indexOpened(args: string[], env: NodeJS.ProcessEnv): Promise<string> {

@@ -1,5 +1,5 @@
 /**
- * One vocabulary for index problems (issue 23, item 2), against the built binary: every problem
+ * One vocabulary for index problems, against the built binary: every problem
  * with the index file (missing, damaged, disk full, unreadable, read-only folder, locked) on
  * every surface (status, search, get, qmd mcp over stdio, --http and --shared, collection add,
  * update, embed, context add). Each cell is what a user sees: the exit code and the first

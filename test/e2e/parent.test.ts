@@ -11,7 +11,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readIdentity } from '../../src/cli/daemon/proc.js';
+import { readIdentity } from '../../src/serve/daemon/proc.js';
 import { within } from '../support/bounded.js';
 import { indexedWorkspace, QMD_BIN, qmdEnv } from '../support/qmd.js';
 import { type Exit, type Spawned, spawnProcess, waitForExit } from '../support/spawn.js';

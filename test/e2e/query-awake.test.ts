@@ -9,7 +9,7 @@
  * is never heard, and this test fails.
  */
 import { describe, expect, it } from 'vitest';
-import { readIdentity } from '../../src/cli/daemon/proc.js';
+import { readIdentity } from '../../src/serve/daemon/proc.js';
 import { within } from '../support/bounded.js';
 import { indexedWorkspace, QMD_BIN, qmdEnv } from '../support/qmd.js';
 import { type SharedClient, startClient } from './fixtures/shared.js';

@@ -1,13 +1,13 @@
 /**
  * `qmd get` and `qmd multi-get`, spawned: the same references the
- * MCP tools take, resolved by the same authority, and the whole traversal table refused with
+ * MCP tools take, resolved by the same authority, and the whole path-escape table refused with
  * one line on stderr and nothing on stdout.
  */
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pathEscapeCases } from '../support/path-escape.js';
 import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
-import { traversalCases } from '../support/traversal.js';
 
 const ws = tempWorkspace({
   'sqlite.md': '# SQLite notes\n\nWAL mode lets readers and a writer share the index.\nCheckpoint on close.\n',
@@ -66,9 +66,9 @@ describe('qmd get', () => {
     );
   });
 
-  it('refuses the whole traversal table with one line on stderr and nothing on stdout', async () => {
+  it('refuses the whole path-escape table with one line on stderr and nothing on stdout', async () => {
     // argv cannot carry NUL: those cases cannot even be sent to a process.
-    const cases = traversalCases({ dir: ws.dir, notes: realpathSync(ws.notesDir) }).filter(
+    const cases = pathEscapeCases({ dir: ws.dir, notes: realpathSync(ws.notesDir) }).filter(
       (c) => !c.input.includes('\0'),
     );
     const runs = await inBatches(cases, 4, async ({ input, verdict }) => ({

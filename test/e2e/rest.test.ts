@@ -14,9 +14,9 @@ import { parseFailpoints } from '../../src/failpoints.js';
 import { silentLog } from '../../src/log.js';
 import { createHttpApp } from '../../src/mcp/http/app.js';
 import { createOriginGuard } from '../../src/mcp/http/guard.js';
+import { createLegacyLeg } from '../../src/mcp/http/legacy.js';
 import { createModernLeg } from '../../src/mcp/http/modern.js';
 import { createRestHandler } from '../../src/mcp/http/rest.js';
-import { createSessionRegistry } from '../../src/mcp/http/sessions.js';
 import { openStore } from '../../src/store/index.js';
 import { probedGate } from '../support/gate-probe.js';
 import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
@@ -184,11 +184,11 @@ describe('the REST leg in process (real node:http, real store, real gate)', () =
     const store = openStore(ws.index, { readonly: true });
     const { gate, nextStart, nextSettle } = probedGate();
     const mcp = () => new McpServer({ name: 'in-process', version: '0.0.0' });
-    const sessions = createSessionRegistry({ createServer: mcp, idleMs: 60_000, maxSessions: 8, log: silentLog });
+    const legacy = createLegacyLeg({ createServer: mcp, idleMs: 60_000, maxSessions: 8, log: silentLog });
     const listener = createServer();
     const app = createHttpApp({
       gate,
-      sessions,
+      legacy,
       modern: createModernLeg({ createServer: mcp, maxBodyBytes: 64 * 1024, log: silentLog }),
       guard: createOriginGuard('127.0.0.1'),
       auth: null,
@@ -208,7 +208,7 @@ describe('the REST leg in process (real node:http, real store, real gate)', () =
       nextStart,
       nextSettle,
       async close() {
-        await sessions.closeAll();
+        await legacy.closeAll();
         listener.closeAllConnections();
         await new Promise((resolve) => listener.close(resolve));
         await store.close();

@@ -1,6 +1,6 @@
 /**
- * Nothing a user can set makes the shipped binary dispose llama.cpp under a running call
- *. The naive dispose order the benchmarks count crashes of used to sit in
+ * Nothing a user can set makes the shipped binary dispose llama.cpp under a running call.
+ * The naive dispose order the benchmarks count crashes of used to sit in
  * `src/` behind `QMD_UNSAFE_DISPOSE`; it now lives in `bench/contenders/` and reaches a store
  * only through `StoreOptions.createEmbedder`, which only code can pass. Checked on what ships
  * (`dist/`, built by `npm test`) and on a spawned server given the old variable.

@@ -1,7 +1,7 @@
 /**
- * The watchdog end to end: `QMD_FAILPOINTS=server.leak=hang` makes the real binary
- * leak a ref'd interval at start that nothing ever clears, the way a forgotten timer or socket
- * does. After `done` the loop cannot drain, so the watchdog — armed only then — names what
+ * The watchdog end to end: the real binary, with a ref'd interval that nothing ever clears
+ * started before it (`NODE_OPTIONS=--import=data:…`, so the product carries no hook for it),
+ * the way a forgotten timer or socket does. After `done` the loop cannot drain, so the watchdog — armed only then — names what
  * holds it and exits with the code the machine computed, whatever that code is.
  */
 import { existsSync } from 'node:fs';
@@ -13,14 +13,17 @@ import { type Spawned, waitForExit } from '../support/spawn.js';
 
 const ws = indexedWorkspace();
 
-/** Serving: `initialize` answered, so the lifecycle has started and the leak is in place. */
+/** A ref'd interval started before qmd's first module, held for the life of the process. */
+const LEAK = { NODE_OPTIONS: '--import=data:text/javascript,setInterval(()=>{},3600000)' };
+
+/** Serving: `initialize` answered, so the lifecycle has started (the leak was there before it). */
 async function serving(server: Spawned): Promise<void> {
   await new Client({ name: 'e2e-watchdog', version: '1.0.0' }).connect(new ChildTransport(server.child));
 }
 
 describe('a leaked ref’d handle after done', () => {
   it('clean teardown: the watchdog names the handle and exits 0', async () => {
-    const server = spawnMcp(qmdEnv(ws.index, { QMD_FAILPOINTS: 'server.leak=hang', QMD_EXIT_WATCHDOG_MS: '300' }));
+    const server = spawnMcp(qmdEnv(ws.index, { ...LEAK, QMD_EXIT_WATCHDOG_MS: '300' }));
     try {
       await serving(server);
       server.child.stdin?.end();
@@ -43,7 +46,8 @@ describe('a leaked ref’d handle after done', () => {
   it('failed teardown step: the watchdog exits with the computed code, 1', async () => {
     const server = spawnMcp(
       qmdEnv(ws.index, {
-        QMD_FAILPOINTS: 'server.leak=hang;teardown.disposeStore=throw',
+        ...LEAK,
+        QMD_FAILPOINTS: 'teardown.disposeStore=throw',
         QMD_EXIT_WATCHDOG_MS: '300',
       }),
     );

@@ -1,5 +1,5 @@
 /**
- * What a client switching from qmd 2.8 expects of fetched documents (issue 23), through a real
+ * What a client switching from qmd 2.8 expects of fetched documents, through a real
  * SDK `Client` over memory: the contexts covering a document in `get`, `multi_get` and the
  * `qmd://` resource (text and structuredContent), snippets that say which lines they come
  * from, a sliced `get` that is exactly its lines, and cache hints on the 2026-07-28 lists.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { traversalCases } from '../support/traversal.js';
+import { pathEscapeCases } from '../support/path-escape.js';
 import { type Harness, startHarness, textOf } from './harness.js';
 
 let h: Harness;
@@ -105,15 +105,14 @@ describe('schema-invalid arguments', () => {
   });
 
   it('answers an unknown tool with a JSON-RPC error', async () => {
-    // Measured, SDK 2.4.0: -32602 "Tool nope not found" as a protocol error (1.32.2 sent it as
-    // an isError result).
+    // Measured, SDK 2.4.0: -32602 "Tool nope not found" as a protocol error, not an isError result.
     await expect(h.call('nope')).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('nope') });
     await expectStillServing();
   });
 
   it('answers arguments that are not an object with a JSON-RPC error and keeps serving', async () => {
-    // The SDK's own request schema refuses it before any tool code (-32603 in 1.32.2); the
-    // typed client cannot send it, so it is forced here.
+    // The SDK's own request schema refuses it before any tool code; the typed client cannot
+    // send it, so it is forced here.
     await expect(h.client.callTool({ name: 'query', arguments: 'wal' as never })).rejects.toThrow(/arguments/);
     await expectStillServing();
   });
@@ -139,11 +138,11 @@ describe('queries full of search syntax', () => {
 });
 
 describe('only indexed documents can be read', () => {
-  // The traversal table: the same answer from every surface, never a byte of what is outside.
-  const cases = () => traversalCases({ dir: h.dir, notes: `${h.dir}/notes` });
+  // The path-escape table: the same answer from every surface, never a byte of what is outside.
+  const cases = () => pathEscapeCases({ dir: h.dir, notes: `${h.dir}/notes` });
   const leaks = /zebrafish|hunter2|root:/;
 
-  it('get refuses every case of the traversal table', async () => {
+  it('get refuses every case of the path-escape table', async () => {
     for (const { input, verdict } of cases()) {
       const result = await h.call('get', { file: input });
       expect(result.isError, input).toBe(true);

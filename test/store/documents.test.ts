@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
-import { traversalCases } from '../support/traversal.js';
+import { pathEscapeCases } from '../support/path-escape.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
 let box: Sandbox;
@@ -171,10 +171,10 @@ describe('references as qmd 2.8 resolves them', () => {
   });
 });
 
-describe('nothing outside the collections (the traversal table)', () => {
+describe('nothing outside the collections (the path-escape table)', () => {
   const code = { outside: 'OUTSIDE_COLLECTIONS', bad: 'BAD_ARGUMENT', indexOnly: 'NOT_FOUND' } as const;
   it('get and multiGet give each case its verdict and never a byte of what lies outside', async () => {
-    const cases = traversalCases({ dir: box.dir, notes: root });
+    const cases = pathEscapeCases({ dir: box.dir, notes: root });
     expect(cases.length).toBeGreaterThan(40);
     for (const { input, verdict } of cases) {
       const error = await expectQmdError(() => store.get(input), code[verdict]);

@@ -1,11 +1,11 @@
 /**
  * The one authority on what a reference may name (`parseRef`), against the whole
- * traversal table, and the forms it lets through. Pure: no index, no filesystem.
+ * path-escape table, and the forms it lets through. Pure: no index, no filesystem.
  */
 import { describe, expect, it } from 'vitest';
 import { isQmdError } from '../../src/errors.js';
 import { climbs, type DocumentRef, parseRef, splitLineRange } from '../../src/store/refs.js';
-import { traversalCases, type Verdict } from '../support/traversal.js';
+import { pathEscapeCases, type Verdict } from '../support/path-escape.js';
 
 const roots = [
   { name: 'notes', root: '/srv/qmd/notes' },
@@ -33,7 +33,7 @@ function verdictOf(input: string): Verdict {
 }
 
 describe('parseRef, the authority', () => {
-  it.each(traversalCases({ dir: '/srv/qmd', notes: '/srv/qmd/notes' }))(
+  it.each(pathEscapeCases({ dir: '/srv/qmd', notes: '/srv/qmd/notes' }))(
     '$input: $verdict ($why)',
     ({ input, verdict }) => {
       expect(verdictOf(input)).toBe(verdict);

@@ -157,7 +157,7 @@ export const DETACHED = {
   exit: () => {},
 } satisfies LifecycleOptions;
 
-/** The fake lifecycle: the real host, then `start(steps)` as src/cli/mcp/serve.ts does. */
+/** The fake lifecycle: the real host, then `start(steps)` as src/serve/serve-mcp.ts does. */
 export function createHarness(options: HarnessOptions = {}) {
   const fake = fakeProcess<LifecycleOutput>(options, options.priorExitCode);
   const { clock, recorded, signals } = fake;

@@ -108,7 +108,7 @@ export async function status(ctx: CliContext, flags: { json?: boolean }) {
   const store = openStore(ctx.indexPath, { readonly: true, quickCheck: true, log: ctx.log });
   try {
     const report = store.status();
-    const { formatSharedStatus, readSharedStatus } = await import('../shared-status.js');
+    const { formatSharedStatus, readSharedStatus } = await import('../../serve/control/shared-status.js');
     const shared = await readSharedStatus(ctx.indexPath, ctx.env);
     ctx.out(
       flags.json

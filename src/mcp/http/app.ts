@@ -1,23 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toWebRequest } from '@modelcontextprotocol/node';
 import { isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
-import { JSONRPC_PARSE_ERROR } from '../../jsonrpc.js';
+import { JSONRPC_PARSE_ERROR, JSONRPC_SESSION_NOT_FOUND } from '../../jsonrpc.js';
 import type { InflightGate } from '../../lifecycle/gate.js';
 import type { Log } from '../../log.js';
 import { BEARER_CHALLENGE, type BearerAuth } from './auth.js';
 import { readJsonBody } from './body.js';
 import { createExchanges } from './exchanges.js';
 import type { OriginGuard } from './guard.js';
+import type { LegacyLeg, LegacySession } from './legacy.js';
 import type { ModernLeg } from './modern.js';
 import { replyError, replyJson } from './reply.js';
 import { REST_PATHS, type RestHandler } from './rest.js';
-import type { Session, SessionRegistry } from './sessions.js';
 
 export interface HttpAppOptions {
   /** The lifecycle's gate: every POST exchange is one in-flight unit until its reply is sent. */
   gate: InflightGate;
   /** 2025-era clients: one session each. */
-  sessions: SessionRegistry;
+  legacy: LegacyLeg;
   /** 2026-07-28 clients: sessionless, one exchange per request. */
   modern: ModernLeg;
   guard: OriginGuard;
@@ -52,9 +52,6 @@ export interface HttpApp {
 export const MCP_PATH = '/mcp';
 export const HEALTH_PATH = '/health';
 
-/** JSON-RPC's "session not found" code, as the SDK answers it. */
-const SESSION_NOT_FOUND = -32001;
-
 /**
  * Routes `qmd mcp --http`: `/health`, `POST /query` and `/search` (REST, `rest.ts`), and
  * `/mcp` for both protocol eras. A POST with an
@@ -68,16 +65,16 @@ const SESSION_NOT_FOUND = -32001;
  * Draining counts POST and DELETE exchanges in the gate from the first byte of the request
  * until the response is closed: "in flight" ends when the client has its reply. That is the
  * one unit the drain waits for; the tool handler inside an exchange runs through the gate's
- * uncounted view (`cli/mcp/http.ts`), so one request counts once. The GET event stream is not
+ * uncounted view (`src/serve/http.ts`), so one request counts once. The GET event stream is not
  * counted: it is open for as long as the session lives and is closed at `closingTransport`.
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
-  const { gate, sessions, guard, log } = options;
+  const { gate, legacy, guard, log } = options;
   let stopping = false;
   let inflight = 0;
 
   const exchanges = createExchanges({
-    sessions,
+    legacy,
     log,
     // A reply delivered while stopping leaves an idle kept-alive socket behind.
     onEnded: () => {
@@ -102,7 +99,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (stopping) options.onExchangeEnded?.();
   };
 
-  const sessionOf = (req: IncomingMessage, res: ServerResponse): Session | undefined => {
+  const sessionOf = (req: IncomingMessage, res: ServerResponse): LegacySession | undefined => {
     const id = req.headers['mcp-session-id'];
     if (typeof id !== 'string' || id === '') {
       // Only a 2025 session has a GET stream or a DELETE; sessionless 2026-07-28 has neither.
@@ -111,8 +108,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       });
       return undefined;
     }
-    const session = sessions.get(id);
-    if (!session) replyError(res, 404, 'Session not found', { code: SESSION_NOT_FOUND });
+    const session = legacy.get(id);
+    if (!session) replyError(res, 404, 'Session not found', { code: JSONRPC_SESSION_NOT_FOUND });
     return session;
   };
 
@@ -134,19 +131,19 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       replyError(res, 503, 'Service Unavailable: the server is shutting down', { close: true });
       return;
     }
-    let session: Session | undefined;
+    let session: LegacySession | undefined;
     if (req.headers['mcp-session-id'] !== undefined) {
-      session = sessions.get(String(req.headers['mcp-session-id']));
-      if (!session) replyError(res, 404, 'Session not found', { code: SESSION_NOT_FOUND });
+      session = legacy.get(String(req.headers['mcp-session-id']));
+      if (!session) replyError(res, 404, 'Session not found', { code: JSONRPC_SESSION_NOT_FOUND });
     } else if (!(await isLegacyRequest(await toWebRequest(req, body.value), body.value))) {
       await counted(() => modernExchange(req, res, body.value));
       return;
     } else if (isInitializeRequest(body.value)) {
-      if (!(await sessions.makeRoom())) {
+      if (!(await legacy.makeRoom())) {
         replyError(res, 503, 'Service Unavailable: too many sessions are busy', { headers: { 'Retry-After': '1' } });
         return;
       }
-      session = await sessions.create();
+      session = await legacy.create();
     } else {
       replyError(res, 400, 'Bad Request: no session; send initialize first');
     }
@@ -213,7 +210,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         uptime: Math.round(process.uptime()),
         version: options.version,
         pid: process.pid,
-        sessions: sessions.size,
+        sessions: legacy.size,
         inflight,
       });
       return;
@@ -274,7 +271,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     },
     async stopAccepting() {
       stopping = true;
-      await sessions.beginShutdown();
+      await legacy.beginShutdown();
     },
     async abandonInflight(reason) {
       options.rest?.abandon(reason);

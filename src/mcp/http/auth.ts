@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 /**
- * Bearer-token access for `qmd mcp --http` (issue 23): loopback keeps other machines out and the
+ * Bearer-token access for `qmd mcp --http`: loopback keeps other machines out and the
  * Host/Origin guard keeps web pages out, but any other user of this machine can reach
  * 127.0.0.1. A request to `/mcp`, `/query` or `/search` must carry
- * `Authorization: Bearer <token>`, the token only this user can read (`cli/mcp/http-token.ts`).
+ * `Authorization: Bearer <token>`, the token only this user can read (`src/serve/http-token.ts`).
  * `/health` stays open: it says nothing about the notes.
  */
 export interface BearerAuth {

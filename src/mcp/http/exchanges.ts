@@ -1,20 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJSONRPCRequest, type RequestId } from '@modelcontextprotocol/server';
+import { JSONRPC_SERVER_ERROR } from '../../jsonrpc.js';
 import type { Log } from '../../log.js';
+import type { LegacyLeg, LegacySession } from './legacy.js';
 import { replyError } from './reply.js';
-import type { Session, SessionRegistry } from './sessions.js';
-
-/** JSON-RPC "connection closed", the code SDK 1.x sent for it (v2 keeps it local as `SdkErrorCode`). */
-const CONNECTION_CLOSED = -32000;
 
 /** How long abandoned replies get to be written out; well inside the teardown step's 2 s bound. */
 const ABANDON_FLUSH_MS = 250;
 
 export interface Exchanges {
   /** Hands one HTTP exchange to its session's transport; settles when the response is closed. */
-  run(session: Session, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void>;
+  run(session: LegacySession, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void>;
   /** After a POST that carried `notifications/cancelled`: ends the cancelled requests' streams. */
-  endCancelled(session: Session, body: unknown): void;
+  endCancelled(session: LegacySession, body: unknown): void;
   /**
    * After the drain: answers every request still in flight with a JSON-RPC error, so its
    * client learns now that no reply is coming (closing a session discards pending replies,
@@ -24,7 +22,7 @@ export interface Exchanges {
 }
 
 interface Pending {
-  session: Session;
+  session: LegacySession;
   ids: RequestId[];
   closed: Promise<void>;
 }
@@ -34,15 +32,15 @@ function messagesOf(body: unknown): unknown[] {
 }
 
 /**
- * The HTTP exchanges in flight and the three things the SDK's transport (1.32.2, and v2's Node transport) leaves to
- * us about them: a client that hangs up, a cancelled request, and the replies still owed
+ * The HTTP exchanges in flight and the three things the SDK's Node transport leaves to us
+ * about them: a client that hangs up, a cancelled request, and the replies still owed
  * when the server must go.
  */
-export function createExchanges(options: { sessions: SessionRegistry; log: Log; onEnded: () => void }): Exchanges {
-  const { sessions, log } = options;
+export function createExchanges(options: { legacy: LegacyLeg; log: Log; onEnded: () => void }): Exchanges {
+  const { legacy, log } = options;
   const pending = new Set<Pending>();
 
-  const cancel = (session: Session, ids: RequestId[], reason: string): void => {
+  const cancel = (session: LegacySession, ids: RequestId[], reason: string): void => {
     for (const requestId of ids) {
       session.transport.onmessage?.({
         jsonrpc: '2.0',
@@ -71,7 +69,7 @@ export function createExchanges(options: { sessions: SessionRegistry; log: Log; 
         pending.add(entry);
       }
       const stream = req.method === 'GET';
-      sessions.begin(session, stream);
+      legacy.begin(session, stream);
       try {
         await session.transport.handleRequest(req, res, body);
         await closed;
@@ -80,7 +78,7 @@ export function createExchanges(options: { sessions: SessionRegistry; log: Log; 
         replyError(res, 500, 'Internal error');
       } finally {
         if (entry) pending.delete(entry);
-        sessions.end(session, stream);
+        legacy.end(session, stream);
         options.onEnded();
       }
     },
@@ -104,7 +102,7 @@ export function createExchanges(options: { sessions: SessionRegistry; log: Log; 
       const left = [...pending];
       for (const { session, ids } of left) {
         for (const id of ids) {
-          const error = { jsonrpc: '2.0' as const, id, error: { code: CONNECTION_CLOSED, message: reason } };
+          const error = { jsonrpc: '2.0' as const, id, error: { code: JSONRPC_SERVER_ERROR, message: reason } };
           // The SDK throws if this request was answered meanwhile: nothing left to do then.
           await session.transport.send(error).catch(() => {});
         }

@@ -7,11 +7,12 @@ import { networkInterfaces, hostname as osHostname } from 'node:os';
  * (`https://evil.example`). So a request is served only when its Host names this machine, and
  * its Origin, when there is one, does too. Non-browser clients send no Origin.
  *
- * Written here rather than taken from the SDK: its `allowedHosts`/`allowedOrigins` options
- * (1.32.2) are deprecated, compare the Host header with its port as a whole string, and live
- * per transport (per session), while a 403 must come before any session exists; its
- * `hostHeaderValidation` is Express middleware. Ports are not compared: the attack is about
- * names, and a loopback client on another port is still this machine.
+ * SDK v2 exports the same two checks (`validateHostHeader`, `validateOriginHeader`: hostnames
+ * only) over a list it is given; the transport options that did it per session are
+ * deprecated. What is ours is the list (a wildcard bind accepts every interface's address and
+ * the host name) and a refusal before the request reaches either HTTP leg. Ports are not
+ * compared: the attack is about names, and a loopback client on another port is still this
+ * machine.
  */
 export interface OriginGuard {
   /** `null` when the request may be served, else why it is refused (sent with a 403). */

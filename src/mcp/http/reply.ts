@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { jsonRpcError } from '../../jsonrpc.js';
+import { JSONRPC_SERVER_ERROR, jsonRpcError } from '../../jsonrpc.js';
 
 /**
  * A refusal in the shape the SDK uses for its own (a JSON-RPC error with `id: null`), so a
@@ -15,7 +15,7 @@ export function replyError(
     res.end();
     return;
   }
-  const body = JSON.stringify(jsonRpcError(options.code ?? -32000, message));
+  const body = JSON.stringify(jsonRpcError(options.code ?? JSONRPC_SERVER_ERROR, message));
   res.writeHead(status, {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(body),

@@ -8,8 +8,8 @@ import {
   jsonRpcError,
 } from '../../jsonrpc.js';
 import type { InflightGate } from '../../lifecycle/gate.js';
+import { createLineReader } from '../../lines.js';
 import type { Log } from '../../log.js';
-import { createLineReader } from './lines.js';
 import { LineTransport } from './transport.js';
 
 /** A JSON-RPC message larger than this is refused (the SDK's own stdio buffer caps at 10 MiB). */

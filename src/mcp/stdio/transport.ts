@@ -16,7 +16,7 @@ import {
  * Writing: a message is written at once and `send()` resolves at once; flow control is the
  * connection's (it stops reading requests while replies are backed up), so no send waits on
  * 'drain' and no listener is added per send (the SDK's added two each, and a stalled reader
- * piled them up: issue 22). `hooks.sent` hears each response as it is written, `hooks.written`
+ * piled them up: docs/design.md §5). `hooks.sent` hears each response as it is written, `hooks.written`
  * once it has left the process (the stream's write callback), with the error if it failed.
  */
 export class LineTransport implements Transport {

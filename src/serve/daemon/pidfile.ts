@@ -9,7 +9,7 @@ import { canVerifyProcesses, identityMismatch, type ProcessIdentity, readIdentit
  * so `--index` picks the daemon and its pidfile together), and the shared server's record beside
  * its socket. It says who claimed the index (one server per index) and where to find it; it is
  * never the authority on whether that server runs, and nothing ever signals the PID in it. The
- * authority is the server's own control socket (`src/cli/control/`), whose path is derived from
+ * authority is the server's own control socket (`src/serve/control/`), whose path is derived from
  * the index, not read from here: a tampered record can point at nothing.
  */
 export interface PidRecord {
@@ -24,7 +24,7 @@ export interface PidRecord {
   startedAt: string;
   /** The control socket (or Windows pipe) that answers for this server. */
   control: string;
-  /** Linux only, an extra check (`src/cli/daemon/proc.ts`): absent where /proc is not. */
+  /** Linux only, an extra check (`src/serve/daemon/proc.ts`): absent where /proc is not. */
   identity?: Omit<ProcessIdentity, 'pid'>;
   /**
    * Set once its control socket listens (`markListening`): from then on a holder whose socket

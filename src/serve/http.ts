@@ -1,19 +1,19 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { QmdError } from '../../errors.js';
-import type { Lifecycle } from '../../lifecycle/host.js';
-import { watchHttpListener } from '../../lifecycle/http.js';
-import { createHttpApp, MCP_PATH } from '../../mcp/http/app.js';
-import { type BearerAuth, createBearerAuth } from '../../mcp/http/auth.js';
-import { createOriginGuard } from '../../mcp/http/guard.js';
-import { createModernLeg } from '../../mcp/http/modern.js';
-import { createRestHandler } from '../../mcp/http/rest.js';
-import { createSessionRegistry } from '../../mcp/http/sessions.js';
-import type { CliContext } from '../context.js';
-import { STARTUP_PPID } from '../startup.js';
-import { packageVersion } from '../version.js';
+import type { CliContext } from '../cli/context.js';
+import { packageVersion } from '../cli/version.js';
+import { QmdError } from '../errors.js';
+import type { Lifecycle } from '../lifecycle/host.js';
+import { watchHttpListener } from '../lifecycle/http.js';
+import { createHttpApp, MCP_PATH } from '../mcp/http/app.js';
+import { type BearerAuth, createBearerAuth } from '../mcp/http/auth.js';
+import { createOriginGuard } from '../mcp/http/guard.js';
+import { createLegacyLeg } from '../mcp/http/legacy.js';
+import { createModernLeg } from '../mcp/http/modern.js';
+import { createRestHandler } from '../mcp/http/rest.js';
 import { isUsableToken, loadOrCreateToken, tokenPath } from './http-token.js';
-import { serveMcp } from './serve.js';
+import { serveMcp } from './serve-mcp.js';
+import { STARTUP_PPID } from './startup.js';
 
 export interface HttpServeOptions {
   host: string;
@@ -33,7 +33,7 @@ export interface HttpServeOptions {
 
 /**
  * `qmd mcp --http`: one store (and so one warm model) and one lifecycle gate for every client.
- * 2025 clients get a session each (one `McpServer`, reaped when idle: `src/mcp/http/sessions.ts`);
+ * 2025 clients get a session each (one `McpServer`, reaped when idle: `src/mcp/http/legacy.ts`);
  * 2026-07-28 clients are sessionless, one `McpServer` per exchange (`src/mcp/http/modern.ts`).
  *
  * Stdin is not a client here (`stdin: null`): a backgrounded server has stdin at EOF from the
@@ -64,7 +64,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
       // stdout is not the protocol here, but a library's write to it must not crash us either.
       process.stdout.on('error', () => {});
       const handlers = lifecycle.gate.uncounted();
-      const sessions = createSessionRegistry({
+      const legacy = createLegacyLeg({
         createServer: () => createMcpServer(handlers),
         idleMs: httpConfig.sessionIdleMs,
         maxSessions: httpConfig.maxSessions,
@@ -77,7 +77,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
       });
       const app = createHttpApp({
         gate: lifecycle.gate,
-        sessions,
+        legacy,
         modern,
         guard: createOriginGuard(options.host),
         auth,
@@ -93,7 +93,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
       try {
         port = await listen(listener, options.port, options.host);
       } catch (error) {
-        await sessions.closeAll();
+        await legacy.closeAll();
         throw error;
       }
       const detachListener = watchHttpListener(listener, lifecycle.trigger, (error, fatal) =>
@@ -113,7 +113,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
           // What the drain left (its deadline passed, or escalation cut it short) is cut now:
           // its clients get an error reply rather than silence.
           await app.abandonInflight('Connection closed: the server shut down before this request finished');
-          await Promise.all([sessions.closeAll(), modern.close()]);
+          await Promise.all([legacy.closeAll(), modern.close()]);
           listener.closeAllConnections();
         },
       };

@@ -1,10 +1,13 @@
 /**
- * Splits a byte stream into newline-delimited lines, as MCP's stdio transport frames them.
- * Whole lines only; an unfinished one waits for its newline. A line longer than `maxBytes` is
- * dropped up to its newline and reported (`onOversized`), so a runaway client cannot make us
- * buffer without bound.
+ * Splits a byte stream into newline-delimited lines, as MCP's stdio transport frames them:
+ * whole lines only (an unfinished one waits for its newline), a trailing `\r` dropped, blank
+ * lines skipped. A line longer than `maxBytes` is dropped up to its newline and reported
+ * through `onOversized` with its length in bytes, newline not counted (the count the limit is
+ * held to), so a runaway peer cannot make us buffer without bound (the SDK's own `ReadBuffer`
+ * closes its transport past 10 MiB instead, leaving a deaf server). A neutral leaf: the stdio
+ * connection reads its client with it, the relay its client and its shared server.
  */
-export function createLineSplitter(options: {
+export function createLineReader(options: {
   maxBytes: number;
   onLine: (line: string) => void;
   onOversized: (bytes: number) => void;

@@ -1,7 +1,7 @@
+import { packageVersion } from '../../cli/version.js';
 import type { Lifecycle } from '../../lifecycle/host.js';
 import { listenControl } from '../control/listen.js';
-import type { HttpServeOptions } from '../mcp/http.js';
-import { packageVersion } from '../version.js';
+import type { HttpServeOptions } from '../http.js';
 import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './pidfile.js';
 
 /**

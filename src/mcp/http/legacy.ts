@@ -5,6 +5,8 @@ import type { Log } from '../../log.js';
 
 /*
  * The 2025-era leg of `qmd mcp --http` (the 2026-07-28 protocol is sessionless: `modern.ts`).
+ * Its sessions are Streamable HTTP's, named by `Mcp-Session-Id`: `LegacySession`, not the
+ * shared server's sessions (`machines/session.ts`, one per relay connection).
  *
  * Decision: 2025 clients keep MCP sessions (stateful Streamable HTTP), one `McpServer` per
  * session, all sharing one store, one model and one lifecycle gate. SDK v2's own default for
@@ -17,20 +19,20 @@ import type { Log } from '../../log.js';
  *   server that knows nothing of it, and a cancelled hybrid query keeps the model busy.
  * - The point of the shared server is many clients on one warm model (docs/design.md §1). That
  *   comes from sharing the store, which both designs do; a session costs one McpServer and
- *   transport (39 KB of heap, 4.6 ms to build and connect on this 2-core machine, measured
- *   over 500), which stateless would rebuild for every request.
+ *   transport (heap and build time: docs/design.md §5, "Start-up"), which stateless would
+ *   rebuild for every request.
  * - Server-to-client messages (the GET event stream, logging, list-changed) need a session.
  * The costs, handled here: sessions must be reaped (the peer never did — idle ones are
  * closed after `idleMs`, and `maxSessions` evicts the least recently used one not answering a
- * request, a held GET event stream or not: issue 23), and a
- * restarted server forgets them (the client gets 404 and, per the spec, re-initializes).
+ * request, a held GET event stream or not), and a restarted server forgets them (the client gets 404 and, per the spec, re-initializes).
  */
 
 /**
- * One MCP session over HTTP: its own `McpServer` and transport (the SDK binds one server to
- * one transport), sharing the store, the model and the gate with every other session.
+ * One 2025-era client over HTTP, by its `Mcp-Session-Id`: its own `McpServer` and transport
+ * (the SDK binds one server to one transport), sharing the store, the model and the gate with
+ * every other.
  */
-export interface Session {
+export interface LegacySession {
   readonly server: McpServer;
   readonly transport: StreamableHTTPServerTransport;
   /** Set once `initialize` succeeded; until then the session is pending and not routable. */
@@ -41,7 +43,7 @@ export interface Session {
   readonly streams: number;
 }
 
-export interface SessionRegistryOptions {
+export interface LegacyLegOptions {
   createServer(): McpServer;
   /** A session with nothing open for this long is closed (QMD_HTTP_SESSION_IDLE_MS). */
   idleMs: number;
@@ -54,10 +56,10 @@ export interface SessionRegistryOptions {
   now?: () => number;
 }
 
-export interface SessionRegistry {
-  get(id: string): Session | undefined;
+export interface LegacyLeg {
+  get(id: string): LegacySession | undefined;
   /** A new pending session, connected; it becomes routable when `initialize` succeeds. */
-  create(): Promise<Session>;
+  create(): Promise<LegacySession>;
   /**
    * Makes room for one more session, evicting the least recently used one with no request in
    * flight (its event stream, if it holds one, is closed with it); false if every session is
@@ -65,8 +67,8 @@ export interface SessionRegistry {
    */
   makeRoom(): Promise<boolean>;
   /** An exchange of `session` began / ended (`stream`: a GET event stream); the idle clock restarts at each. */
-  begin(session: Session, stream?: boolean): void;
-  end(session: Session, stream?: boolean): void;
+  begin(session: LegacySession, stream?: boolean): void;
+  end(session: LegacySession, stream?: boolean): void;
   /**
    * Closes sessions with no request for `idleMs`, a held event stream or not (a client that
    * died with its stream open would otherwise hold its session for ever); returns how many.
@@ -100,7 +102,7 @@ function busy(entry: Entry): boolean {
   return entry.open - entry.streams > 0;
 }
 
-export function createSessionRegistry(options: SessionRegistryOptions): SessionRegistry {
+export function createLegacyLeg(options: LegacyLegOptions): LegacyLeg {
   const now = options.now ?? (() => performance.now());
   const { log } = options;
   const byId = new Map<string, Entry>();
@@ -138,7 +140,7 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
   const sweeper = setInterval(() => void reapIdle(), sweepMs);
   sweeper.unref();
 
-  const registry: SessionRegistry = {
+  const registry: LegacyLeg = {
     get: (id) => {
       const entry = byId.get(id);
       return entry && !entry.closing ? entry : undefined;
@@ -178,7 +180,7 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
     async makeRoom() {
       if (byId.size < options.maxSessions) return true;
       // A held GET stream is not work: 64 clients that each keep one open must not lock every
-      // new client out (issue 23). Among sessions with no request in flight, the least
+      // new client out. Among sessions with no request in flight, the least
       // recently used goes, with its stream; its client gets 404 and re-initializes.
       const idle = [...byId.values()].filter((e) => !busy(e) && !e.closing);
       const oldest = idle.sort((a, b) => a.lastSeen - b.lastSeen)[0];

@@ -13,7 +13,7 @@
  */
 export type Verdict = 'outside' | 'bad' | 'indexOnly';
 
-export interface TraversalCase {
+export interface PathEscapeCase {
   input: string;
   verdict: Verdict;
   why: string;
@@ -23,15 +23,15 @@ export interface TraversalCase {
  * The places the table refers to: `dir` holds `secret.md` (never indexed) and the collection
  * `notes` at `notes`, which holds `link.md`, a symlink to `../secret.md`.
  */
-export interface TraversalPlaces {
+export interface PathEscapePlaces {
   dir: string;
   notes: string;
 }
 
-export function traversalCases({ dir, notes }: TraversalPlaces): TraversalCase[] {
-  const outside = (input: string, why: string): TraversalCase => ({ input, verdict: 'outside', why });
-  const bad = (input: string, why: string): TraversalCase => ({ input, verdict: 'bad', why });
-  const indexOnly = (input: string, why: string): TraversalCase => ({ input, verdict: 'indexOnly', why });
+export function pathEscapeCases({ dir, notes }: PathEscapePlaces): PathEscapeCase[] {
+  const outside = (input: string, why: string): PathEscapeCase => ({ input, verdict: 'outside', why });
+  const bad = (input: string, why: string): PathEscapeCase => ({ input, verdict: 'bad', why });
+  const indexOnly = (input: string, why: string): PathEscapeCase => ({ input, verdict: 'indexOnly', why });
   return [
     outside('../secret.md', 'a .. segment'),
     outside('notes/../secret.md', '.. after a collection'),

@@ -1,6 +1,6 @@
-import type { LifecycleOptions } from '../../lifecycle/host.js';
-import type { Log } from '../../log.js';
-import type { LifecycleConfig } from '../config.js';
+import type { LifecycleConfig } from '../cli/config.js';
+import type { LifecycleOptions } from '../lifecycle/host.js';
+import type { Log } from '../log.js';
 
 /**
  * The lifecycle options `qmd mcp` takes from its configuration, the same over stdio, HTTP and
@@ -13,7 +13,7 @@ export async function lifecycleOptions(
 ): Promise<Pick<LifecycleOptions, 'drainTimeoutMs' | 'stepTimeoutMs' | 'watchdogMs' | 'traceFile' | 'inspect'>> {
   const inspect: NonNullable<LifecycleOptions['inspect']> = [];
   if (config.inspectUrl) {
-    const { createInspectObserver } = await import('../../viz/inspect-observer.js');
+    const { createInspectObserver } = await import('../viz/inspect-observer.js');
     inspect.push(createInspectObserver(config.inspectUrl, log).observe);
   }
   const { inspectUrl: _url, ...bounds } = config;

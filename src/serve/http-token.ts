@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { QmdError } from '../../errors.js';
+import { QmdError } from '../errors.js';
 
 /**
- * The bearer token of `qmd mcp --http` (issue 23): `<index>.mcp-token`, beside the index (as the
+ * The bearer token of `qmd mcp --http`: `<index>.mcp-token`, beside the index (as the
  * daemon's pidfile is), created on first start with mode 0600 so only this user can read it.
  * Clients put it in `Authorization: Bearer …` (README: HTTP).
  */

@@ -8,7 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claimPidfile, holderAlive, markListening, type PidRecord, readPidfile } from '../../src/cli/daemon/pidfile.js';
+import {
+  claimPidfile,
+  holderAlive,
+  markListening,
+  type PidRecord,
+  readPidfile,
+} from '../../src/serve/daemon/pidfile.js';
 
 let dir: string;
 beforeEach(() => {

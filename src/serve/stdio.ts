@@ -1,8 +1,8 @@
-import type { Lifecycle } from '../../lifecycle/host.js';
-import { serveStdioConnection } from '../../mcp/stdio/connection.js';
-import type { CliContext } from '../context.js';
-import { STARTUP_PPID } from '../startup.js';
-import { serveMcp } from './serve.js';
+import type { CliContext } from '../cli/context.js';
+import type { Lifecycle } from '../lifecycle/host.js';
+import { serveStdioConnection } from '../mcp/stdio/connection.js';
+import { type ServingOptions, serveMcp } from './serve-mcp.js';
+import { STARTUP_PPID } from './startup.js';
 
 /**
  * `qmd mcp` over stdio: one client, one server pinned to the protocol era it opens with.
@@ -12,8 +12,9 @@ import { serveMcp } from './serve.js';
  * `closeTransport` stops reading, the drain waits for the replies owed to every request read
  * (an EOF drains: `printf … | qmd mcp` gets every answer), `disposeStore` closes the server.
  */
-export function serveStdio(ctx: CliContext): Promise<Lifecycle> {
+export function serveStdio(ctx: CliContext, serving: ServingOptions = {}): Promise<Lifecycle> {
   return serveMcp(ctx, {
+    serving,
     sources: {
       stdin: process.stdin,
       stdout: process.stdout,

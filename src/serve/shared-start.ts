@@ -1,12 +1,12 @@
-import { startFailure, writeStartFailure } from '../../relay/health.js';
-import { sharedPaths } from '../../relay/paths.js';
-import type { CliContext } from '../context.js';
+import type { CliContext } from '../cli/context.js';
+import { startFailure, writeStartFailure } from '../relay/health.js';
+import { sharedPaths } from '../relay/paths.js';
 
 /**
  * `qmd mcp --shared-server`, as a relay's launcher starts it. If its modules will not load (a
- * build for another Node: better-sqlite3 is built per Node ABI), it leaves the reason beside its
- * socket before it exits, for the relays waiting on it (`src/relay/health.ts`): they fail their
- * clients with it instead of waiting out their bound. The server does the same when its store
+ * broken install, say), it leaves the reason beside its socket before it exits, for the relays
+ * waiting on it (`src/relay/health.ts`): they fail their clients with it instead of waiting
+ * out their bound. The server does the same when its store
  * will not open. Nothing else a server fails on (losing the race for the record to another
  * server, say) is left there: the relays keep waiting for the server that won.
  */

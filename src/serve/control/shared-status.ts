@@ -1,6 +1,6 @@
-import { readHung, readStartFailure } from '../relay/health.js';
-import { sharedPaths } from '../relay/paths.js';
-import { askStatus } from './control/client.js';
+import { readHung, readStartFailure } from '../../relay/health.js';
+import { sharedPaths } from '../../relay/paths.js';
+import { askStatus } from './client.js';
 
 /** What `qmd status` says of the shared server of an index (`qmd mcp --shared`). */
 export interface SharedStatus {
@@ -27,7 +27,7 @@ export interface SharedStatus {
 }
 
 /**
- * Asked of the live server over its socket (a control request, `src/cli/control/`): what it
+ * Asked of the live server over its socket (a control request, `src/serve/control/`): what it
  * says is true now, with no record file to go stale and no /proc. When nothing answers, the
  * relays' note of a failed start is shown, if there is one.
  */

@@ -1,23 +1,20 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { createSharedLifecycle, type SharedLifecycle } from '../../lifecycle/shared-host.js';
-import type { Log } from '../../log.js';
-import { createMcpServer } from '../../mcp/server.js';
-import { serveStdioConnection } from '../../mcp/stdio/connection.js';
-import { usesNamedPipes } from '../../platform.js';
-import { greetingLine } from '../../relay/greeting.js';
-import { clearHealth, startFailure, writeStartFailure } from '../../relay/health.js';
-import { secureDir, sharedPaths } from '../../relay/paths.js';
-import { openStore } from '../../store/index.js';
-import type { Store } from '../../store/types.js';
-import type { CliContext } from '../context.js';
-import { routeFirstLine } from '../control/server.js';
-import { sharedControl } from '../control/shared.js';
-import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from '../daemon/pidfile.js';
-import { embedStoreOptions } from '../embed-model.js';
-import { packageVersion } from '../version.js';
+import type { CliContext } from '../cli/context.js';
+import { packageVersion } from '../cli/version.js';
+import { createSharedLifecycle, type SharedLifecycle } from '../lifecycle/shared-host.js';
+import type { Log } from '../log.js';
+import { serveStdioConnection } from '../mcp/stdio/connection.js';
+import { usesNamedPipes } from '../platform.js';
+import { greetingLine } from '../relay/greeting.js';
+import { clearHealth, startFailure, writeStartFailure } from '../relay/health.js';
+import { secureDir, sharedPaths } from '../relay/paths.js';
+import { listenPrivately } from './control/listen.js';
+import { routeFirstLine } from './control/server.js';
+import { sharedControl } from './control/shared.js';
+import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './daemon/pidfile.js';
 import { lifecycleOptions } from './lifecycle-options.js';
-import { leaveOnFatalErrors } from './serve.js';
+import { leaveOnFatalErrors, openServing, type Serving } from './serve-mcp.js';
 
 /** The shared server's record beside its socket: who claimed the index. `qmd status` asks the socket instead. */
 export interface SharedRecord extends PidRecord {
@@ -29,7 +26,7 @@ export interface SharedRecord extends PidRecord {
  * warm model, loaded at most once) for every relay that connects, each connection a session
  * with its own `McpServer` and gate, hosted as a child of the server's machine
  * (`src/lifecycle/shared-host.ts`). It leaves on SIGTERM/SIGINT/SIGHUP, when `qmd mcp stop
- * --shared` asks on its socket (a control request, `src/cli/control/`), or after
+ * --shared` asks on its socket (a control request, `src/serve/control/`), or after
  * `QMD_SHARED_IDLE_MS` with no session: stop accepting, let every session run its own
  * teardown, then dispose the store, once.
  *
@@ -64,23 +61,16 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   const storeLog = watchModelLoads(log, () => {
     modelLoaded = true;
   });
-  let store: Store;
+  let serving: Serving;
   try {
-    store = openStore(ctx.indexPath, {
-      readonly: true,
-      // quick_check on a small index, as `qmd mcp` does (serve.ts): a damaged one refuses to start.
-      quickCheck: 'small',
-      log: storeLog,
-      failpoints,
-      queryWorker: ctx.config.queryWorker,
-      ...embedStoreOptions(ctx),
-    });
+    serving = openServing(ctx, { storeLog });
   } catch (error) {
     // Never started: no record may say otherwise, and the relays waiting on us learn why.
     releasePidfile(paths.record, self.instance);
     writeStartFailure(paths, startFailure(error));
     throw error;
   }
+  const { store, createServer: createMcpServer } = serving;
   const fromEnv = await lifecycleOptions(ctx.config.lifecycle, log);
   const lifecycle = createSharedLifecycle({
     log,
@@ -129,7 +119,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     socket.on('close', onClose);
     // Each request read is one unit of the session's drain until its reply is written.
     const connection = serveStdioConnection({
-      createServer: () => createMcpServer({ store, gate: opened.gate.uncounted(), failpoints, log, version }),
+      createServer: () => createMcpServer(opened.gate.uncounted()),
       stdin: socket,
       stdout: socket,
       log,
@@ -157,7 +147,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   // readable by anyone else even for an instant.
   if (!usesNamedPipes(process.platform) && existsSync(paths.socket)) unlinkSync(paths.socket);
   try {
-    await listen(listener, paths.socket);
+    await listenPrivately(listener, paths.socket);
   } catch (error) {
     await store.close();
     releasePidfile(paths.record, self.instance);
@@ -191,18 +181,6 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   return lifecycle;
 }
 
-function listen(server: Server, path: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const previous = process.umask(0o177);
-    server.once('error', reject);
-    server.listen(path, () => {
-      server.off('error', reject);
-      resolve();
-    });
-    process.umask(previous);
-  });
-}
-
 function closeListener(server: Server): Promise<void> {
   return new Promise((resolve) => {
     // Resolves once no new connection can arrive; open ones are the sessions' to end.
@@ -215,7 +193,7 @@ function closeListener(server: Server): Promise<void> {
 /**
  * Half-closes and waits for the socket to close. Replies the drain left unwritten (its deadline
  * passed, or it was cut short) are dropped at once: a relay that stopped reading would otherwise
- * hold this step until its bound (issue 22 saw `releaseSession failed: timed out after 2000 ms`).
+ * hold this step until its bound and fail it (`releaseSession failed: timed out after 2000 ms`).
  */
 function endSocket(socket: Socket): Promise<void> {
   if (socket.destroyed) return Promise.resolve();

@@ -1,8 +1,23 @@
+import type { CliContext } from '../../cli/context.js';
 import { QmdError } from '../../errors.js';
 import { processExists } from '../../lifecycle/parent.js';
-import type { CliContext } from '../context.js';
+import { daemonControlPath, sharedPaths } from '../../relay/paths.js';
 import { askStatus, requestStop } from '../control/client.js';
-import { readPidfile, removePidfile } from './pidfile.js';
+import { pidfilePath, readPidfile, removePidfile } from './pidfile.js';
+
+/**
+ * `qmd mcp stop [--shared]`: the index's daemon, or with `--shared` its shared server (their
+ * control sockets and records are both derived from the index).
+ */
+export async function mcpStop(ctx: CliContext, flags: { shared?: boolean } = {}): Promise<void> {
+  if (flags.shared) {
+    const paths = sharedPaths(ctx.indexPath, ctx.env);
+    await stopServer(ctx, { control: paths.socket, record: paths.record, what: 'shared server' });
+    return;
+  }
+  const control = daemonControlPath(ctx.indexPath, ctx.env);
+  await stopServer(ctx, { control, record: pidfilePath(ctx.indexPath), what: 'daemon' });
+}
 
 /**
  * A server's teardown is bounded by its machine: drain 5 s, each step 2 s, then the watchdog's

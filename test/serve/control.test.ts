@@ -8,10 +8,10 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { askStatus, requestStop } from '../../src/cli/control/client.js';
-import { listenPrivately } from '../../src/cli/control/listen.js';
-import { parseControlLine, type ServerStatus } from '../../src/cli/control/protocol.js';
-import { type ControlHandlers, routeFirstLine } from '../../src/cli/control/server.js';
+import { askStatus, requestStop } from '../../src/serve/control/client.js';
+import { listenPrivately } from '../../src/serve/control/listen.js';
+import { parseControlLine, type ServerStatus } from '../../src/serve/control/protocol.js';
+import { type ControlHandlers, routeFirstLine } from '../../src/serve/control/server.js';
 import { deferred } from '../support/deferred.js';
 
 const dirs: string[] = [];

@@ -1,5 +1,6 @@
-import { QmdError } from '../../errors.js';
-import type { CliContext } from '../context.js';
+import { runAction } from '../cli/action.js';
+import type { CliContext } from '../cli/context.js';
+import { QmdError } from '../errors.js';
 
 export interface McpFlags {
   http?: boolean;
@@ -18,9 +19,19 @@ export interface McpFlags {
 export const MCP_DEFAULTS: McpFlags = { port: 8181, host: '127.0.0.1', auth: true };
 
 /**
- * `qmd mcp [--http [--port N] [--host H] [--daemon]]`. With `--daemon` this process only
- * starts the detached server and reports it; the detached child runs the same command line
- * with `QMD_DAEMON_CHILD=1` and serves.
+ * `qmd mcp` from a fast path (src/cli/fast-path.ts), as commander would run it: a context from
+ * no root options, `flags`, and an error reported on stderr. In the bundle this module is also
+ * `dist/chunks/qmd-mcp-<hash>.cjs`, the one CommonJS script, which the fast path runs with a V8
+ * code cache (src/cli/code-cache.ts).
+ */
+export function runMcp(flags: McpFlags = MCP_DEFAULTS): Promise<void> {
+  return runAction({}, (ctx) => mcpCommand(ctx, flags));
+}
+
+/**
+ * `qmd mcp [--http [--port N] [--host H] [--daemon]] [--shared]`: the root its flags choose,
+ * each imported on first use. With `--daemon` this process only starts the detached server and
+ * reports it; the detached child runs the same command line with `QMD_DAEMON_CHILD=1` and serves.
  */
 export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void> {
   if (flags.daemon && !flags.http) throw new QmdError('BAD_ARGUMENT', '--daemon needs --http (stdio needs its client)');
@@ -31,29 +42,29 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
     throw new QmdError('BAD_ARGUMENT', '--token and --no-auth contradict each other: give one');
   }
   if (flags.sharedServer) {
-    const { runSharedServer } = await import('../mcp/shared-start.js');
+    const { runSharedServer } = await import('./shared-start.js');
     await runSharedServer(ctx);
     return;
   }
   if (!flags.http && (flags.shared === true || ctx.config.shared.requested)) {
-    const { serveRelay } = await import('../mcp/relay.js');
+    const { serveRelay } = await import('./relay.js');
     await serveRelay(ctx);
     return;
   }
   if (!flags.http) {
-    const { serveStdio } = await import('../mcp/stdio.js');
+    const { serveStdio } = await import('./stdio.js');
     await serveStdio(ctx);
     return;
   }
-  const { daemonHooks } = await import('../daemon/child.js');
+  const { daemonHooks } = await import('./daemon/child.js');
   if (flags.daemon && !ctx.config.daemonChild) {
-    const { startDaemon } = await import('../daemon/start.js');
+    const { startDaemon } = await import('./daemon/start.js');
     await startDaemon(ctx);
     return;
   }
-  const { pidfilePath } = await import('../daemon/pidfile.js');
-  const { daemonControlPath } = await import('../../relay/paths.js');
-  const { serveHttp } = await import('../mcp/http.js');
+  const { pidfilePath } = await import('./daemon/pidfile.js');
+  const { daemonControlPath } = await import('../relay/paths.js');
+  const { serveHttp } = await import('./http.js');
   const control = daemonControlPath(ctx.indexPath, ctx.env);
   await serveHttp(ctx, {
     host: flags.host,
@@ -61,21 +72,4 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
     auth: flags.auth === false ? 'none' : flags.token !== undefined ? { token: flags.token } : {},
     ...(flags.daemon && { daemon: daemonHooks(pidfilePath(ctx.indexPath), control, ctx.indexPath, flags.host) }),
   });
-}
-
-/**
- * `qmd mcp stop [--shared]`: asks the index's daemon (or, with `--shared`, its shared server)
- * over its control socket to stop, and waits for it to exit. Nothing is signalled.
- */
-export async function mcpStop(ctx: CliContext, flags: { shared?: boolean } = {}): Promise<void> {
-  const { stopServer } = await import('../daemon/stop.js');
-  const { daemonControlPath, sharedPaths } = await import('../../relay/paths.js');
-  const { pidfilePath } = await import('../daemon/pidfile.js');
-  if (flags.shared) {
-    const paths = sharedPaths(ctx.indexPath, ctx.env);
-    await stopServer(ctx, { control: paths.socket, record: paths.record, what: 'shared server' });
-    return;
-  }
-  const control = daemonControlPath(ctx.indexPath, ctx.env);
-  await stopServer(ctx, { control, record: pidfilePath(ctx.indexPath), what: 'daemon' });
 }

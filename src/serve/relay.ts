@@ -1,13 +1,12 @@
-import { Duplex, PassThrough } from 'node:stream';
-import { createLifecycle, type Lifecycle } from '../../lifecycle/host.js';
-import { claimStdout } from '../../mcp/stdio/stdout-guard.js';
-import { connectShared, DEFAULT_CONNECT_BOUND_MS } from '../../relay/connect.js';
-import { launchDetached } from '../../relay/launch.js';
-import { sharedPaths } from '../../relay/paths.js';
-import { createRelay, type Upstream } from '../../relay/relay.js';
-import type { CliContext } from '../context.js';
-import { STARTUP_PPID } from '../startup.js';
+import type { CliContext } from '../cli/context.js';
+import { createLifecycle, type Lifecycle } from '../lifecycle/host.js';
+import { claimStdout } from '../mcp/stdio/stdout-guard.js';
+import { connectShared, DEFAULT_CONNECT_BOUND_MS } from '../relay/connect.js';
+import { launchDetached } from '../relay/launch.js';
+import { sharedPaths } from '../relay/paths.js';
+import { createRelay, type Upstream } from '../relay/relay.js';
 import { lifecycleOptions } from './lifecycle-options.js';
+import { STARTUP_PPID } from './startup.js';
 
 /**
  * `qmd mcp --shared` (or `QMD_SHARED=1`): what an MCP client starts, relaying its JSON-RPC to
@@ -67,7 +66,8 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
       const why = 'refused' in found ? found.refused : 'hung' in found ? found.hung : found.unreachable;
       log.warn(`shared server unavailable (${why}); serving this client alone`);
     }
-    return serveAlone(ctx, lifecycle);
+    const { serveInProcess } = await import('./in-process.js');
+    return serveInProcess(ctx, lifecycle.gate);
   };
 
   const relay = createRelay({
@@ -110,50 +110,4 @@ function startSharedServer(ctx: CliContext, logPath: string, model: string | und
     env: { ...ctx.env, QMD_INDEX: ctx.indexPath },
     onError: (error) => ctx.log.warn(`cannot start the shared server: ${error.message}`),
   });
-}
-
-/**
- * The fallback: this process serves its client itself, as plain `qmd mcp` does, through an
- * in-memory pipe the relay keeps talking to. The relay already counts each request it
- * forwards, so the handlers run through the gate's uncounted view: one request, one unit.
- */
-async function serveAlone(ctx: CliContext, lifecycle: Lifecycle): Promise<Upstream> {
-  const [{ openStore }, { createMcpServer }, { serveStdioConnection }, { embedStoreOptions }, { packageVersion }] =
-    await Promise.all([
-      import('../../store/index.js'),
-      import('../../mcp/server.js'),
-      import('../../mcp/stdio/connection.js'),
-      import('../embed-model.js'),
-      import('../version.js'),
-    ]);
-  const { log } = ctx;
-  const { failpoints } = ctx.config;
-  const store = openStore(ctx.indexPath, {
-    readonly: true,
-    quickCheck: 'small',
-    log,
-    failpoints,
-    ...embedStoreOptions(ctx),
-  });
-  // Two pipes make one duplex for the relay: it writes requests into one, reads replies from the other.
-  const requests = new PassThrough();
-  const replies = new PassThrough();
-  const connection = serveStdioConnection({
-    createServer: () =>
-      createMcpServer({ store, gate: lifecycle.gate.uncounted(), failpoints, log, version: packageVersion() }),
-    stdin: requests,
-    stdout: replies,
-    log,
-    onClosed: () => {},
-  });
-  const stream = Duplex.from({ writable: requests, readable: replies });
-  return {
-    stream,
-    kind: 'local',
-    release: async () => {
-      await connection.release();
-      stream.destroy();
-      await store.close();
-    },
-  };
 }

@@ -30,7 +30,7 @@ function procHidden(): boolean {
 
 /**
  * `/proc` is Linux's. Nothing needs it: the server's socket is the authority
- * (`src/cli/control/`); where it exists it only adds a check (`src/cli/daemon/pidfile.ts`).
+ * (`src/serve/control/`); where it exists it only adds a check (`src/serve/daemon/pidfile.ts`).
  */
 export function canVerifyProcesses(): boolean {
   if (procHidden()) return false;

@@ -1,0 +1,36 @@
+import { Duplex, PassThrough } from 'node:stream';
+import type { CliContext } from '../cli/context.js';
+import type { InflightGate } from '../lifecycle/gate.js';
+import { serveStdioConnection } from '../mcp/stdio/connection.js';
+import type { Upstream } from '../relay/relay.js';
+import { openServing } from './serve-mcp.js';
+
+/**
+ * The relay's fallback (relay.ts): this process serves its client itself with what `qmd mcp`
+ * over stdio is made of (`openServing`, the stdio connection), through an in-memory pipe the
+ * relay keeps talking to. The relay already counts each request it forwards, so the handlers
+ * run through `gate`'s uncounted view and the connection counts nothing: one request, one unit.
+ */
+export function serveInProcess(ctx: CliContext, gate: Pick<InflightGate, 'uncounted'>): Upstream {
+  const { store, createServer } = openServing(ctx);
+  // Two pipes make one duplex for the relay: it writes requests into one, reads replies from the other.
+  const requests = new PassThrough();
+  const replies = new PassThrough();
+  const connection = serveStdioConnection({
+    createServer: () => createServer(gate.uncounted()),
+    stdin: requests,
+    stdout: replies,
+    log: ctx.log,
+    onClosed: () => {},
+  });
+  const stream = Duplex.from({ writable: requests, readable: replies });
+  return {
+    stream,
+    kind: 'local',
+    release: async () => {
+      await connection.release();
+      stream.destroy();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import type { Writable } from 'node:stream';
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { CliContext } from '../cli/context.js';
+import { embedStoreOptions } from '../cli/embed-model.js';
+import { packageVersion } from '../cli/version.js';
+import type { Failpoints } from '../failpoints.js';
+import type { HandlerGate } from '../lifecycle/gate.js';
+import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
+import type { Log } from '../log.js';
+import { createMcpServer } from '../mcp/server.js';
+import { claimStdout } from '../mcp/stdio/stdout-guard.js';
+import { openStore } from '../store/index.js';
+import type { Store, StoreOptions } from '../store/types.js';
+import { lifecycleOptions } from './lifecycle-options.js';
+
+/** What a transport is given to connect: everything is built, nothing listens yet. */
+export interface TransportContext {
+  /** A new `McpServer` over the shared store, with `gate` as its handlers' gate. */
+  createServer(gate?: HandlerGate): McpServer;
+  lifecycle: Lifecycle;
+  /** The protocol stream onto fd 1: JSON-RPC only. */
+  protocolOut: Writable;
+  log: Log;
+  failpoints: Failpoints;
+  /** The shared store, for what is served beside MCP (HTTP's REST search). */
+  store: Store;
+}
+
+/** What a connected transport gives back: the two pieces of teardown that are its own. */
+export interface OpenTransport {
+  /** Teardown step 1: stop dispatching new requests (in-flight ones may finish: the drain). */
+  close(): Promise<void>;
+  /** Teardown step 2, before the store closes: cut what the drain left. */
+  release?(): Promise<void>;
+}
+
+export interface McpTransport {
+  /** What this root changes in how it serves (`openServing`). */
+  serving?: ServingOptions;
+  /** The trigger sources that are this transport's: stdio's pipes, or none over HTTP. */
+  sources: Pick<LifecycleOptions, 'stdin' | 'stdout' | 'parent'>;
+  /** Connects; throws after closing what it opened if it cannot (the store is closed for it). */
+  open(context: TransportContext): Promise<OpenTransport>;
+}
+
+/**
+ * What a root may change in how it serves. `createEmbedder` is a seam for one benchmark: the
+ * disposal contender (`bench/contenders/naive-server.ts`) passes a naive llama.cpp dispose
+ * order; no flag or variable reaches it.
+ */
+export interface ServingOptions {
+  /** The store's log, when it differs from the command's (the shared server notes model loads). */
+  storeLog?: Log;
+  createEmbedder?: StoreOptions['createEmbedder'];
+}
+
+/** What every root serves: one store, and an `McpServer` over it for each gate that asks. */
+export interface Serving {
+  store: Store;
+  createServer(gate: HandlerGate): McpServer;
+}
+
+/**
+ * Opens the index read-only for serving (the model loads lazily, on the first vector query),
+ * the same for stdio, HTTP, the relay's fallback and the shared server (whose `storeLog` notes
+ * model loads). quick_check on a small index: a damaged one refuses to start (exit 1, one
+ * line) rather than answering every request with an error; a large one is not read through at
+ * every start (StoreOptions.quickCheck), its damage meets the request that touches it as
+ * INDEX_CORRUPT.
+ */
+export function openServing(ctx: CliContext, options: ServingOptions = {}): Serving {
+  const { log } = ctx;
+  const { failpoints } = ctx.config;
+  const store = openStore(ctx.indexPath, {
+    readonly: true,
+    quickCheck: 'small',
+    log: options.storeLog ?? log,
+    failpoints,
+    queryWorker: ctx.config.queryWorker,
+    ...embedStoreOptions(ctx),
+    ...(options.createEmbedder !== undefined && { createEmbedder: options.createEmbedder }),
+  });
+  const version = packageVersion();
+  return { store, createServer: (gate) => createMcpServer({ store, gate, failpoints, log, version }) };
+}
+
+/**
+ * `qmd mcp`, whatever the transport, read top to bottom: stdout is claimed for the protocol,
+ * the store opens (`openServing`), the lifecycle is created, the transport connects servers
+ * built with the lifecycle's gate, and the lifecycle starts with the teardown that closes
+ * exactly what was built:
+ * `closeTransport` = the transport's `close()`, `disposeStore` = its `release()`, then
+ * `store.close()` (the LLM first, then the database). From then on the machine owns the exit.
+ */
+export async function serveMcp(ctx: CliContext, transport: McpTransport): Promise<Lifecycle> {
+  const { log } = ctx;
+  const protocolOut = claimStdout(log);
+  const { failpoints } = ctx.config;
+  const serving = openServing(ctx, transport.serving);
+  const { store } = serving;
+  const lifecycle = createLifecycle({
+    ...transport.sources,
+    log,
+    ...(await lifecycleOptions(ctx.config.lifecycle, log)),
+  });
+  const createServer = (gate: HandlerGate = lifecycle.gate) => serving.createServer(gate);
+
+  let connected: OpenTransport;
+  try {
+    connected = await transport.open({ createServer, lifecycle, protocolOut, log, failpoints, store });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  lifecycle.start({
+    closeTransport: async (signal) => {
+      await failpoints.hit('teardown.closeTransport', signal);
+      await connected.close();
+    },
+    disposeStore: async (signal) => {
+      await failpoints.hit('teardown.disposeStore', signal);
+      await connected.release?.();
+      await store.close();
+    },
+  });
+  leaveOnFatalErrors(lifecycle, log);
+  return lifecycle;
+}
+
+/**
+ * A failure nobody caught is a bug: say so on stderr and leave through the machine (exit 1),
+ * rather than dying with the index open.
+ */
+export function leaveOnFatalErrors(lifecycle: { shutdown(reason?: string): unknown }, log: Log): void {
+  const fatal = (kind: string) => (error: unknown) => {
+    log.warn(`${kind}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exitCode = 1;
+    void lifecycle.shutdown(kind);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled rejection'));
+}
