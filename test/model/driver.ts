@@ -163,6 +163,56 @@ export async function brokenGuarantee(guarantee: string, cuts: Array<Cut<EventOb
   return [...others].join('; ');
 }
 
+// ---- replaying one path -------------------------------------------------------------------
+
+/** How one machine's path is replayed against its host (see `replaySteps`). */
+export interface Replay<E extends EventObject> {
+  /** Does in the world what the event stands for (the oracle may judge in here). */
+  perform: (event: E) => Promise<void>;
+  /** A contract verdict thrown by `perform`: reported at once, before any disagreement. */
+  isVerdict: (error: unknown) => boolean;
+  /** The contract oracle after every step, the start included (when it is not inside `perform`). */
+  check?: () => void;
+  /** The host compared with the machine after a step (`where` names it). */
+  compare: (step: Step<E>, where: string) => void;
+  /** After the last step: the end of the path (the watchdog's time, the exit), compared through `asMachineSays`. */
+  end: (asMachineSays: (check: () => void) => void) => Promise<void>;
+}
+
+/**
+ * Replays `steps` through `r`: a broken guarantee is reported before any disagreement between
+ * host and machine (a broken machine's first visible symptom is often a context the host could
+ * not reproduce, and the guarantee it breaks says more); the first disagreement is kept and
+ * thrown at the end.
+ */
+export async function replaySteps<E extends EventObject>(steps: Array<Step<E>>, r: Replay<E>): Promise<void> {
+  let disagreement: unknown;
+  const asMachineSays = (check: () => void): void => {
+    if (disagreement !== undefined) return;
+    try {
+      check();
+    } catch (error) {
+      disagreement = error;
+    }
+  };
+  for (const [i, step] of steps.entries()) {
+    if (i > 0) {
+      try {
+        await r.perform(step.event);
+      } catch (error) {
+        // Anything but the oracle's verdict means the world could not do what the path says:
+        // the host had already parted from the machine.
+        if (r.isVerdict(error)) throw error;
+        throw disagreement ?? error;
+      }
+    }
+    r.check?.();
+    asMachineSays(() => r.compare(step, `after step ${i} (${step.event.type})`));
+  }
+  await r.end(asMachineSays);
+  if (disagreement !== undefined) throw disagreement;
+}
+
 // ---- replaying and probing many paths ----------------------------------------------------
 
 /** Replays every path; collects failures with the path that failed rather than stopping at one. */
