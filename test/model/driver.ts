@@ -15,6 +15,7 @@
  * inspects it; the shared host has no such path), and the simple paths use smaller bounds
  * than the shortest ones, chosen per machine.
  */
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type AnyMachineSnapshot,
@@ -24,6 +25,7 @@ import {
   transition,
 } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, getSimplePaths } from 'xstate/graph';
+import { seedOptions } from './seeds.js';
 
 type Snapshot = AnyMachineSnapshot;
 export type Step<E> = { event: E; state: Snapshot };
@@ -131,6 +133,34 @@ export function describeGeneratedTests<E extends EventObject>(m: MachineUnderTes
   // path takes one), so the coverage check needs the simple paths too.
   afterAll(() => {
     if (!mutation) expectFullCoverage(coverage, m.label, m.machine);
+  });
+}
+
+/** A machine's property test: random command sequences against its real host, judged by its oracle. */
+export interface PropertyTest<C> {
+  title: string;
+  name: string;
+  /** Names the seed line: 'lifecycle property test'. */
+  label: string;
+  /** The command sequences (their length and size are the machine's choice). */
+  commands: fc.Arbitrary<C[]>;
+  numRuns: number;
+  /** Sequences a random run once found, run before the random ones every time (./seeds.ts). */
+  fixedCases: C[][];
+  /** Runs one sequence against a fresh host and fails if a rule breaks. */
+  run: (commands: C[]) => Promise<void>;
+}
+
+/** Registers a property test with a recorded seed (./seeds.ts) and its fixed cases first. */
+export function describePropertyTest<C>(p: PropertyTest<C>): void {
+  describe(p.title, () => {
+    it(p.name, async () => {
+      await fc.assert(fc.asyncProperty(p.commands, p.run), {
+        numRuns: p.numRuns,
+        ...seedOptions(p.label),
+        examples: p.fixedCases.map((c) => [c]),
+      });
+    });
   });
 }
 
