@@ -4,17 +4,13 @@
  * and which transitions the machine defines (computed from its definition, never listed).
  */
 
-import {
-  __unsafe_getAllOwnEventDescriptors,
-  type AnyMachineSnapshot,
-  type AnyStateMachine,
-  type InspectionEvent,
-} from 'xstate';
-import { type LifecycleEvent, lifecycleMachine } from '../../machines/lifecycle.js';
+import { __unsafe_getAllOwnEventDescriptors, type AnyMachineSnapshot, type InspectionEvent } from 'xstate';
+import type { LifecycleEvent } from '../../machines/lifecycle.js';
 import type { TriggerEvent } from '../../machines/triggers.js';
 import { flush } from '../support/fake-clock.js';
 import { createHarness, type Harness } from '../support/host-harness.js';
 import type { Input, Step, Timing } from './contract.js';
+import { type Recorder, type Traversal, takenKey } from './driver.js';
 import type { Oracle } from './oracle.js';
 
 // Not the machine's defaults (5000, 2000): a machine that ignored its input would pass with them.
@@ -104,65 +100,13 @@ export function serializeState(snapshot: Snapshot): string {
   ]);
 }
 
-export function describePath(steps: Array<{ event: { type: string } }>): string {
-  return steps
-    .slice(1)
-    .map((s) => {
-      const e = s.event as { type: string; signal?: string; exitCode?: number };
-      const type = e.type
-        .replace(/^xstate\.(done|error)\.actor\./, '$1:')
-        .replace(/^xstate\.after\.(\w+)\..*/, 'after:$1');
-      return `${type}${e.signal ? `(${e.signal})` : ''}${e.exitCode ? `[exit ${e.exitCode}]` : ''}`;
-    })
-    .join(' → ');
-}
-
-// ---- the machine's own definition --------------------------------------------------------
-
-interface TransitionLike {
-  source: { id: string };
-  eventType: string;
-}
-
-interface NodeLike {
-  id: string;
-  states: Record<string, NodeLike>;
-  transitions: Map<string, TransitionLike[]>;
-  always?: TransitionLike[];
-}
-
-export function transitionKey(t: TransitionLike, index: number): string {
-  return `${t.source.id} | ${t.eventType || 'always'} | #${index}`;
-}
-
-/** Every state id of the machine, from `machine.root`. */
-export function definedStates(machine: AnyStateMachine = lifecycleMachine): string[] {
-  const out: string[] = [];
-  const walk = (node: NodeLike): void => {
-    for (const child of Object.values(node.states)) {
-      out.push(child.id);
-      walk(child);
-    }
-  };
-  walk(machine.root as unknown as NodeLike);
-  return out;
-}
-
-/** Every transition the machine defines (event, delayed, done/error and eventless), keyed. */
-export function definedTransitions(machine: AnyStateMachine = lifecycleMachine): string[] {
-  const out: string[] = [];
-  const walk = (node: NodeLike): void => {
-    for (const list of [...node.transitions.values(), node.always ?? []]) {
-      for (const [i, t] of list.entries()) out.push(transitionKey(t, i));
-    }
-    for (const child of Object.values(node.states)) walk(child);
-  };
-  walk(machine.root as unknown as NodeLike);
-  return out;
+/** The lifecycle's traversal with these bounds. */
+export function lifecycleTraversal(bounds: EventBounds): Traversal<LifecycleEvent> {
+  return { input: INPUT, serializeState, events: eventsFor(bounds) };
 }
 
 /** Keys of the transitions a real actor took, from the inspection API's microsteps. */
-export function transitionRecorder() {
+export function transitionRecorder(): Recorder {
   const taken = new Set<string>();
   const states = new Set<string>();
   const observe = (event: InspectionEvent): void => {
@@ -170,11 +114,7 @@ export function transitionRecorder() {
     if (event.type !== '@xstate.microstep') return;
     const snapshot = event.snapshot as Snapshot;
     states.add(`lifecycle.${String(snapshot.value)}`);
-    for (const t of event._transitions as unknown as TransitionLike[]) {
-      const source = t.source as unknown as NodeLike;
-      const list = t.eventType ? source.transitions.get(t.eventType) : source.always;
-      taken.add(transitionKey(t, list?.indexOf(t) ?? -1));
-    }
+    for (const t of event._transitions as never[]) taken.add(takenKey(t));
   };
   return { taken, states, observe };
 }

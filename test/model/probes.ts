@@ -8,9 +8,10 @@
  * machine says "nothing happens", so it has nothing else to check). Then enough time passes
  * for every bound and the watchdog, so each probe also runs teardown to its end.
  */
-import { type AnyMachineSnapshot, type AnyStateMachine, transition } from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import type { LifecycleEvent } from '../../machines/lifecycle.js';
 import type { Step } from './contract.js';
+import { type Path as DriverPath, ignoredBy, inflightAt } from './driver.js';
 import {
   DRAIN_MS,
   perform,
@@ -23,7 +24,7 @@ import {
 } from './model.js';
 import { Oracle } from './oracle.js';
 
-type Path = { steps: Array<{ event: LifecycleEvent; state: AnyMachineSnapshot }> };
+type Path = DriverPath<LifecycleEvent>;
 
 /** Long enough for a hung close, the drain deadline, a hung dispose and the watchdog. */
 const TIME_PASSES_MS = STEP_MS + DRAIN_MS + STEP_MS + WATCHDOG_MS;
@@ -64,15 +65,8 @@ function worldInputs(snapshot: AnyMachineSnapshot, inflight: number, maxInflight
 
 /** The world inputs the machine ignores at the end of `path`: self-loops, in the order the probe tries them. */
 export function ignoredInputs(machine: AnyStateMachine, path: Path, maxInflight: number): LifecycleEvent[] {
-  const last = path.steps.at(-1)!.state;
-  const inflight = path.steps.reduce(
-    (n, s) => n + (s.event.type === 'handler.started' ? 1 : s.event.type === 'handler.settled' ? -1 : 0),
-    0,
-  );
-  const here = serializeState(last);
-  return worldInputs(last, inflight, maxInflight).filter(
-    (event) => serializeState(transition(machine, last, event as never)[0]) === here,
-  );
+  const inputs = worldInputs(path.steps.at(-1)!.state, inflightAt(path), maxInflight);
+  return ignoredBy(machine, path, inputs, serializeState);
 }
 
 /** Replays `path`, then each probe, then time passing; the oracle checks after every one. */
@@ -93,17 +87,4 @@ export async function probe(path: Path, probes: LifecycleEvent[]): Promise<void>
   oracle.feed({ kind: 'advance', ms: TIME_PASSES_MS });
   await h.clock.advance(TIME_PASSES_MS);
   oracle.check(h);
-}
-
-/** Probes every path's end state; collects failures with what was replayed rather than stopping at one. */
-export async function probeAll(machine: AnyStateMachine, paths: Path[], maxInflight: number): Promise<string[]> {
-  const failures: string[] = [];
-  for (const path of paths) {
-    try {
-      await probe(path, ignoredInputs(machine, path, maxInflight));
-    } catch (error) {
-      failures.push((error as Error).message.split('\n').slice(0, 6).join('\n  '));
-    }
-  }
-  return failures;
 }

@@ -16,13 +16,13 @@
  * stop escalating, within ~100 (shrunk to http.closed, http.closed).
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { LifecycleOutput } from '../../machines/lifecycle.js';
 import { flush } from '../support/fake-clock.js';
 import { createHarness, type HandlerProbe, type Harness } from '../support/host-harness.js';
 import type { Input, Timing } from './contract.js';
+import { describePropertyTest } from './driver.js';
 import { Oracle } from './oracle.js';
-import { seedOptions } from './seeds.js';
 
 const DRAIN_MS = 5000;
 const STEP_MS = 2000;
@@ -364,33 +364,34 @@ const FIXED_CASES: Command[][] = [
   [{ kind: 'signal', signal: 'SIGTERM' }, { kind: 'http.closed' }, { kind: 'stdout.error' }],
 ];
 
-describe('random interleavings against the real host', () => {
-  it('keep every invariant', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(command, { maxLength: 40 }), async (commands) => {
-        const h = createHarness({
-          closeTransport: 'manual',
-          disposeStore: 'manual',
-          drainTimeoutMs: DRAIN_MS,
-          stepTimeoutMs: STEP_MS,
-          watchdogMs: WATCHDOG_MS,
-          parentPollMs: 10,
-        });
-        const seen: Observed = {
-          prior: undefined,
-          rejected: new Set(),
-          settledAt: new Map(),
-          departures: { stdoutFailed: false, shutdownCalled: false, escalations: [] },
-          oracle: new Oracle(TIMING),
-        };
-        for (const c of commands) await perform(h, c, seen);
-        await finish(h, seen);
-        checkInvariants(h, seen);
-        checkEscalation(h, seen.departures, await h.lifecycle.done);
-        await perform(h, { kind: 'advance', ms: WATCHDOG_MS }, seen);
-        expect(h.exits).toEqual([h.exitCode]);
-      }),
-      { numRuns: 400, ...seedOptions('lifecycle property test'), examples: FIXED_CASES.map((c) => [c]) },
-    );
-  });
+describePropertyTest({
+  title: 'random interleavings against the real host',
+  name: 'keep every invariant',
+  label: 'lifecycle property test',
+  commands: fc.array(command, { maxLength: 40 }),
+  numRuns: 400,
+  fixedCases: FIXED_CASES,
+  run: async (commands) => {
+    const h = createHarness({
+      closeTransport: 'manual',
+      disposeStore: 'manual',
+      drainTimeoutMs: DRAIN_MS,
+      stepTimeoutMs: STEP_MS,
+      watchdogMs: WATCHDOG_MS,
+      parentPollMs: 10,
+    });
+    const seen: Observed = {
+      prior: undefined,
+      rejected: new Set(),
+      settledAt: new Map(),
+      departures: { stdoutFailed: false, shutdownCalled: false, escalations: [] },
+      oracle: new Oracle(TIMING),
+    };
+    for (const c of commands) await perform(h, c, seen);
+    await finish(h, seen);
+    checkInvariants(h, seen);
+    checkEscalation(h, seen.departures, await h.lifecycle.done);
+    await perform(h, { kind: 'advance', ms: WATCHDOG_MS }, seen);
+    expect(h.exits).toEqual([h.exitCode]);
+  },
 });

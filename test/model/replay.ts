@@ -5,6 +5,7 @@ import { expect } from 'vitest';
 import type { AnyMachineSnapshot, InspectionEvent } from 'xstate';
 import type { LifecycleEvent } from '../../machines/lifecycle.js';
 import type { Harness } from '../support/host-harness.js';
+import { replaySteps } from './driver.js';
 import { perform, replayHarness, TIMING, WATCHDOG_MS } from './model.js';
 import { Oracle } from './oracle.js';
 
@@ -23,9 +24,8 @@ const EXPECTED_STEPS: Record<string, string[]> = {
  * (`./oracle.ts`, independent of the machine) checks what was observed; then the host is
  * compared with the machine: the state, the context that matters and the ordered calls; at
  * the end, the exit-code rule, that each step ran at most once and in order, that listeners
- * were removed and no ref'd timer is left. A broken guarantee is reported before any
- * disagreement between host and machine: a broken machine's first visible symptom is often
- * a context the host could not reproduce, and the guarantee it breaks says more.
+ * were removed and no ref'd timer is left. ./driver.ts `replaySteps` reports a broken
+ * guarantee before any disagreement between host and machine.
  */
 export async function replay(
   steps: Array<{ event: LifecycleEvent; state: Snapshot }>,
@@ -33,57 +33,44 @@ export async function replay(
 ): Promise<void> {
   const h = replayHarness(observe);
   const oracle = new Oracle(TIMING);
-  let disagreement: unknown;
-  const asMachineSays = (check: () => void): void => {
-    if (disagreement !== undefined) return;
-    try {
-      check();
-    } catch (error) {
-      disagreement = error;
-    }
-  };
   let firstTrigger: { exitCode?: number } | undefined;
   let failures = 0;
-  for (const [i, step] of steps.entries()) {
-    if (i > 0) {
-      const e = step.event as LifecycleEvent & { exitCode?: number };
+  await replaySteps(steps, {
+    perform: async (event) => {
+      const e = event as LifecycleEvent & { exitCode?: number };
       if (firstTrigger === undefined && e.exitCode !== undefined) firstTrigger = e;
       if (/^xstate\.(error\.actor|after\.stepTimeout)/.test(e.type)) failures++;
-      try {
-        await perform(h, oracle, step.event);
-      } catch (error) {
-        // The world could not do what the path says: the host had already parted from the machine.
-        throw disagreement ?? error;
-      }
-    }
-    oracle.check(h);
-    asMachineSays(() => expectAsMachineSays(h, step, i, observe));
-  }
-  const last = steps.at(-1)!.state;
-  asMachineSays(() => expectEndAsMachineSays(h, last, firstTrigger?.exitCode ?? 0, failures));
-  if (last.status === 'done') {
-    oracle.feed({ kind: 'advance', ms: WATCHDOG_MS });
-    await h.clock.advance(WATCHDOG_MS);
-    oracle.check(h);
-    const code = exitCodeRule(firstTrigger?.exitCode ?? 0, failures);
-    asMachineSays(() => expect(h.exits, 'the watchdog exits with the computed code').toEqual([code]));
-  }
-  if (disagreement !== undefined) throw disagreement;
+      await perform(h, oracle, event);
+    },
+    // The oracle judges in `check`, after `perform`: whatever `perform` throws is a disagreement.
+    isVerdict: () => false,
+    check: () => oracle.check(h),
+    compare: (step, where) => expectAsMachineSays(h, step, where, observe),
+    end: async (asMachineSays) => {
+      const last = steps.at(-1)!.state;
+      asMachineSays(() => expectEndAsMachineSays(h, last, firstTrigger?.exitCode ?? 0, failures));
+      if (last.status !== 'done') return;
+      oracle.feed({ kind: 'advance', ms: WATCHDOG_MS });
+      await h.clock.advance(WATCHDOG_MS);
+      oracle.check(h);
+      const code = exitCodeRule(firstTrigger?.exitCode ?? 0, failures);
+      asMachineSays(() => expect(h.exits, 'the watchdog exits with the computed code').toEqual([code]));
+    },
+  });
 }
 
 function exitCodeRule(prior: number, failures: number): number {
   return prior !== 0 ? prior : failures > 0 ? 1 : 0;
 }
 
-/** After step `i`: the host is in the state the machine reached, with the same context and calls. */
+/** After a step: the host is in the state the machine reached, with the same context and calls. */
 function expectAsMachineSays(
   h: Harness,
   step: { event: LifecycleEvent; state: Snapshot },
-  i: number,
+  where: string,
   observe: ((event: InspectionEvent) => void) | undefined,
 ): void {
   const expected = step.state;
-  const where = `after step ${i} (${step.event.type})`;
   expect(h.state(), where).toBe(expected.value);
   const actual = h.lifecycle.actor.getSnapshot().context;
   const value = String(expected.value);

@@ -5,7 +5,7 @@
  * test: a rule of the oracle that some plausible wrong machine breaks is broken here first.
  */
 import { describe, it } from 'vitest';
-import { expectNone } from './replay-all.js';
+import { expectNone } from './driver.js';
 import { boundConfigs, boundScenarios, exitCodeScenarios, runAll, TRIGGERS, triggerScenarios } from './scenarios.js';
 
 // Under mutation testing (Stryker), pairs of triggers only: the triples take most of this file's time.

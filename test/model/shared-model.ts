@@ -21,6 +21,7 @@ import {
 } from 'xstate';
 import type { SessionEvent } from '../../machines/session.js';
 import type { ServerEvent } from '../../machines/shared-server.js';
+import { type Traversal, takenKey } from './driver.js';
 import type { SharedTiming } from './shared-contract.js';
 
 type Snapshot = AnyMachineSnapshot;
@@ -122,6 +123,11 @@ export function serverEvents(bounds: ServerBounds) {
   };
 }
 
+/** The server's traversal with these bounds. */
+export function serverTraversal(bounds: ServerBounds): Traversal<ServerEvent> {
+  return { input: SERVER_INPUT, serializeState: serializeServer, events: serverEvents(bounds) };
+}
+
 export function serializeServer(snapshot: Snapshot): string {
   const c = snapshot.context;
   return JSON.stringify([
@@ -162,6 +168,11 @@ export function sessionEvents(bounds: SessionBounds) {
   };
 }
 
+/** The session's traversal with these bounds. */
+export function sessionTraversal(bounds: SessionBounds): Traversal<SessionEvent> {
+  return { input: SESSION_INPUT, serializeState: serializeSession, events: sessionEvents(bounds) };
+}
+
 export function serializeSession(snapshot: Snapshot): string {
   const c = snapshot.context;
   return JSON.stringify([
@@ -176,20 +187,9 @@ export function serializeSession(snapshot: Snapshot): string {
 
 // ---- what the real actors did ------------------------------------------------------------
 
-interface TransitionLike {
-  source: { id: string };
-  eventType: string;
-}
-
-interface NodeLike {
-  id: string;
-  transitions: Map<string, TransitionLike[]>;
-  always?: TransitionLike[];
-}
-
 /**
  * An inspector for the shared host: records the states every actor entered and the keys of the
- * transitions it took (as ./model.ts keys them, so coverage compares with `definedTransitions`),
+ * transitions it took (keyed by ./driver.ts's `takenKey`, so coverage compares with `definedTransitions`),
  * and keeps the actors, so a replay can compare the host's actors with the machine's snapshots.
  */
 export function actorRecorder() {
@@ -206,11 +206,7 @@ export function actorRecorder() {
     if (event.type !== '@xstate.microstep') return;
     const nodes = (event.snapshot as unknown as { _nodes: Array<{ id: string }> })._nodes;
     for (const node of nodes) states.add(node.id);
-    for (const t of event._transitions as unknown as TransitionLike[]) {
-      const source = t.source as unknown as NodeLike;
-      const list = t.eventType ? source.transitions.get(t.eventType) : source.always;
-      taken.add(`${t.source.id} | ${t.eventType || 'always'} | #${list?.indexOf(t) ?? -1}`);
-    }
+    for (const t of event._transitions as never[]) taken.add(takenKey(t));
   };
   return {
     taken,

@@ -8,9 +8,10 @@
  * bound and the watchdog, so every probe also runs the server to its end, where the oracle
  * checks the store's one disposal after every session, the exit code and the timers.
  */
-import { type AnyMachineSnapshot, type AnyStateMachine, type EventObject, transition } from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import type { SessionEvent } from '../../machines/session.js';
 import type { ServerEvent } from '../../machines/shared-server.js';
+import { ignoredBy, inflightAt, type Path } from './driver.js';
 import type { SharedTiming } from './shared-contract.js';
 import { SESSION_ID, serializeServer, serializeSession } from './shared-model.js';
 import {
@@ -25,8 +26,6 @@ import {
   startHandler,
   type World,
 } from './shared-perform.js';
-
-type Path<E> = { steps: Array<{ event: E; state: AnyMachineSnapshot }> };
 
 /** Long enough for every bound of the server and of each session, one after another, and the watchdog. */
 function timePasses(t: SharedTiming): number {
@@ -47,19 +46,6 @@ function bounds<E>(snapshot: AnyMachineSnapshot, delays: string[]): E[] {
   });
 }
 
-/** The world inputs the machine ignores at the end of `path`. */
-function ignored<E extends EventObject>(
-  machine: AnyStateMachine,
-  path: Path<E>,
-  inputs: E[],
-  serialize: (s: AnyMachineSnapshot) => string,
-): E[] {
-  const last = path.steps.at(-1)!.state;
-  if (last.status !== 'active') return [];
-  const here = serialize(last);
-  return inputs.filter((event) => serialize(transition(machine, last, event as never)[0]) === here);
-}
-
 export function serverIgnored(machine: AnyStateMachine, path: Path<ServerEvent>, maxSessions: number): ServerEvent[] {
   const last = path.steps.at(-1)!.state;
   const c = last.context;
@@ -75,7 +61,7 @@ export function serverIgnored(machine: AnyStateMachine, path: Path<ServerEvent>,
     ]),
     ...bounds<ServerEvent>(last, ['idleTimeout', 'stepTimeout', 'drainTimeout']),
   ];
-  return ignored(machine, path, inputs, serializeServer);
+  return last.status === 'active' ? ignoredBy(machine, path, inputs, serializeServer) : [];
 }
 
 export function sessionIgnored(
@@ -84,10 +70,7 @@ export function sessionIgnored(
   maxInflight: number,
 ): SessionEvent[] {
   const last = path.steps.at(-1)!.state;
-  const inflight = path.steps.reduce(
-    (n, s) => n + (s.event.type === 'handler.started' ? 1 : s.event.type === 'handler.settled' ? -1 : 0),
-    0,
-  );
+  const inflight = inflightAt(path);
   const inputs: SessionEvent[] = [
     { type: 'connection.ended' },
     { type: 'connection.closed' },
@@ -102,7 +85,7 @@ export function sessionIgnored(
     ]),
     ...bounds<SessionEvent>(last, ['stepTimeout', 'drainTimeout']),
   ];
-  return ignored(machine, path, inputs, serializeSession);
+  return last.status === 'active' ? ignoredBy(machine, path, inputs, serializeSession) : [];
 }
 
 const STEP_RESULT = /^xstate\.(done|error)\.actor\.(\w+)$/;
@@ -143,21 +126,4 @@ async function endOfTheWorld(w: World): Promise<void> {
   await advance(w, timePasses(w.timing));
   if (w.oracle.contract.finishedAt === undefined)
     throw new Error('the contract has the server still up after every bound');
-}
-
-/** Probes every path's end; collects failures rather than stopping at one. */
-export async function probeAll<E extends EventObject>(
-  paths: Array<Path<E>>,
-  ignoredAt: (path: Path<E>) => E[],
-  probe: (path: Path<E>, probes: E[]) => Promise<void>,
-): Promise<string[]> {
-  const failures: string[] = [];
-  for (const path of paths) {
-    try {
-      await probe(path, ignoredAt(path));
-    } catch (error) {
-      failures.push((error as Error).message.split('\n').slice(0, 6).join('\n  '));
-    }
-  }
-  return failures;
 }

@@ -14,9 +14,9 @@
  * guarantee of anyone's, never decides a run.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { createSharedHarness } from '../support/host-harness.js';
-import { seedOptions } from './seeds.js';
+import { describePropertyTest } from './driver.js';
 import type { ConnectionEnd, SharedTiming, Signal } from './shared-contract.js';
 import { SharedOracle } from './shared-oracle.js';
 import { act, advance, open, type World } from './shared-perform.js';
@@ -215,21 +215,22 @@ const FIXED_CASES: Command[][] = [
   ],
 ];
 
-describe('random interleavings against the real shared host', () => {
-  it('keep every guarantee, and dispose the store once, after every session', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(command, { maxLength: 40, size: 'max' }), async (commands) => {
-        const w = newWorld();
-        const ids: string[] = [];
-        for (const c of commands) await perform(w, c, ids);
-        await finish(w, ids);
-        expect(w.h.output(), 'the run ended').toBeDefined();
-        checkStoreLast(w, ids);
-        await advance(w, TIMING.watchdogMs);
-        expect(w.h.exits).toEqual([w.h.output()!.exitCode]);
-        expect(w.h.clock.pending('ref'), "no ref'd timer left").toBe(0);
-      }),
-      { numRuns: 500, ...seedOptions('shared property test'), examples: FIXED_CASES.map((c) => [c]) },
-    );
-  });
+describePropertyTest({
+  title: 'random interleavings against the real shared host',
+  name: 'keep every guarantee, and dispose the store once, after every session',
+  label: 'shared property test',
+  commands: fc.array(command, { maxLength: 40, size: 'max' }),
+  numRuns: 500,
+  fixedCases: FIXED_CASES,
+  run: async (commands) => {
+    const w = newWorld();
+    const ids: string[] = [];
+    for (const c of commands) await perform(w, c, ids);
+    await finish(w, ids);
+    expect(w.h.output(), 'the run ended').toBeDefined();
+    checkStoreLast(w, ids);
+    await advance(w, TIMING.watchdogMs);
+    expect(w.h.exits).toEqual([w.h.output()!.exitCode]);
+    expect(w.h.clock.pending('ref'), "no ref'd timer left").toBe(0);
+  },
 });

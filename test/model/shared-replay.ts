@@ -3,14 +3,15 @@
  * real host. After every input the contract oracle (./shared-oracle.ts, independent of the
  * machines) checks what was observed; after every step of the path the host's actor is
  * compared with the machine's snapshot (state, the context that matters, the ordered calls).
- * A broken guarantee is reported before any disagreement between host and machine, as in
- * ./replay.ts. At the end, if the server is done, the watchdog's time passes.
+ * A broken guarantee is reported before any disagreement between host and machine
+ * (./driver.ts `replaySteps`). At the end, if the server is done, the watchdog's time passes.
  */
 import { expect } from 'vitest';
 import type { AnyMachineSnapshot, EventObject, InspectionEvent } from 'xstate';
 import type { SessionEvent } from '../../machines/session.js';
 import type { ServerEvent } from '../../machines/shared-server.js';
 import { stateName } from '../../src/lifecycle/trace.js';
+import { replaySteps } from './driver.js';
 import { actorRecorder, SESSION_ID } from './shared-model.js';
 import { SharedGuaranteeBroken } from './shared-oracle.js';
 import { advance, performServer, performSession, serverWorld, sessionWorld, type World } from './shared-perform.js';
@@ -19,40 +20,23 @@ type Snapshot = AnyMachineSnapshot;
 export type Steps<E extends EventObject> = Array<{ event: E; state: Snapshot }>;
 type Observer = (event: InspectionEvent) => void;
 
-/** Collects the first disagreement between host and machine; a broken guarantee throws at once. */
-async function replay<E extends EventObject>(
+/** Replays `steps` in `w` (./driver.ts `replaySteps`); the oracle judges inside `perform`. */
+function replay<E extends EventObject>(
   w: World,
   steps: Steps<E>,
   perform: (w: World, event: E) => Promise<void>,
   compare: (step: { event: E; state: Snapshot }, where: string) => void,
 ): Promise<void> {
-  let disagreement: unknown;
-  const asMachineSays = (check: () => void): void => {
-    if (disagreement !== undefined) return;
-    try {
-      check();
-    } catch (error) {
-      disagreement = error;
-    }
-  };
-  for (const [i, step] of steps.entries()) {
-    if (i > 0) {
-      try {
-        await perform(w, step.event);
-      } catch (error) {
-        // The oracle checks inside `perform`: its verdict comes first. Anything else means the
-        // world could not do what the path says: the host had already parted from the machine.
-        if (error instanceof SharedGuaranteeBroken) throw error;
-        throw disagreement ?? error;
-      }
-    }
-    asMachineSays(() => compare(step, `after step ${i} (${step.event.type})`));
-  }
-  if (w.oracle.contract.finishedAt !== undefined) {
-    await advance(w, w.timing.watchdogMs);
-    asMachineSays(() => expect(w.h.exits, 'the watchdog exits').toHaveLength(1));
-  }
-  if (disagreement !== undefined) throw disagreement;
+  return replaySteps(steps, {
+    perform: (event) => perform(w, event),
+    isVerdict: (error) => error instanceof SharedGuaranteeBroken,
+    compare,
+    end: async (asMachineSays) => {
+      if (w.oracle.contract.finishedAt === undefined) return;
+      await advance(w, w.timing.watchdogMs);
+      asMachineSays(() => expect(w.h.exits, 'the watchdog exits').toHaveLength(1));
+    },
+  });
 }
 
 const SERVER_CALLS: Record<string, string[]> = {

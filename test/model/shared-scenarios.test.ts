@@ -4,7 +4,7 @@
  * trigger or ending followed by each other one, each judged by the shared contract oracle.
  */
 import { describe, it } from 'vitest';
-import { expectNone } from './replay-all.js';
+import { expectNone } from './driver.js';
 import {
   idleScenarios,
   runAllShared,

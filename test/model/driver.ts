@@ -1,0 +1,471 @@
+/**
+ * The one driver of the generated tests: given a machine and how its world is modelled (the
+ * traversal: input, what makes two snapshots one state, the events offered), how to replay a
+ * path against the real host, what the world can do that the machine ignores and how to probe
+ * it, it registers the same tests for every machine: the paths are counted and reach every
+ * state; every shortest path, every transition no shortest path takes and every simple path is
+ * replayed; the end of every shortest path is probed with what the machine ignores; the
+ * replays must take every state and transition the machine defines. The lifecycle
+ * (./paths.test.ts), the shared server (./shared-paths.test.ts) and the session
+ * (./session-paths.test.ts) each give their own inputs, host and contract oracle; the oracle
+ * judges inside `replay` and `probe`. The cheap cut for test/mutants/ is `brokenGuarantee`.
+ *
+ * Where the families really differ, it is a parameter: the lifecycle alone replays its
+ * shortest paths a second time unobserved (its host counts handlers in the gate when nothing
+ * inspects it; the shared host has no such path), and the simple paths use smaller bounds
+ * than the shortest ones, chosen per machine.
+ */
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type EventObject,
+  type InspectionEvent,
+  transition,
+} from 'xstate';
+import { getAdjacencyMap, getShortestPaths, getSimplePaths } from 'xstate/graph';
+import { seedOptions } from './seeds.js';
+
+type Snapshot = AnyMachineSnapshot;
+export type Step<E> = { event: E; state: Snapshot };
+export type Path<E> = { steps: Array<Step<E>> };
+export type Observer = (event: InspectionEvent) => void;
+
+/** Under mutation testing (QMD_MUTATION=1): one payload variant, no simple paths, no coverage check. */
+export const mutation = process.env.QMD_MUTATION === '1';
+
+/** How a traversal sees a machine: its input, what makes two snapshots one state, and the events offered. */
+export interface Traversal<E extends EventObject, I = unknown> {
+  input: I;
+  serializeState: (snapshot: Snapshot) => string;
+  events: (snapshot: Snapshot) => E[];
+}
+
+/** What the driver needs of a machine. */
+export interface MachineUnderTest<E extends EventObject> {
+  /** Names the model in logs and the coverage line: 'lifecycle model'. */
+  label: string;
+  /** The describe block's title. */
+  title: string;
+  machine: AnyStateMachine;
+  /** The graph the shortest paths and the other transitions come from. */
+  full: Traversal<E>;
+  /** The (smaller) graph whose simple paths are replayed; none under mutation testing. */
+  simple: Traversal<E>;
+  /** Replays one path against the real host, judged by the contract oracle and compared with the machine. */
+  replay: (steps: Array<Step<E>>, observe?: Observer) => Promise<void>;
+  /** What the world can do at the end of `path` that the machine ignores. */
+  ignoredAt: (path: Path<E>) => E[];
+  /** Replays `path`, then each probe, then runs the world to its end; the oracle judges. */
+  probe: (path: Path<E>, probes: E[]) => Promise<void>;
+  /** Records the states entered and transitions taken by the real actors (keys as `transitionKey`). */
+  recorder: () => Recorder;
+  /** States no shortest path rests in (left within the same step, eventless); coverage sees them. */
+  transient: string[];
+  /** Replays the shortest paths a second time with no inspector (the lifecycle's production mode). */
+  unobserved?: boolean;
+}
+
+export interface Recorder {
+  taken: Set<string>;
+  states: Set<string>;
+  observe: Observer;
+}
+
+/** Registers the generated tests of one machine. */
+export function describeGeneratedTests<E extends EventObject>(m: MachineUnderTest<E>): void {
+  const shortest = getShortestPaths(m.machine, m.full as never) as unknown as Array<Path<E>>;
+  // Every transition of the same graph that no shortest path takes (cheap: runs under mutation too).
+  const transitions = otherTransitions(m.machine, shortest, m.full);
+  const simple = mutation ? [] : (getSimplePaths(m.machine, m.simple as never) as unknown as Array<Path<E>>);
+  // A path that is a prefix of another is replayed as part of it: the replay checks the state
+  // and the calls after every step, so the longer replay asserts everything the prefix would.
+  const simpleToReplay = withoutPrefixes(simple);
+  const coverage = m.recorder();
+
+  describe(m.title, () => {
+    it('are counted, and reach every state', () => {
+      console.error(
+        `${m.label}: ${shortest.length} shortest paths, ${transitions.length} transitions they do not take, ` +
+          `${simple.length} simple paths (${simpleToReplay.length} not prefixes of another)`,
+      );
+      expect(shortest.length).toBeGreaterThan(100);
+      if (!mutation) expect(simple.length).toBeGreaterThan(shortest.length);
+      const reached = new Set(shortest.flatMap((p) => stateIds(m.machine.id, p.steps.at(-1)!.state.value)));
+      expect(definedStates(m.machine).filter((s) => !reached.has(s))).toEqual(m.transient);
+    });
+
+    it.each(groupByTrigger(shortest))('replay every shortest path starting %s', async (_, group) => {
+      expectNone(await replayAll(group, m.replay, coverage.observe), group.length);
+    });
+
+    if (m.unobserved) {
+      it.each(groupByTrigger(shortest))('replay every shortest path starting %s, unobserved', async (_, group) => {
+        expectNone(await replayAll(group, m.replay), group.length);
+      });
+    }
+
+    it.each(groupByTrigger(transitions))(
+      'replay every transition no shortest path takes, starting %s',
+      async (_, group) => {
+        expectNone(await replayAll(group, m.replay, coverage.observe), group.length);
+      },
+    );
+
+    // Paths never show an input the machine ignores; the contract may still say it matters.
+    it.each(groupByTrigger(shortest))(
+      'probe the end of every shortest path starting %s with what the machine ignores',
+      async (_, group) => {
+        expectNone(await probeAll(group, m.ignoredAt, m.probe), group.length);
+      },
+    );
+
+    it.skipIf(simpleToReplay.length === 0).each(groupByTrigger(simpleToReplay))(
+      'replay every simple path starting %s',
+      async (_, group) => {
+        expectNone(await replayAll(group, m.replay, coverage.observe), group.length);
+      },
+    );
+  });
+
+  // Shortest paths alone do not take every transition (two edges into one vertex: the shortest
+  // path takes one), so the coverage check needs the simple paths too.
+  afterAll(() => {
+    if (!mutation) expectFullCoverage(coverage, m.label, m.machine);
+  });
+}
+
+/** A machine's property test: random command sequences against its real host, judged by its oracle. */
+export interface PropertyTest<C> {
+  title: string;
+  name: string;
+  /** Names the seed line: 'lifecycle property test'. */
+  label: string;
+  /** The command sequences (their length and size are the machine's choice). */
+  commands: fc.Arbitrary<C[]>;
+  numRuns: number;
+  /** Sequences a random run once found, run before the random ones every time (./seeds.ts). */
+  fixedCases: C[][];
+  /** Runs one sequence against a fresh host and fails if a rule breaks. */
+  run: (commands: C[]) => Promise<void>;
+}
+
+/** Registers a property test with a recorded seed (./seeds.ts) and its fixed cases first. */
+export function describePropertyTest<C>(p: PropertyTest<C>): void {
+  describe(p.title, () => {
+    it(p.name, async () => {
+      await fc.assert(fc.asyncProperty(p.commands, p.run), {
+        numRuns: p.numRuns,
+        ...seedOptions(p.label),
+        examples: p.fixedCases.map((c) => [c]),
+      });
+    });
+  });
+}
+
+/** One cut of the cheap test for test/mutants/: shortest paths of a small graph, each probed. */
+export interface Cut<E extends EventObject> {
+  machine: AnyStateMachine;
+  traversal: Traversal<E>;
+  ignoredAt: (path: Path<E>) => E[];
+  probe: (path: Path<E>, probes: E[]) => Promise<void>;
+}
+
+/**
+ * Probes each cut in turn until a failure names `guarantee` (the one a mutant is meant to
+ * break); returns that message, or, if none does, every distinct failure seen (empty: all passed).
+ */
+export async function brokenGuarantee(guarantee: string, cuts: Array<Cut<EventObject>>): Promise<string> {
+  const others = new Set<string>();
+  for (const cut of cuts) {
+    const paths = getShortestPaths(cut.machine, cut.traversal as never) as unknown as Array<Path<EventObject>>;
+    for (const path of paths) {
+      try {
+        await cut.probe(path, cut.ignoredAt(path));
+      } catch (error) {
+        const message = (error as Error).message;
+        if (message.includes(`guarantee "${guarantee}" broken: `)) return message;
+        others.add(message.split(' broken: ')[0]!);
+      }
+    }
+  }
+  return [...others].join('; ');
+}
+
+// ---- replaying one path -------------------------------------------------------------------
+
+/** How one machine's path is replayed against its host (see `replaySteps`). */
+export interface Replay<E extends EventObject> {
+  /** Does in the world what the event stands for (the oracle may judge in here). */
+  perform: (event: E) => Promise<void>;
+  /** A contract verdict thrown by `perform`: reported at once, before any disagreement. */
+  isVerdict: (error: unknown) => boolean;
+  /** The contract oracle after every step, the start included (when it is not inside `perform`). */
+  check?: () => void;
+  /** The host compared with the machine after a step (`where` names it). */
+  compare: (step: Step<E>, where: string) => void;
+  /** After the last step: the end of the path (the watchdog's time, the exit), compared through `asMachineSays`. */
+  end: (asMachineSays: (check: () => void) => void) => Promise<void>;
+}
+
+/**
+ * Replays `steps` through `r`: a broken guarantee is reported before any disagreement between
+ * host and machine (a broken machine's first visible symptom is often a context the host could
+ * not reproduce, and the guarantee it breaks says more); the first disagreement is kept and
+ * thrown at the end.
+ */
+export async function replaySteps<E extends EventObject>(steps: Array<Step<E>>, r: Replay<E>): Promise<void> {
+  let disagreement: unknown;
+  const asMachineSays = (check: () => void): void => {
+    if (disagreement !== undefined) return;
+    try {
+      check();
+    } catch (error) {
+      disagreement = error;
+    }
+  };
+  for (const [i, step] of steps.entries()) {
+    if (i > 0) {
+      try {
+        await r.perform(step.event);
+      } catch (error) {
+        // Anything but the oracle's verdict means the world could not do what the path says:
+        // the host had already parted from the machine.
+        if (r.isVerdict(error)) throw error;
+        throw disagreement ?? error;
+      }
+    }
+    r.check?.();
+    asMachineSays(() => r.compare(step, `after step ${i} (${step.event.type})`));
+  }
+  await r.end(asMachineSays);
+  if (disagreement !== undefined) throw disagreement;
+}
+
+// ---- replaying and probing many paths ----------------------------------------------------
+
+/** Replays every path; collects failures with the path that failed rather than stopping at one. */
+export async function replayAll<E extends EventObject>(
+  paths: Array<Path<E>>,
+  run: (steps: Array<Step<E>>, observe?: Observer) => Promise<void>,
+  observe?: Observer,
+): Promise<string[]> {
+  const failures: string[] = [];
+  for (const path of paths) {
+    try {
+      await run(path.steps, observe);
+    } catch (error) {
+      failures.push(`${describePath(path.steps)}\n  ${firstLines(error)}`);
+    }
+  }
+  return failures;
+}
+
+/** Probes every path's end; collects failures rather than stopping at one. */
+export async function probeAll<E extends EventObject>(
+  paths: Array<Path<E>>,
+  ignoredAt: (path: Path<E>) => E[],
+  probe: (path: Path<E>, probes: E[]) => Promise<void>,
+): Promise<string[]> {
+  const failures: string[] = [];
+  for (const path of paths) {
+    try {
+      await probe(path, ignoredAt(path));
+    } catch (error) {
+      failures.push(firstLines(error));
+    }
+  }
+  return failures;
+}
+
+const firstLines = (error: unknown): string => (error as Error).message.split('\n').slice(0, 6).join('\n  ');
+
+/** Paths grouped by their first trigger, so a test reports a group and a failure names its path. */
+export function groupByTrigger<P extends Path<EventObject>>(paths: P[]): Array<[string, P[]]> {
+  const groups = new Map<string, P[]>();
+  for (const p of paths) {
+    const first = p.steps.find(
+      (s) => !s.event.type.startsWith('handler.') && (s.event.type as string) !== 'xstate.init',
+    );
+    const key = first ? describePath([{ event: { type: '' } }, first]) : '(no trigger)';
+    groups.set(key, [...(groups.get(key) ?? []), p]);
+  }
+  return [...groups].sort(([a], [b]) => a.localeCompare(b));
+}
+
+/**
+ * Throws unless `failures` is empty, with one line per broken guarantee (how many paths broke
+ * it, and the first one's message), so a broken machine reads as the promises it breaks.
+ * A failure the oracle did not name (the host disagreeing with the machine) is grouped too.
+ */
+export function expectNone(failures: string[], total: number): void {
+  if (failures.length === 0) return;
+  const byGuarantee = new Map<string, string[]>();
+  for (const f of failures) {
+    const name = /guarantee "([^"]+)" broken/.exec(f)?.[1] ?? 'the host does what the machine says';
+    byGuarantee.set(name, [...(byGuarantee.get(name) ?? []), f]);
+  }
+  const lines = [...byGuarantee].map(([name, list]) => `- "${name}" ×${list.length}, first: ${list[0]}`);
+  throw new Error(`${failures.length} of ${total} paths failed; broken:\n${lines.join('\n')}`);
+}
+
+/** The paths that are not a strict prefix of another path. */
+export function withoutPrefixes<P extends Path<EventObject>>(paths: P[]): P[] {
+  const key = (p: P) => p.steps.map((s) => JSON.stringify(s.event)).join('\u0000');
+  const keys = paths.map(key);
+  const prefixes = new Set<string>();
+  for (const k of keys) {
+    let i = k.indexOf('\u0000');
+    while (i !== -1) {
+      prefixes.add(k.slice(0, i));
+      i = k.indexOf('\u0000', i + 1);
+    }
+  }
+  return paths.filter((_, i) => !prefixes.has(keys[i]!));
+}
+
+export function describePath(steps: Array<{ event: { type: string } }>): string {
+  return steps
+    .slice(1)
+    .map((s) => {
+      const e = s.event as { type: string; signal?: string; exitCode?: number };
+      const type = e.type
+        .replace(/^xstate\.(done|error)\.actor\./, '$1:')
+        .replace(/^xstate\.after\.(\w+)\..*/, 'after:$1');
+      return `${type}${e.signal ? `(${e.signal})` : ''}${e.exitCode ? `[exit ${e.exitCode}]` : ''}`;
+    })
+    .join(' → ');
+}
+
+// ---- what the world may do that the machine ignores ---------------------------------------
+
+/** Handlers in flight at the end of `path`, as the world counts them (starts minus settles). */
+export function inflightAt(path: Path<EventObject>): number {
+  return path.steps.reduce(
+    (n, s) => n + (s.event.type === 'handler.started' ? 1 : s.event.type === 'handler.settled' ? -1 : 0),
+    0,
+  );
+}
+
+/** The inputs the machine ignores at the end of `path`: those after which it serialises the same. */
+export function ignoredBy<E extends EventObject>(
+  machine: AnyStateMachine,
+  path: Path<E>,
+  inputs: E[],
+  serialize: (s: Snapshot) => string,
+): E[] {
+  const last = path.steps.at(-1)!.state;
+  const here = serialize(last);
+  return inputs.filter((event) => serialize(transition(machine, last, event as never)[0]) === here);
+}
+
+// ---- the machine's own definition --------------------------------------------------------
+
+interface TransitionLike {
+  source: { id: string };
+  eventType: string;
+}
+
+interface NodeLike {
+  id: string;
+  states: Record<string, NodeLike>;
+  transitions: Map<string, TransitionLike[]>;
+  always?: TransitionLike[];
+}
+
+export function transitionKey(t: TransitionLike, index: number): string {
+  return `${t.source.id} | ${t.eventType || 'always'} | #${index}`;
+}
+
+/** The key of a transition a real actor took, from an inspection microstep's `_transitions`. */
+export function takenKey(t: TransitionLike): string {
+  const source = t.source as unknown as NodeLike;
+  const list = t.eventType ? source.transitions.get(t.eventType) : source.always;
+  return transitionKey(t, list?.indexOf(t) ?? -1);
+}
+
+/** The state ids a snapshot's value names: `lifecycle.draining`, or `sharedServer.up` and `sharedServer.up.idle`. */
+export function stateIds(root: string, value: unknown): string[] {
+  return typeof value === 'string'
+    ? [`${root}.${value}`]
+    : Object.entries(value as object).flatMap(([k, s]) => [`${root}.${k}`, ...stateIds(`${root}.${k}`, s)]);
+}
+
+/** Every state id of the machine, from `machine.root`. */
+export function definedStates(machine: AnyStateMachine): string[] {
+  const out: string[] = [];
+  const walk = (node: NodeLike): void => {
+    for (const child of Object.values(node.states)) {
+      out.push(child.id);
+      walk(child);
+    }
+  };
+  walk(machine.root as unknown as NodeLike);
+  return out;
+}
+
+/** Every transition the machine defines (event, delayed, done/error and eventless), keyed. */
+export function definedTransitions(machine: AnyStateMachine): string[] {
+  const out: string[] = [];
+  const walk = (node: NodeLike): void => {
+    for (const list of [...node.transitions.values(), node.always ?? []]) {
+      for (const [i, t] of list.entries()) out.push(transitionKey(t, i));
+    }
+    for (const child of Object.values(node.states)) walk(child);
+  };
+  walk(machine.root as unknown as NodeLike);
+  return out;
+}
+
+/** Fails unless the replays took every state and every transition the machine defines. */
+export function expectFullCoverage(
+  recorder: Pick<Recorder, 'taken' | 'states'>,
+  label: string,
+  machine: AnyStateMachine,
+): void {
+  const states = definedStates(machine);
+  const transitions = definedTransitions(machine);
+  const missedStates = states.filter((s) => !recorder.states.has(s));
+  const missedTransitions = transitions.filter((t) => !recorder.taken.has(t));
+  console.error(
+    `${label} coverage: states ${states.length - missedStates.length}/${states.length}, ` +
+      `transitions ${transitions.length - missedTransitions.length}/${transitions.length}`,
+  );
+  expect(missedStates).toEqual([]);
+  expect(missedTransitions).toEqual([]);
+}
+
+/**
+ * Every transition of the reachable graph, cheaply. The shortest paths reach every state but
+ * take one way into each, so a transition that leads into an already reached state (a
+ * repeated HTTP listener close escalating while draining lands where a SIGTERM would) is in no
+ * shortest path; the simple paths take it, but cost seconds to enumerate and are left out
+ * under mutation testing. Here each such transition is replayed as the shortest path to its
+ * source plus the transition itself: with the probes of what the machine ignores, every
+ * (reachable state, input) pair is exercised.
+ */
+export function otherTransitions<E extends EventObject>(
+  machine: AnyStateMachine,
+  shortest: Array<Path<E>>,
+  traversal: Traversal<E>,
+): Array<Path<E>> {
+  const { serializeState } = traversal;
+  const adjacency = getAdjacencyMap(machine, traversal as never);
+  const toState = new Map(shortest.map((p) => [serializeState(p.steps.at(-1)!.state), p]));
+  const taken = new Set(shortest.map((p) => edgeKey(p.steps.at(-2)?.state, p.steps.at(-1)!.event)));
+  const out: Array<Path<E>> = [];
+  for (const [from, { transitions }] of Object.entries(adjacency)) {
+    const path = toState.get(from);
+    if (!path) throw new Error(`no shortest path reaches ${from}`);
+    for (const { event, state } of Object.values(transitions) as Array<Step<E>>) {
+      if (serializeState(state) === from || taken.has(edgeKey(path.steps.at(-1)!.state, event))) continue;
+      out.push({ steps: [...path.steps, { event, state }] });
+    }
+  }
+  return out;
+
+  function edgeKey(from: Snapshot | undefined, event: E): string {
+    return `${from ? serializeState(from) : '(start)'} ${JSON.stringify(event)}`;
+  }
+}
