@@ -13,7 +13,7 @@ import {
   type ReadCall,
   type ReadParts,
 } from './query-reads.js';
-import type { MultiGetOptions, MultiGetResult, SearchHit } from './types.js';
+import type { MultiGetOptions, MultiGetResult, SearchHit, StatusReport } from './types.js';
 import { fromWire, type WorkerData, type WorkerReply } from './worker-wire.js';
 
 /**
@@ -89,6 +89,10 @@ export class QueryWorker implements QueryReads {
 
   multiGet(pattern: string, options: MultiGetOptions, signal?: AbortSignal): Promise<MultiGetResult> {
     return this.call({ kind: 'multiGet', pattern, options }, signal);
+  }
+
+  status(signal?: AbortSignal): Promise<StatusReport> {
+    return this.call({ kind: 'status' }, signal);
   }
 
   /** Whether the worker is running a call, answered or abandoned (for tests and `close`). */

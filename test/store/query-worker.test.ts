@@ -96,7 +96,7 @@ function exitOf(thread: Worker | undefined, events: string[]): Promise<void> {
 }
 
 describe('the query worker', () => {
-  it('answers query and multiGet as the inline store does, errors with their codes', async () => {
+  it('answers query, multiGet and status as the inline store does, errors with their codes', async () => {
     const inline = store({ readonly: true });
     const inWorker = store({ readonly: true, queryWorker: SCRIPT });
     expect(await inWorker.query('sourdough oven')).toEqual(await inline.query('sourdough oven'));
@@ -106,6 +106,11 @@ describe('the query worker', () => {
     expect(await inWorker.multiGet('notes/**', { maxLines: 1 })).toEqual(
       await inline.multiGet('notes/**', { maxLines: 1 }),
     );
+    // status: the worker's own StatusReader on its read-only connection, the same report.
+    expect(await inWorker.readStatus()).toEqual(inline.status());
+    expect(await inline.readStatus()).toEqual(inline.status());
+    expect((await inWorker.readStatus()).collections.map((c) => c.documents)).toEqual([3]);
+    await expectQmdError(() => inWorker.readStatus({ signal: AbortSignal.abort() }), 'ABORTED');
     await expectQmdError(() => inWorker.multiGet('notes/missing.md, ../x'), 'OUTSIDE_COLLECTIONS');
     await expectQmdError(() => inWorker.query('x', { collections: ['nope'] }), 'UNKNOWN_COLLECTION');
   });
