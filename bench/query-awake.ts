@@ -11,7 +11,8 @@
  * with the worker and one without, each with bench/scale/loop-probe.mjs preloaded (a 10 ms timer
  * on the main thread: the longest lateness is the longest the loop was held). The `query` tool
  * is called as `searches` of lex / vec / lex+vec, without and with `collections: ["c1"]`
- * (today a scan of the vectors in JS), calls alternating between the servers.
+ * (a KNN in that partition of the int8 codes, schema 4), and the `status` tool, calls
+ * alternating between the servers.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -103,19 +104,26 @@ async function startServer(mode: Mode, index: string, model: string): Promise<Se
   return server;
 }
 
-type Kind = 'bm25' | 'vector' | 'hybrid';
-const KINDS: Kind[] = ['bm25', 'vector', 'hybrid'];
+type Kind = 'bm25' | 'vector' | 'hybrid' | 'status';
+/** `status` (the MCP tool: its counts read every chunk) has no filter: it runs in the unfiltered pass only. */
+const KINDS: Kind[] = ['bm25', 'vector', 'hybrid', 'status'];
 
-function searchesFor(kind: Kind, query: string): Array<{ type: 'lex' | 'vec'; query: string }> {
+function searchesFor(kind: Exclude<Kind, 'status'>, query: string): Array<{ type: 'lex' | 'vec'; query: string }> {
   const lex = { type: 'lex' as const, query };
   const vec = { type: 'vec' as const, query };
   return kind === 'bm25' ? [lex] : kind === 'vector' ? [vec] : [lex, vec];
 }
 
-async function call(server: Server, searches: unknown[], collections: string[] | undefined): Promise<number> {
+async function call(
+  server: Server,
+  searches: unknown[] | 'status',
+  collections: string[] | undefined,
+): Promise<number> {
   const started = performance.now();
   const result = await server.client.callTool(
-    { name: 'query', arguments: { searches, limit: 10, ...(collections && { collections }) } },
+    searches === 'status'
+      ? { name: 'status', arguments: {} }
+      : { name: 'query', arguments: { searches, limit: 10, ...(collections && { collections }) } },
     { timeout: 300_000 },
   );
   if (result.isError) throw new Error(`${server.mode}: ${JSON.stringify(result.content).slice(0, 300)}`);
@@ -134,6 +142,7 @@ async function measure(corpus: ScaleCorpus, servers: Server[]): Promise<Map<stri
   const cells = new Map<string, Samples>();
   for (const filtered of [false, true]) {
     for (const kind of KINDS) {
+      if (filtered && kind === 'status') continue;
       const spent = new Map<Mode, number>();
       for (let round = 0; round < ROUNDS; round++) {
         log(`${kind}${filtered ? ' in c1' : ''}, round ${round + 1}/${ROUNDS}`);
@@ -144,7 +153,8 @@ async function measure(corpus: ScaleCorpus, servers: Server[]): Promise<Map<stri
             const cell = cells.get(key) ?? { times: [], block: 0 };
             cells.set(key, cell);
             server.blocks = [];
-            const ms = await call(server, searchesFor(kind, query), filtered ? ['c1'] : undefined);
+            const what = kind === 'status' ? 'status' : searchesFor(kind, query);
+            const ms = await call(server, what, filtered ? ['c1'] : undefined);
             // The probe writes its line once the loop is free again: let it arrive.
             await new Promise((resolve) => setTimeout(resolve, 30));
             cell.times.push(ms);
@@ -190,6 +200,7 @@ async function main(): Promise<void> {
       const cells = await measure(corpus, servers);
       for (const filtered of [false, true]) {
         for (const kind of KINDS) {
+          if (filtered && kind === 'status') continue;
           for (const server of servers) {
             const cell = cells.get(`${server.mode}|${kind}|${filtered}`);
             const sorted = [...(cell?.times ?? [])].sort((a, b) => a - b);
@@ -210,7 +221,7 @@ async function main(): Promise<void> {
     }
   }
   const table: Table = {
-    title: `\`query\` over MCP (stdio, SDK Client), ms; ${ROUNDS} rounds of ${QUERIES} queries, servers alternating; the longest the server's main thread was held during that kind of call`,
+    title: `\`query\` and \`status\` over MCP (stdio, SDK Client), ms; ${ROUNDS} rounds of ${QUERIES} queries, servers alternating; the longest the server's main thread was held during that kind of call`,
     columns: [
       { label: 'notes', unit: 'count' },
       { label: 'call', unit: 'text' },

@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { QmdError } from '../errors.js';
-import type { Failpoints } from '../failpoints.js';
+import type { FailpointAction, Failpoints } from '../failpoints.js';
 import type { Log } from '../log.js';
 import {
   InlineReads,
@@ -13,7 +13,7 @@ import {
   type ReadCall,
   type ReadParts,
 } from './query-reads.js';
-import type { MultiGetOptions, MultiGetResult, SearchHit } from './types.js';
+import type { MultiGetOptions, MultiGetResult, SearchHit, StatusReport } from './types.js';
 import { fromWire, type WorkerData, type WorkerReply } from './worker-wire.js';
 
 /**
@@ -36,6 +36,13 @@ export interface QueryWorkerOptions extends WorkerData {
   closeTimeoutMs?: number;
 }
 
+/** One call as the worker is sent it. */
+interface WorkerCall {
+  id: number;
+  call: ReadCall;
+  failpoint: FailpointAction | undefined;
+}
+
 interface Pending {
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -55,8 +62,13 @@ export class QueryWorker implements QueryReads {
   private next = 0;
   /** Calls someone still waits for. */
   private readonly pending = new Map<number, Pending>();
-  /** Calls the worker has not answered yet, waited for or not: while any is, the worker is busy. */
-  private readonly running = new Set<number>();
+  /**
+   * Calls the worker has not answered yet, waited for or not, in the order it was sent them:
+   * the first is the one it is running. While any is, the worker is busy.
+   */
+  private readonly running = new Map<number, WorkerCall>();
+  /** Workers terminated because the call they ran was aborted, until they have exited. */
+  private readonly retiring = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: QueryWorkerOptions) {}
@@ -77,6 +89,10 @@ export class QueryWorker implements QueryReads {
 
   multiGet(pattern: string, options: MultiGetOptions, signal?: AbortSignal): Promise<MultiGetResult> {
     return this.call({ kind: 'multiGet', pattern, options }, signal);
+  }
+
+  status(signal?: AbortSignal): Promise<StatusReport> {
+    return this.call({ kind: 'status' }, signal);
   }
 
   /** Whether the worker is running a call, answered or abandoned (for tests and `close`). */
@@ -104,6 +120,10 @@ export class QueryWorker implements QueryReads {
 
   private async shutdown(): Promise<void> {
     this.failAll(new QmdError('CLOSED', 'The index is closed'));
+    await Promise.all([this.stopCurrent(), ...this.retiring]);
+  }
+
+  private async stopCurrent(): Promise<void> {
     const worker = this.worker;
     if (worker === undefined) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -125,13 +145,12 @@ export class QueryWorker implements QueryReads {
   private call<T>(call: ReadCall, signal: AbortSignal | undefined): Promise<T> {
     if (this.closing !== undefined) return Promise.reject(new QmdError('CLOSED', 'The index is closed'));
     if (signal?.aborted) return Promise.reject(aborted());
-    this.worker ??= this.start();
-    const worker = this.worker;
     const id = ++this.next;
     return new Promise<T>((resolve, reject) => {
       const onAbort = (): void => {
         this.pending.delete(id);
         reject(aborted());
+        this.cutShort(id);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.pending.set(id, {
@@ -144,9 +163,35 @@ export class QueryWorker implements QueryReads {
           reject(error);
         },
       });
-      this.running.add(id);
-      worker.postMessage({ id, call, failpoint: this.options.failpoints.carry(QUERY_FAILPOINT) });
+      this.send({ id, call, failpoint: this.options.failpoints.carry(QUERY_FAILPOINT) });
     });
+  }
+
+  private send(message: WorkerCall): void {
+    this.worker ??= this.start();
+    this.running.set(message.id, message);
+    this.worker.postMessage(message);
+  }
+
+  /**
+   * The call `id` was aborted. If the worker is running it (the first it has not answered),
+   * the worker is terminated, so a runaway call stops using a core and no later call waits
+   * behind it, and the calls still waited for go to a fresh worker, in order. `terminate()`
+   * stops JS at once but not a native call (node:sqlite has no interrupt: docs/design.md
+   * §8.4): such a thread lingers until its statement returns, beside the fresh one. An
+   * aborted call still queued behind another is left to run; its reply is dropped.
+   */
+  private cutShort(id: number): void {
+    const worker = this.worker;
+    if (worker === undefined || this.closing !== undefined || this.running.keys().next().value !== id) return;
+    this.worker = undefined;
+    const resend = [...this.running.values()].filter((message) => this.pending.has(message.id));
+    this.running.clear();
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    this.retiring.add(exited);
+    void exited.then(() => this.retiring.delete(exited));
+    void worker.terminate();
+    for (const message of resend) this.send(message);
   }
 
   private start(): Worker {
@@ -165,13 +210,18 @@ export class QueryWorker implements QueryReads {
     });
     worker.unref();
     worker.stdout.on('data', (chunk: Buffer) => log.line(chunk.toString('utf8').trimEnd()));
-    worker.on('message', (reply: WorkerReply) => this.receive(reply));
+    worker.on('message', (reply: WorkerReply) => {
+      if (this.worker === worker || 'log' in reply) this.receive(reply);
+    });
+    // A worker retired by `cutShort` is no longer `this.worker`: its end concerns no call.
     worker.on('error', (error) => {
+      if (this.worker !== worker) return;
       log.warn(`the query worker failed: ${error.message}`);
       this.failAll(new Error(`The query worker failed: ${error.message}`));
     });
     worker.on('exit', (code) => {
-      if (this.worker === worker) this.worker = undefined;
+      if (this.worker !== worker) return;
+      this.worker = undefined;
       this.running.clear();
       if (this.closing === undefined) this.failAll(new Error(`The query worker exited (code ${code})`));
     });

@@ -9,10 +9,12 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FailpointAction } from '../failpoints.js';
 import type { Log } from '../log.js';
 import { Collections } from './collections.js';
+import { Contexts } from './contexts.js';
 import { DocumentReader } from './documents.js';
 import { answer, type ReadCall, type ReadParts } from './query-reads.js';
 import { Searcher } from './search.js';
 import { Sqlite } from './sqlite.js';
+import { StatusReader } from './status.js';
 import { VectorSearcher } from './vector-search.js';
 import { Vectors } from './vectors.js';
 import { type WorkerData, type WorkerReply, wireError } from './worker-wire.js';
@@ -30,11 +32,13 @@ const log: Log = {
   warn: (text) => port.postMessage({ log: 'warn', text } satisfies WorkerReply),
 };
 const vectors = new Vectors(db, { extension: data.vectorExtension, log });
+const collections = new Collections(db);
 const parts: ReadParts = {
   searcher: new Searcher(db),
   vectorSearcher: new VectorSearcher(db, vectors),
   documents: new DocumentReader(db),
-  collections: new Collections(db),
+  collections,
+  status: new StatusReader(db, { path: data.path, collections, vectors, contexts: new Contexts(db) }),
 };
 
 port.on('message', (message: { id: number; call: ReadCall; failpoint?: FailpointAction } | { close: true }) => {

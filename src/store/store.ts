@@ -103,6 +103,7 @@ export class SqliteStore implements Store {
         vectorSearcher: this.vectorSearcher,
         documents: this.reader,
         collections: this.collections,
+        status: this.statusReader,
       },
       {
         path,
@@ -291,6 +292,10 @@ export class SqliteStore implements Store {
 
   status(): StatusReport {
     return this.guard(() => this.statusReader.report());
+  }
+
+  readStatus(options: { signal?: AbortSignal } = {}): Promise<StatusReport> {
+    return this.read(() => this.reads.status(options.signal));
   }
 
   listContexts(): ContextInfo[] {

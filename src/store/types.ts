@@ -357,6 +357,12 @@ export interface Store {
    */
   multiGet(pattern: string, options?: MultiGetOptions): Promise<MultiGetResult>;
   status(): StatusReport;
+  /**
+   * `status()`, read where the query worker reads (`StoreOptions.queryWorker`: its counts read
+   * every chunk, seconds at 100k notes, so `qmd mcp` keeps them off its main thread), else
+   * inline. Errors: ABORTED (the signal), CLOSED.
+   */
+  readStatus(options?: { signal?: AbortSignal }): Promise<StatusReport>;
   /** Every context, the global one first, then by collection and prefix. */
   listContexts(): ContextInfo[];
   /**

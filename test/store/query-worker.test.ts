@@ -18,6 +18,7 @@ import { QUERY_FAILPOINT } from '../../src/store/query-reads.js';
 import { QueryWorker, type WorkerScript } from '../../src/store/query-worker-client.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import type { Store, StoreOptions } from '../../src/store/types.js';
+import { within } from '../support/bounded.js';
 import { deferred } from '../support/deferred.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
@@ -95,7 +96,7 @@ function exitOf(thread: Worker | undefined, events: string[]): Promise<void> {
 }
 
 describe('the query worker', () => {
-  it('answers query and multiGet as the inline store does, errors with their codes', async () => {
+  it('answers query, multiGet and status as the inline store does, errors with their codes', async () => {
     const inline = store({ readonly: true });
     const inWorker = store({ readonly: true, queryWorker: SCRIPT });
     expect(await inWorker.query('sourdough oven')).toEqual(await inline.query('sourdough oven'));
@@ -105,27 +106,60 @@ describe('the query worker', () => {
     expect(await inWorker.multiGet('notes/**', { maxLines: 1 })).toEqual(
       await inline.multiGet('notes/**', { maxLines: 1 }),
     );
+    // status: the worker's own StatusReader on its read-only connection, the same report.
+    expect(await inWorker.readStatus()).toEqual(inline.status());
+    expect(await inline.readStatus()).toEqual(inline.status());
+    expect((await inWorker.readStatus()).collections.map((c) => c.documents)).toEqual([3]);
+    await expectQmdError(() => inWorker.readStatus({ signal: AbortSignal.abort() }), 'ABORTED');
     await expectQmdError(() => inWorker.multiGet('notes/missing.md, ../x'), 'OUTSIDE_COLLECTIONS');
     await expectQmdError(() => inWorker.query('x', { collections: ['nope'] }), 'UNKNOWN_COLLECTION');
   });
 
-  it('an aborted call rejects at once, while the worker still runs it; its late reply is dropped', async () => {
+  it('an aborted call queued behind another rejects at once; the worker still runs it, its late reply is dropped', async () => {
     const hold = firstCallFailpoint({ kind: 'delay', ms: 400 });
     const reads = worker(hold.failpoints);
     try {
-      const controller = new AbortController();
-      const first = reads.lexical('sourdough', { limit: 10 }, controller.signal);
+      const first = reads.lexical('sourdough', { limit: 10 });
       await hold.carried;
+      const controller = new AbortController();
+      const queued = reads.lexical('garden', { limit: 10 }, controller.signal);
+      const thread = reads.thread;
       controller.abort();
-      await expectQmdError(() => first, 'ABORTED');
-      // Rejected before the worker answered: the call is still running there.
+      await expectQmdError(() => queued, 'ABORTED');
+      // Not the call the worker is running: the worker is kept, and still has both to answer.
+      expect(reads.thread).toBe(thread);
       expect(reads.busy).toBe(true);
+      expect((await first).map((hit) => hit.file).sort()).toEqual(['notes/bread.md', 'notes/sub/oven.md']);
       // The worker answers in order: this reply comes after the dropped one, and is its own.
       const second = await reads.multiGet('notes/garden.md', {});
       expect(second.documents.map((doc) => doc.file)).toEqual(['notes/garden.md']);
       expect(reads.busy).toBe(false);
-      const third = await reads.lexical('sourdough', { limit: 10 });
-      expect(third.map((hit) => hit.file).sort()).toEqual(['notes/bread.md', 'notes/sub/oven.md']);
+      expect(reads.thread).toBe(thread);
+    } finally {
+      await reads.close();
+    }
+  });
+
+  it('aborting the call the worker runs terminates it: a call that never yields stops, the next call answers', async () => {
+    const hold = firstCallFailpoint({ kind: 'hang' });
+    const reads = worker(hold.failpoints);
+    try {
+      const controller = new AbortController();
+      const hung = reads.lexical('sourdough', { limit: 10 }, controller.signal);
+      await hold.carried;
+      const events: string[] = [];
+      const exited = exitOf(reads.thread, events);
+      // Queued behind the hung call before the abort: it moves to the fresh worker.
+      const waiting = reads.multiGet('notes/garden.md', {});
+      controller.abort();
+      await expectQmdError(() => hung, 'ABORTED');
+      await within(exited, 'the hung worker to exit', 10_000);
+      expect(events).toEqual(['worker exited']);
+      const moved = await within(waiting, 'the queued call, on a fresh worker', 10_000);
+      expect(moved.documents.map((doc) => doc.file)).toEqual(['notes/garden.md']);
+      const next = await within(reads.lexical('sourdough', { limit: 10 }), 'the next call', 10_000);
+      expect(next.map((hit) => hit.file).sort()).toEqual(['notes/bread.md', 'notes/sub/oven.md']);
+      expect(reads.busy).toBe(false);
     } finally {
       await reads.close();
     }

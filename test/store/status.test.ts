@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createEmbedder } from '../../src/llm/index.js';
 import { silentLog } from '../../src/log.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { Sqlite } from '../../src/store/sqlite.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
@@ -68,6 +69,19 @@ describe('status()', () => {
     expect(store.status().needsEmbedding).toBe(2);
     await store.embed();
     expect(store.status().needsEmbedding).toBe(0);
+  });
+
+  it('needsEmbedding counts a text chunked but not wholly embedded (a run killed mid-embed)', async () => {
+    await store.embed();
+    expect(store.status().embeddings).toMatchObject({ chunks: 2, embeddedChunks: 2 });
+    const db = new Sqlite(box.index, { timeoutMs: 5000 });
+    try {
+      db.prepare('DELETE FROM embeddings WHERE id = (SELECT min(id) FROM embeddings)').run();
+    } finally {
+      db.close();
+    }
+    // Its chunk is still there without a vector: the count that reads every chunk says so.
+    expect(store.status()).toMatchObject({ needsEmbedding: 1, embeddings: { chunks: 2, embeddedChunks: 1 } });
   });
 
   it('lists the contexts', () => {

@@ -54,8 +54,8 @@ export function registerStatusTool(server: McpServer, deps: McpDeps): void {
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     (_args, ctx) =>
-      runTool(deps, 'status', ctx.mcpReq.signal, () => {
-        const status = deps.store.status();
+      runTool(deps, 'status', ctx.mcpReq.signal, async (signal) => {
+        const status = await deps.store.readStatus({ signal });
         return { content: [{ type: 'text', text: formatStatus(status) }], structuredContent: pickStatus(status) };
       }),
   );
