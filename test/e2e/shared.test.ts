@@ -160,8 +160,10 @@ describe.each(PROC_MODES)('one shared server for every stdio client, $mode', ({ 
       await client.connect(transport);
       const answer = await client.callTool({ name: 'query', arguments: { query: 'sourdough' } });
       expect(JSON.stringify(answer.content)).toContain('bread.md');
-      expect(relay.stderr()).toMatch(
+      // stderr and stdout are separate pipes: the warning, written first, may still arrive after the answer.
+      await relay.waitForStderr(
         /QMD Warning: shared server unavailable \(.* is open to other users \(mode 666\)\); serving this client alone/,
+        30_000,
       );
       expect(relay.stderr().match(/serving this client alone/g)).toHaveLength(1);
       expect(sharedServerPids(ws.index)).toEqual([]);

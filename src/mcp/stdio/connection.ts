@@ -103,7 +103,9 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
       .run(
         (signal) =>
           new Promise<void>((resolve) => {
-            if (signal.aborted) return resolve();
+            // The gate may start this unit after the stream failed or the connection was
+            // released, when nothing owed remains to settle it: it is owed nothing.
+            if (signal.aborted || stdoutFailed || released) return resolve();
             units.set(key, resolve);
             // Escalation aborts the gate: the drain stops waiting for this reply.
             signal.addEventListener('abort', () => settle(key), { once: true });
@@ -117,17 +119,23 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     // Pumped once the reply is on its way, not from inside the SDK's send.
     queueMicrotask(pump);
   };
+  /** Nobody can read a reply any more: nothing is owed, and nothing more is dispatched. */
+  const failStdout = (): void => {
+    if (stdoutFailed) return;
+    stdoutFailed = true;
+    queue = [];
+    settleAll();
+    options.onClosed('stdout');
+  };
   const onWritten = (id: unknown, error: Error | null | undefined): void => {
     if (id !== undefined) settle(keyOf(id));
-    if (error && !stdoutFailed) {
-      // Nobody can read a reply any more: nothing is owed, and nothing more is dispatched.
-      stdoutFailed = true;
-      queue = [];
-      settleAll();
-      options.onClosed('stdout');
-    }
+    if (error) failStdout();
     pump();
   };
+  // The stream's own 'error' as well as a failed write's callback: with its writes backed up
+  // behind a stalled client, the error may reach the stream before any write callback runs, and
+  // the drain must not wait for replies that can no longer be delivered.
+  stdout.on('error', failStdout);
   const transport = new LineTransport(stdout, { sent: onSent, written: onWritten });
 
   const backedUp = (): boolean => stdout.writableNeedDrain && stdout.writableLength >= maxBacklog;
@@ -250,6 +258,7 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
       queue = [];
       settleAll();
       stdout.off('drain', onDrain);
+      stdout.off('error', failStdout);
       await handle.close();
     },
   };
