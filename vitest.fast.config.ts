@@ -35,6 +35,7 @@ export default defineConfig({
       'test/store/query.test.ts',
       'test/store/scores.test.ts',
       'test/store/status.test.ts',
+      'test/store/vector-index.test.ts',
     ],
   },
 });
