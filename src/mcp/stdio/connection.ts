@@ -132,9 +132,8 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     if (error) failStdout();
     pump();
   };
-  // The stream's own 'error' as well as a failed write's callback: with its writes backed up
-  // behind a stalled client, the error may reach the stream before any write callback runs, and
-  // the drain must not wait for replies that can no longer be delivered.
+  // A failed write's callback or the stream's own 'error', whichever comes first: either means
+  // no reply can be delivered, so the drain must not wait for any.
   stdout.on('error', failStdout);
   const transport = new LineTransport(stdout, { sent: onSent, written: onWritten });
 
