@@ -14,7 +14,14 @@ import type { VectorSearcher } from './vector-search.js';
  */
 export type ReadCall =
   | { kind: 'lexical'; query: string; options: LexicalOptions }
-  | { kind: 'nearest'; vector: Float32Array; fingerprint: string; depth: number; collections?: string | undefined }
+  | {
+      kind: 'nearest';
+      vector: Float32Array;
+      fingerprint: string;
+      depth: number;
+      collections?: string | undefined;
+      folder?: string | undefined;
+    }
   | { kind: 'multiGet'; pattern: string; options: MultiGetOptions }
   | { kind: 'status' };
 
@@ -22,6 +29,7 @@ export type ReadCall =
 export interface LexicalOptions {
   limit?: number | undefined;
   collections?: string[] | undefined;
+  folder?: string | undefined;
   highlight?: { open: string; close: string } | undefined;
 }
 
@@ -33,6 +41,7 @@ export interface QueryReads {
     fingerprint: string,
     depth: number,
     collections: string | undefined,
+    folder: string | undefined,
     signal?: AbortSignal,
   ): Promise<SearchHit[]>;
   multiGet(pattern: string, options: MultiGetOptions, signal?: AbortSignal): Promise<MultiGetResult>;
@@ -64,7 +73,7 @@ export function answer(parts: ReadParts, call: ReadCall, failpoint?: FailpointAc
         knownCollections: () => parts.collections.names(),
       });
     case 'nearest':
-      return parts.vectorSearcher.search(call.vector, call.fingerprint, call.depth, call.collections);
+      return parts.vectorSearcher.search(call.vector, call.fingerprint, call.depth, call.collections, call.folder);
     case 'multiGet':
       return parts.documents.multiGet(call.pattern, call.options);
     case 'status':
@@ -83,8 +92,14 @@ export class InlineReads implements QueryReads {
     return this.run({ kind: 'lexical', query, options });
   }
 
-  nearest(vector: Float32Array, fingerprint: string, depth: number, collections?: string): Promise<SearchHit[]> {
-    return this.run({ kind: 'nearest', vector, fingerprint, depth, collections });
+  nearest(
+    vector: Float32Array,
+    fingerprint: string,
+    depth: number,
+    collections?: string,
+    folder?: string,
+  ): Promise<SearchHit[]> {
+    return this.run({ kind: 'nearest', vector, fingerprint, depth, collections, folder });
   }
 
   multiGet(pattern: string, options: MultiGetOptions): Promise<MultiGetResult> {

@@ -82,9 +82,10 @@ export class QueryWorker implements QueryReads {
     fingerprint: string,
     depth: number,
     collections: string | undefined,
+    folder: string | undefined,
     signal?: AbortSignal,
   ): Promise<SearchHit[]> {
-    return this.call({ kind: 'nearest', vector, fingerprint, depth, collections }, signal);
+    return this.call({ kind: 'nearest', vector, fingerprint, depth, collections, folder }, signal);
   }
 
   multiGet(pattern: string, options: MultiGetOptions, signal?: AbortSignal): Promise<MultiGetResult> {

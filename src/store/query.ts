@@ -20,11 +20,11 @@ export interface VectorText {
 
 /** What `runQuery` needs of the store; each call is guarded (closed index, SQLite errors) there. */
 export interface QuerySources {
-  /** BM25 over `text`, the `depth` best, scores relative to the best; the collection filter applied. */
+  /** BM25 over `text`, the `depth` best, scores relative to the best; the collection and folder filters applied. */
   lexical(text: string, depth: number): Promise<SearchHit[]>;
   /** One vector per text, or why there are none (nothing embedded, no model, another model). */
   embed(texts: VectorText[], signal: AbortSignal | undefined): Promise<{ vectors: Float32Array[] } | { note: string }>;
-  /** The `depth` documents nearest `vector`, scores relative to the nearest; the filter applied. */
+  /** The `depth` documents nearest `vector`, scores relative to the nearest; the same filters applied. */
   nearest(vector: Float32Array, depth: number): Promise<SearchHit[]>;
 }
 

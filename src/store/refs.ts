@@ -99,7 +99,8 @@ function decodeUri(text: string, input: string): string {
   }
 }
 
-function decodedOrSelf(ref: string): string {
+/** `ref` percent-decoded, or as it is when it has no escape or a malformed one. */
+export function decodedOrSelf(ref: string): string {
   if (!percentEscape.test(ref)) return ref;
   try {
     return decodeURIComponent(ref);

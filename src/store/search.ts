@@ -1,9 +1,11 @@
 import { QmdError } from '../errors.js';
+import { checkFolder } from './folder.js';
 import { toFtsQuery } from './fts-query.js';
 import { lineAt } from './markdown.js';
 import { fractionOfBest } from './scores.js';
-import type { Sqlite } from './sqlite.js';
+import type { Sqlite, SqlValue, Statement } from './sqlite.js';
 import type { SearchHit, SearchOptions, SnippetRange } from './types.js';
+import { prefixRange } from './vectors.js';
 
 /** BM25 column weights: a term in the title counts this many times a term in the body. */
 export const titleWeight = 4;
@@ -15,6 +17,12 @@ const open = '\u0002';
 const close = '\u0003';
 const cut = '\u0004';
 const snippetTokens = 16;
+
+/** What narrows a ranking: collections (a JSON array) and a folder's path range (`prefixRange`). */
+interface Filter {
+  collections: string | undefined;
+  range: { low: string; high: string } | undefined;
+}
 
 interface RankedRow {
   id: number;
@@ -41,6 +49,7 @@ interface RankedRow {
 export class Searcher {
   private readonly rankAll;
   private readonly rankIn;
+  private readonly filtered = new Map<string, Statement<Record<string, SqlValue>, RankedRow>>();
   private readonly snippet;
   private readonly body;
 
@@ -53,12 +62,23 @@ export class Searcher {
          SELECT rowid AS id, ${bm25} AS bm25 FROM documents_fts WHERE documents_fts MATCH ? ORDER BY bm25 LIMIT ?
        ) r JOIN documents d ON d.id = r.id ORDER BY r.bm25`,
     );
-    this.rankIn = db.prepare<[string, string, number], RankedRow>(
-      `SELECT ${columns}, ${bm25} AS bm25
-       FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid
-       WHERE documents_fts MATCH ? AND d.collection IN (SELECT value FROM json_each(?))
-       ORDER BY bm25 LIMIT ?`,
-    );
+    // A collection or folder filter: one statement per shape of filter, made when first used.
+    this.rankIn = (filter: Filter) => {
+      const shape = `${filter.collections === undefined ? '' : 'c'}${filter.range === undefined ? '' : 'f'}`;
+      let statement = this.filtered.get(shape);
+      if (statement === undefined) {
+        statement = db.prepare<Record<string, SqlValue>, RankedRow>(
+          `SELECT ${columns}, ${bm25} AS bm25
+           FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid
+           WHERE documents_fts MATCH @match
+             ${filter.collections === undefined ? '' : 'AND d.collection IN (SELECT value FROM json_each(@collections))'}
+             ${filter.range === undefined ? '' : 'AND d.path >= @low AND d.path < @high'}
+           ORDER BY bm25 LIMIT @limit`,
+        );
+        this.filtered.set(shape, statement);
+      }
+      return statement;
+    };
     // The CAST matters. node:sqlite (as better-sqlite3 did) binds every JS number as REAL, and
     // FTS5 silently drops a REAL `rowid = ?` constraint next to MATCH: measured on SQLite
     // 3.53.2, it returned every matching row, so each hit got the first match's snippet.
@@ -74,7 +94,10 @@ export class Searcher {
     const limit = checkLimit(options.limit);
     const minScore = options.minScore ?? 0;
     if (!Number.isFinite(minScore)) throw new QmdError('BAD_ARGUMENT', 'minScore must be a number in [0, 1]');
-    const filter = options.collections === undefined ? undefined : checkCollections(options.collections, options);
+    const filter: Filter = {
+      collections: options.collections === undefined ? undefined : checkCollections(options.collections, options),
+      range: prefixRange(checkFolder(options.folder)),
+    };
     const fts = toFtsQuery(query);
     if (fts === undefined) return [];
     let match = fts.all;
@@ -109,8 +132,14 @@ export class Searcher {
     return hits;
   }
 
-  private rank(match: string, filter: string | undefined, limit: number): RankedRow[] {
-    return filter === undefined ? this.rankAll.all(match, limit) : this.rankIn.all(match, filter, limit);
+  private rank(match: string, filter: Filter, limit: number): RankedRow[] {
+    if (filter.collections === undefined && filter.range === undefined) return this.rankAll.all(match, limit);
+    return this.rankIn(filter).all({
+      match,
+      limit,
+      ...(filter.collections !== undefined && { collections: filter.collections }),
+      ...filter.range,
+    });
   }
 
   /**

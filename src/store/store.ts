@@ -9,6 +9,7 @@ import { closeDatabase, type OpenedDatabase } from './database.js';
 import { DocumentReader } from './documents.js';
 import { embedIndex } from './embed.js';
 import { EmbeddingModel } from './embedding-model.js';
+import { checkFolder } from './folder.js';
 import { IndexWriter, type WriteCounts } from './indexing.js';
 import { checkCollectionName, checkMask, nameFromDirectory } from './paths.js';
 import { runQuery, type VectorText } from './query.js';
@@ -188,17 +189,19 @@ export class SqliteStore implements Store {
   async query(query: string | readonly SubSearch[], options: QueryOptions = {}): Promise<QueryResult> {
     if (options.signal?.aborted) throw new QmdError('ABORTED', 'The query was cancelled');
     const filter = this.guard(() => this.collectionFilter(options));
+    const folder = this.guard(() => checkFolder(options.folder));
     const { collections, highlight, signal } = options;
     let fingerprint = '';
     const result = await runQuery(query, options, {
       lexical: (text, depth) =>
-        this.read(() => this.reads.lexical(text, { collections, highlight, limit: depth }, signal)),
+        this.read(() => this.reads.lexical(text, { collections, folder, highlight, limit: depth }, signal)),
       embed: async (texts, signal) => {
         const ready = await this.embedForSearch(texts, signal);
         if ('fingerprint' in ready) fingerprint = ready.fingerprint;
         return ready;
       },
-      nearest: (vector, depth) => this.read(() => this.reads.nearest(vector, fingerprint, depth, filter, signal)),
+      nearest: (vector, depth) =>
+        this.read(() => this.reads.nearest(vector, fingerprint, depth, filter, folder, signal)),
     });
     return { ...result, hits: this.guard(() => this.contexts.attach(result.hits)) };
   }
@@ -207,13 +210,16 @@ export class SqliteStore implements Store {
     if (options.signal?.aborted) throw new QmdError('ABORTED', 'The search was cancelled');
     const limit = this.guard(() => checkLimit(options.limit));
     const filter = this.guard(() => this.collectionFilter(options));
+    const folder = this.guard(() => checkFolder(options.folder));
     const searches: QueryResult['searches'] = [{ type: 'vec', query, ran: 'skipped', candidates: 0 }];
     const ready = await this.embedForSearch([{ type: 'vec', text: query }], options.signal, { throwUnavailable: true });
     const vector = 'vectors' in ready ? ready.vectors[0] : undefined;
     if ('note' in ready || vector === undefined) {
       return { mode: 'vector', hits: [], ...('note' in ready && { note: ready.note }), searches, reranked: false };
     }
-    const hits = await this.read(() => this.reads.nearest(vector, ready.fingerprint, limit, filter, options.signal));
+    const hits = await this.read(() =>
+      this.reads.nearest(vector, ready.fingerprint, limit, filter, folder, options.signal),
+    );
     return {
       mode: 'vector',
       hits: this.guard(() => this.contexts.attach(hits.filter((hit) => hit.score >= (options.minScore ?? 0)))),

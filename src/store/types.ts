@@ -49,6 +49,15 @@ export interface SearchOptions {
   /** Only these collections. An unknown name is an error. */
   collections?: string[];
   /**
+   * Only documents under this folder, a path relative to the root of each collection searched
+   * (`2024/q1`; a trailing `/` is the same), by whole segments: `2024` holds `2024/a.md` and
+   * `2024/q1/b.md`, not `2024x/c.md`. With `collections`, both apply. Answered inside the
+   * index, by BM25 and vectors alike. A path that could leave a collection (`..`, absolute, a
+   * URI) is OUTSIDE_COLLECTIONS; blank, `.` or empty segments, backslashes BAD_ARGUMENT
+   * (`folder.ts`).
+   */
+  folder?: string;
+  /**
    * Drop results whose `score` is below this, i.e. weaker than this fraction of the query's
    * best result (in [0, 1]; 0 keeps everything, 1 keeps the best and its ties).
    */
