@@ -32,6 +32,7 @@ export default defineConfig({
       'test/mcp/query.test.ts',
       'test/store/chunk-counts.test.ts',
       'test/store/embeddings.test.ts',
+      'test/store/folder-vectors.test.ts',
       'test/store/query.test.ts',
       'test/store/scores.test.ts',
       'test/store/status.test.ts',
