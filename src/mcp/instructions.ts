@@ -35,7 +35,7 @@ export function buildInstructions(collections: CollectionInfo[], contexts: Conte
   lines.push(
     '',
     'How to use it:',
-    '  1. `query` finds documents: ranked results, each with its file (`collection/path.md`), `#docid`, title, score and snippet. Give `query` (plain text) or `searches`, typed sub-searches fused together: `lex` (keywords), `vec` (a question), `hyde` (a passage like the answer). `intent` says what the query is about; narrow with `collections` and `minScore`.',
+    '  1. `query` finds documents: ranked results, each with its file (`collection/path.md`), `#docid`, title, score and snippet. Give `query` (plain text) or `searches`, typed sub-searches fused together: `lex` (keywords), `vec` (a question), `hyde` (a passage like the answer). `intent` says what the query is about; narrow with `collections`, `folder` (a folder inside them, like `2024/q1`) and `minScore`.',
     '  2. `get` reads one of them by that file or `#docid`, with numbered lines (`lineNumbers: false` for the raw text); `fromLine`/`maxLines` (or `file.md:LINE`, `file.md:FROM:COUNT`) read a slice of a long one.',
     '  3. `multi_get` reads several by glob (`notes/2025-*.md`, `**/2025-*.md` in every collection) or comma list; a document over `maxBytes` is skipped and listed.',
     '  `status` shows the index, its collections and embeddings. Documents are also resources: `qmd://collection/path.md`.',

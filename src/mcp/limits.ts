@@ -21,7 +21,7 @@ export const MAX_BYTES_CEILING = 8 * 1024 * 1024;
  * The SDK's own guard (`maxToolInputElements`): counts array elements and object
  * members before zod runs, so a 10⁶-element `collections` array is refused without being
  * parsed element by element. The largest legal payload is `query`'s: `MAX_COLLECTIONS` names,
- * `MAX_SUB_SEARCHES` sub-searches of two keys each, and its eight keys.
+ * `MAX_SUB_SEARCHES` sub-searches of two keys each, and its nine keys.
  */
 export const MAX_INPUT_ELEMENTS = MAX_COLLECTIONS + MAX_SUB_SEARCHES * 3 + 16;
 /** The resource list is a convenience for browsing clients, not a dump of the index. */

@@ -1,12 +1,18 @@
 import * as z from 'zod';
 import { MAX_CANDIDATE_LIMIT, MAX_SUB_SEARCHES, type QueryOptions, type SubSearch } from '../store/types.js';
-import { MAX_COLLECTION_NAME_CHARS, MAX_COLLECTIONS, MAX_INTENT_CHARS, MAX_QUERY_CHARS } from './limits.js';
+import {
+  MAX_COLLECTION_NAME_CHARS,
+  MAX_COLLECTIONS,
+  MAX_INTENT_CHARS,
+  MAX_QUERY_CHARS,
+  MAX_REF_CHARS,
+} from './limits.js';
 import { strictArguments } from './shapes.js';
 
 /**
  * The arguments of the `query` tool and of `POST /query` over HTTP: qmd 2.8's,
  * so prompts and agent skills written for it work here, checked strictly (an unknown or
- * misspelt argument is an error that names it).
+ * misspelt argument is an error that names it), and one of ours, `folder`, optional.
  */
 const text = (what: string) => z.string().trim().min(1).max(MAX_QUERY_CHARS).describe(what);
 
@@ -53,6 +59,16 @@ export const queryArguments = strictArguments('query', {
     .max(MAX_COLLECTIONS)
     .optional()
     .describe('Only search these collections (default, or [], all). An unknown name is an error.'),
+  // Not in qmd 2.8 (it has no folder filter): ours, optional, so the peer's clients are unaffected.
+  folder: z
+    .string()
+    .max(MAX_REF_CHARS)
+    .optional()
+    .describe(
+      'Only documents under this folder, a path relative to the collection root (e.g. "2024/q1"), matched by ' +
+        'whole segments ("2024" does not hold "2024x/"); in every collection searched, so combine with ' +
+        'collections to pick one. Default, or "", the whole collection. No "..", absolute path or URI.',
+    ),
   intent: z
     .string()
     .trim()
@@ -95,6 +111,8 @@ export function toStoreQuery(
       signal,
       // An empty list means "all", as in the peer (its clients send [] for no filter).
       ...(args.collections?.length ? { collections: args.collections } : {}),
+      // Blank is "no folder", as [] is "all collections"; the store checks the rest (`folder.ts`).
+      ...(args.folder?.trim() ? { folder: args.folder } : {}),
       ...(args.minScore !== undefined && { minScore: args.minScore }),
       ...(args.candidateLimit !== undefined && { candidateLimit: args.candidateLimit }),
       ...(args.intent !== undefined && { intent: args.intent }),

@@ -113,6 +113,23 @@ describe('on an embedded index', () => {
     expect(textOf(result)).toContain('(bm25: intent unused: it only shapes vec searches, and none ran)');
   });
 
+  it('folder narrows BM25 and vectors alike to a folder inside the collections', async () => {
+    // The control: unfiltered, the keyword matches at the collection's root lead.
+    const all = structured(await h.call('query', { query: 'WAL checkpoints', limit: 20 }));
+    expect(all.results.map((r) => r.file)).toEqual(expect.arrayContaining(['notes/sqlite.md', 'notes/pools.md']));
+    const result = await h.call('query', { query: 'WAL checkpoints', folder: 'deep', limit: 20 });
+    expect(result.isError).toBeFalsy();
+    const s = structured(result);
+    expect(s.mode).toBe('hybrid');
+    expect(s.searches.map((r) => [r.type, r.ran, r.candidates])).toEqual([
+      ['lex', 'bm25', 0],
+      ['vec', 'vector', 1],
+    ]);
+    expect(s.results.map((r) => r.file)).toEqual(['notes/deep/nested.md']);
+    const journal = await h.call('query', { query: 'WAL checkpoints', folder: 'deep', collections: ['journal'] });
+    expect(structured(journal).results).toEqual([]);
+  });
+
   it('searches: [] beside query is no sub-search, as in qmd 2.8', async () => {
     const s = structured(await h.call('query', { query: 'basil', searches: [] }));
     expect(s.searches.map((r) => r.type)).toEqual(['lex', 'vec']);
@@ -152,6 +169,27 @@ describe('with no model configured, and contexts', () => {
     const s = structured(await h.call('query', { searches: [{ type: 'vec', query: 'aardvark' }] }));
     expect(s.searches).toEqual([{ type: 'vec', query: 'aardvark', ran: 'bm25', candidates: 1 }]);
     expect(s.results.map((r) => r.file)).toEqual(['notes/deep/nested.md']);
+  });
+
+  it('a folder that could leave the collections is a one-line error, and the server goes on; "" is no folder', async () => {
+    for (const [folder, message] of [
+      ['../secret.md', /^folder "\.\.\/secret\.md" climbs out of the collection/],
+      ['deep/%2e%2e/%2e%2e', /climbs out of the collection/],
+      ['/etc', /^folder "\/etc" is not inside a collection/],
+      ['deep/./x', /empty or "\." segment/],
+    ] as const) {
+      const result = await h.call('query', { query: 'zebrafish', folder });
+      expect(result.isError, folder).toBe(true);
+      expect(textOf(result)).toMatch(message);
+      expect(textOf(result)).not.toContain('\n');
+    }
+    const wrongType = await h.call('query', { query: 'aardvark', folder: 5 });
+    expect(wrongType.isError).toBe(true);
+    expect(textOf(wrongType)).toContain('folder');
+    const blank = structured(await h.call('query', { query: 'aardvark', folder: '' }));
+    expect(blank.results.map((r) => r.file)).toEqual(['notes/deep/nested.md']);
+    const inside = structured(await h.call('query', { query: 'aardvark quokka', folder: 'deep/' }));
+    expect(inside.results.map((r) => r.file)).toEqual(['notes/deep/nested.md']);
   });
 
   it('each result carries the contexts that cover it, in structuredContent and text', async () => {

@@ -45,6 +45,7 @@ describe('tools/list', () => {
         minScore: { type: 'number', minimum: 0, maximum: 1 },
         candidateLimit: { type: 'integer', minimum: 1, maximum: 1000 },
         collections: { type: 'array', items: { type: 'string' } },
+        folder: { type: 'string', maxLength: 4096 },
         intent: { type: 'string', minLength: 1 },
         rerank: { type: 'boolean' },
       },

@@ -22,7 +22,8 @@ export function registerQueryTool(server: McpServer, deps: McpDeps): void {
         'Search the indexed markdown notes by keywords and, when the notes are embedded, by meaning ' +
         '(hybrid ranking; the result says which mode ran). Either `query` (plain text) or `searches`, typed ' +
         'sub-searches fused together: lex (BM25 keywords, "phrases", prefix*), vec (a question, by meaning), ' +
-        'hyde (a passage that looks like the answer, by meaning). `intent` says what the query is about. ' +
+        'hyde (a passage that looks like the answer, by meaning). `intent` says what the query is about; ' +
+        '`collections` and `folder` (a folder inside them) narrow where it looks. ' +
         'Returns a ranked list of documents with a snippet each, and the context of their folder when one is ' +
         'set; open one with `get` (its file or #docid) or several with `multi_get`.',
       inputSchema: queryArguments,
