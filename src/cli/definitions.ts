@@ -46,6 +46,7 @@ const searchCommand = (program: Command, name: string, description: string) =>
     .argument('<query>', 'what to look for')
     .option('-n <n>', 'number of results', positiveInt('-n'), 10)
     .option('-c, --collection <name>', 'only this collection (repeat or comma-separate)', collect)
+    .option('--folder <path>', 'only notes under this folder, relative to the collection root (2024/q1)')
     .option(
       '--min-score <score>',
       'drop results weaker than this fraction of the best one (0 to 1; the best scores 1)',

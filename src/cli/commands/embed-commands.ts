@@ -5,7 +5,7 @@ import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { formatQueryResult, hitsJson } from '../format.js';
 import { progressBar } from '../progress.js';
-import type { SearchFlags } from './read-commands.js';
+import { type SearchFlags, searchOptions } from './read-commands.js';
 
 /** Exit code after Ctrl-C, as shells report a SIGINT death (128 + 2). */
 const EXIT_INTERRUPTED = 130;
@@ -67,11 +67,7 @@ export function formatEmbedReport(report: EmbedReport): string {
 export async function vsearch(ctx: CliContext, query: string, flags: SearchFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log, ...embedStoreOptions(ctx) });
   try {
-    const result = await store.vsearch(query, {
-      ...(flags.n !== undefined && { limit: flags.n }),
-      ...(flags.collection !== undefined && { collections: flags.collection }),
-      ...(flags.minScore !== undefined && { minScore: flags.minScore }),
-    });
+    const result = await store.vsearch(query, searchOptions(flags));
     ctx.out(
       flags.json
         ? hitsJson(result.hits, { mode: result.mode, ...(result.note && { note: result.note }) })

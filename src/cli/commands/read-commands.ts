@@ -7,13 +7,16 @@ export interface SearchFlags {
   n?: number;
   json?: boolean;
   collection?: string[];
+  folder?: string;
   minScore?: number;
 }
 
-function searchOptions(flags: SearchFlags) {
+/** `search`, `query` and `vsearch`'s options; the store checks the folder (`folder.ts`). */
+export function searchOptions(flags: SearchFlags) {
   return {
     ...(flags.n !== undefined && { limit: flags.n }),
     ...(flags.collection !== undefined && { collections: flags.collection }),
+    ...(flags.folder !== undefined && { folder: flags.folder }),
     ...(flags.minScore !== undefined && { minScore: flags.minScore }),
   };
 }
