@@ -63,6 +63,7 @@ export class Searcher {
        ) r JOIN documents d ON d.id = r.id ORDER BY r.bm25`,
     );
     // A collection or folder filter: one statement per shape of filter, made when first used.
+    // SQLite plans it as FTS5's match first, then each match's row checked (docs/design.md §6).
     this.rankIn = (filter: Filter) => {
       const shape = `${filter.collections === undefined ? '' : 'c'}${filter.range === undefined ? '' : 'f'}`;
       let statement = this.filtered.get(shape);
