@@ -114,6 +114,22 @@ describe('REST search on a shared HTTP server', () => {
     expect(vec.results[0].file).toBe('notes/sqlite.md');
   });
 
+  it('takes folder: only notes under it; one that leaves the collection is a 400 that says why', async () => {
+    const all = JSON.parse((await post(server.port, '/query', { query: 'WAL sourdough' })).body);
+    expect(all.results.map((r: { file: string }) => r.file).sort()).toEqual([
+      'notes/deep/cooking.md',
+      'notes/sqlite.md',
+    ]);
+    const deep = JSON.parse((await post(server.port, '/query', { query: 'WAL sourdough', folder: 'deep' })).body);
+    expect(deep.results.map((r: { file: string }) => r.file)).toEqual(['notes/deep/cooking.md']);
+    const refused = await post(server.port, '/query', { query: 'WAL', folder: 'deep/../../etc' });
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.body)).toEqual({
+      error:
+        'folder "deep/../../etc" climbs out of the collection (..): give a folder relative to the collection root, like 2024/q1',
+    });
+  });
+
   it.each([
     ['not JSON', '{nope', /^Parse error: /],
     ['no query and no searches', {}, /^Invalid request: query: give query \(plain text\) or searches/],

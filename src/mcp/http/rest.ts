@@ -36,6 +36,8 @@ export interface RestHandler {
 const statusOf: Partial<Record<QmdErrorCode, number>> = {
   BAD_ARGUMENT: 400,
   UNKNOWN_COLLECTION: 400,
+  // A `folder` that could leave the collections (`folder.ts`): the request's fault, not ours.
+  OUTSIDE_COLLECTIONS: 400,
   ABORTED: 503,
   CLOSED: 503,
 };
