@@ -98,7 +98,7 @@ describe('schema-invalid arguments', () => {
     const result = await h.call('query', { query: 'wal', min_score: 0.5 });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain(
-      'unknown argument min_score: query takes query, searches, limit, minScore, candidateLimit, collections, intent, rerank',
+      'unknown argument min_score: query takes query, searches, limit, minScore, candidateLimit, collections, folder, intent, rerank',
     );
     expect((await h.call('status', { verbose: true })).isError).toBe(true);
     await expectStillServing();
