@@ -13,7 +13,7 @@ import { appendFileSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync 
 import { join } from 'node:path';
 import { silentLog } from '../../src/log.js';
 import { openDatabase } from '../../src/store/database.js';
-import { Vectors } from '../../src/store/vectors.js';
+import { defaultProbes, Vectors } from '../../src/store/vectors.js';
 // @ts-expect-error: a plain .mjs helper of the experiments, without types.
 import { clustered } from '../experiments/vec/lib.mjs';
 import { loadAverage } from '../lib/machine.js';
@@ -79,7 +79,12 @@ const flush = () => {
     writeMs += performance.now() - t;
   });
 };
-for (const vector of clustered(N, D, 1) as Iterable<Float32Array>) {
+const near: Float32Array[] = [];
+for (const vector of clustered(N + Q, D, 1) as Iterable<Float32Array>) {
+  if (i === N) {
+    near.push(vector);
+    continue;
+  }
   batch.push({ chunkHash: `k${i++}`, vector });
   if (batch.length === BATCH) {
     flush();
@@ -92,21 +97,50 @@ db.close();
 const buildS = (performance.now() - started) / 1000;
 log(`built in ${buildS.toFixed(0)} s (vector writes ${(writeMs / 1000).toFixed(0)} s); measuring`);
 
-const queries = [...(clustered(Q, D, 99) as Iterable<Float32Array>)];
-const f = measureVectorIndex(file, queries, 'c1');
-const size = statSync(file).size;
+const far = [...(clustered(Q, D, 99) as Iterable<Float32Array>)];
+const cellCount = (() => {
+  const { db: reader } = openDatabase(file, { readonly: true, busyTimeoutMs: 5000, quickCheck: false });
+  try {
+    return reader.value<number>('SELECT count(*) FROM vector_cells') ?? 0;
+  } finally {
+    reader.close();
+  }
+})();
+// Probe settings: the product's default, then any fixed counts asked for (`--probes 16,64`).
+const settings: { label: string; probes?: (cells: number, k: number) => number }[] = [{ label: 'default' }];
+for (const n of flag('--probes', '').split(',').filter(Boolean).map(Number)) {
+  settings.push({ label: String(n), probes: (cells, k) => Math.min(cells, Math.ceil((n * Math.max(k, 40)) / 40)) });
+}
 const ms = (x: number) => (x < 10 ? x.toFixed(1) : x.toFixed(0));
+const size = statSync(file).size;
+const rows: string[] = [];
+let f: ReturnType<typeof measureVectorIndex> | undefined;
+for (const setting of settings) {
+  for (const [kind, queries] of [
+    ['near', near],
+    ['far', far],
+  ] as const) {
+    f = measureVectorIndex(file, queries, 'c1', setting.probes);
+    const probes = cellCount === 0 ? '—' : setting.label === 'default' ? `default (${defaultProbes(cellCount, 40)})` : setting.label;
+    rows.push(
+      `| ${kind} | ${probes} | ${ms(p(f.searchMs.all, 0.5))} / ${ms(p(f.searchMs.all, 0.95))} | ${f.recall.all.toFixed(3)} | ${ms(p(f.searchMs.filtered, 0.5))} / ${ms(p(f.searchMs.filtered, 0.95))} | ${f.recall.filtered.toFixed(3)} |`,
+    );
+    log(rows.at(-1) as string);
+  }
+}
+const figures = f as ReturnType<typeof measureVectorIndex>;
 const lines = [
-  `## ${N.toLocaleString('en-US')} synthetic vectors × ${D} dims, 4 collections (${Q} queries)`,
+  `## ${N.toLocaleString('en-US')} synthetic vectors × ${D} dims, 4 collections, ${cellCount === 0 ? 'no cells' : `${cellCount} cells`} (${Q} queries of each kind)`,
   '',
-  `\`npx tsx bench/scale/synthetic.ts --n ${N} --dims ${D} --queries ${Q}\` on Node ${process.version}, sqlite-vec 0.1.9; load ${loadAtStart} at start, ${loadAverage()} at end. Build ${buildS.toFixed(0)} s, of which \`Vectors.write\` (embeddings, triggers, int8 codes) ${(writeMs / 1000).toFixed(0)} s. Backend: ${f.backend}.`,
+  `\`npx tsx bench/scale/synthetic.ts --n ${N} --dims ${D} --queries ${Q}${settings.length > 1 ? ` --probes ${flag('--probes', '')}` : ''}\` on Node ${process.version}, sqlite-vec 0.1.9; load ${loadAtStart} at start, ${loadAverage()} at end. Build ${buildS.toFixed(0)} s, of which \`Vectors.write\` (embeddings, triggers, int8 codes, cell training) ${(writeMs / 1000).toFixed(0)} s. Backend: ${figures.backend}.`,
   '',
-  '| search (page of 10: KNN over the codes with C = 40, re-score, documents) | p50 ms | p95 ms | recall@10 |',
-  '|---|---|---|---|',
-  `| no filter | ${ms(p(f.searchMs.all, 0.5))} | ${ms(p(f.searchMs.all, 0.95))} | ${f.recall.all.toFixed(3)} |`,
-  `| collections [c1] (a quarter) | ${ms(p(f.searchMs.filtered, 0.5))} | ${ms(p(f.searchMs.filtered, 0.95))} | ${f.recall.filtered.toFixed(3)} |`,
+  'Queries: "near" are held-out vectors of the data\'s own clusters (a question about notes one has); "far" are vectors of other clusters, whose true neighbours are barely similar (any order of them is noise). A search is a page of 10 (KNN over the codes of the probed cells with C = 40, re-score, documents).',
   '',
-  `Disk: ${(size / 2 ** 20).toFixed(0)} MiB for ${f.vectors.toLocaleString('en-US')} vectors (${Math.round(size / f.vectors)} bytes a vector in all, documents and chunks included); the float copy ${Math.round(f.floatBytesPerVector)} bytes a vector (4 × ${D} = ${4 * D} of data), the codes and their rows ${Math.round(f.codeBytesPerRow)} bytes a row.`,
+  '| queries | cells read | no filter: p50 / p95 ms | recall@10 | collections [c1] (a quarter): p50 / p95 ms | recall@10 |',
+  '|---|---|---|---|---|---|',
+  ...rows,
+  '',
+  `Disk: ${(size / 2 ** 20).toFixed(0)} MiB for ${figures.vectors.toLocaleString('en-US')} vectors (${Math.round(size / figures.vectors)} bytes a vector in all, documents and chunks included); the float copy ${Math.round(figures.floatBytesPerVector)} bytes a vector (4 × ${D} = ${4 * D} of data), the codes and their rows ${Math.round(figures.codeBytesPerRow)} bytes a row.`,
   '',
 ];
 if (!existsSync(OUT)) {

@@ -278,7 +278,7 @@ describe('the vector index (tiny model)', () => {
     expect((await reader.vsearch(query, { collections: ['b'], limit: 10 })).hits.map((h) => h.file)).toEqual(before.b);
     const { db } = connect();
     try {
-      expect(db.pragmaValue('user_version')).toBe(4);
+      expect(db.pragmaValue('user_version')).toBe(5);
       expect(db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'chunk_vectors'").get()).toBeUndefined();
       expect(db.value('SELECT count(*) FROM chunk_codes')).toBe(db.value('SELECT count(*) FROM vector_rows'));
       expect(db.value('SELECT count(*) FROM vector_rows')).toBeGreaterThanOrEqual(
