@@ -50,7 +50,7 @@ export function mulberry32(seed: number): () => number {
 }
 
 /** Every `.md` under node_modules over 1 KB, sorted, as paragraphs (blank-line separated, 80–1200 chars). */
-function sourceParagraphs(): { paragraphs: string[]; headings: string[]; sources: number } {
+export function sourceParagraphs(): { paragraphs: string[]; headings: string[]; sources: number } {
   const files: string[] = [];
   const walk = (dir: string): void => {
     let entries: string[];

@@ -29,11 +29,16 @@ export interface VectorIndexFigures {
 
 const CANDIDATES = 40;
 
-export function measureVectorIndex(file: string, queries: Float32Array[], collection: string): VectorIndexFigures {
+export function measureVectorIndex(
+  file: string,
+  queries: Float32Array[],
+  collection: string,
+  probes?: (cells: number, k: number) => number,
+): VectorIndexFigures {
   const db = new Sqlite(file, { allowExtension: true, readOnly: true });
   try {
     loadSqliteVec(db);
-    const vectors = new Vectors(db, { extension: true, log: silentLog });
+    const vectors = new Vectors(db, { extension: true, log: silentLog, ...(probes && { probes }) });
     const searcher = new VectorSearcher(db, vectors);
     const fingerprint = vectors.state().fingerprint as string;
     const filter = JSON.stringify([collection]);

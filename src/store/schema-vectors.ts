@@ -127,10 +127,32 @@ function buildCodes(db: Sqlite): void {
   new Vectors(db, { extension: true, log: silentLog }).syncCodes();
 }
 
-export const vectorsMigration: Migration = {
-  version: 4,
+// The codes are built by version 5's step, which every index reaching version 4 runs next.
+export const vectorsMigration: Migration = { version: 4, up: (db) => db.exec(schemaV4) };
+
+/**
+ * Version 5: the codes are split into cells, an inverted file (docs/design.md §8.3).
+ * `vector_cells` holds the trained centroids (unit float32 vectors) and the group of each
+ * (the first level of the two-level k-means, `cells.ts`); `embedding_state.cell_rows` the
+ * number of code rows they were trained on, NULL when there are no cells (an index under
+ * `MIN_ROWS_FOR_CELLS` rows). `chunk_codes` gains `cell` as its first partition key, so it is
+ * rebuilt here, like version 4's, when sqlite-vec loads.
+ */
+const schemaV5 = `
+CREATE TABLE vector_cells (
+  id INTEGER PRIMARY KEY,
+  grp INTEGER NOT NULL,
+  centroid BLOB NOT NULL
+) STRICT;
+
+ALTER TABLE embedding_state ADD COLUMN cell_rows INTEGER;
+UPDATE embedding_state SET vec_dims = NULL WHERE id = 1;
+`;
+
+export const cellsMigration: Migration = {
+  version: 5,
   up: (db) => {
-    db.exec(schemaV4);
+    db.exec(schemaV5);
     buildCodes(db);
   },
 };

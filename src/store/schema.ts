@@ -1,7 +1,7 @@
 import { QmdError } from '../errors.js';
 import { contextsMigration } from './schema-contexts.js';
 import { embeddingsMigration } from './schema-embeddings.js';
-import { vectorsMigration } from './schema-vectors.js';
+import { cellsMigration, vectorsMigration } from './schema-vectors.js';
 import type { Sqlite } from './sqlite.js';
 
 /**
@@ -89,6 +89,7 @@ export const migrations: readonly Migration[] = [
   embeddingsMigration,
   contextsMigration,
   vectorsMigration,
+  cellsMigration,
 ];
 
 export const latestVersion = Math.max(...migrations.map((m) => m.version));

@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors.js';
 import type { Log } from '../log.js';
+import { Cells } from './cells.js';
 import { loadSqliteVec, type Sqlite, type SqlValue } from './sqlite.js';
 import type { StatusReport } from './types.js';
 
@@ -40,6 +41,45 @@ export interface EmbeddingState {
   chunker: string | null;
   /** The dimension `chunk_codes` was built for; NULL when it must be rebuilt. */
   vec_dims: number | null;
+  /** How many code rows there were when the cells were trained; NULL when there are no cells. */
+  cell_rows: number | null;
+}
+
+/**
+ * When the codes are split into cells (an inverted file, docs/design.md §8.3), and into how
+ * many: none below `MIN_ROWS_FOR_CELLS` code rows (a KNN over every code is fast enough
+ * there), else about √rows, a power of two. The cells are trained again when the rows call
+ * for more of them (at 131,072 and 524,288 rows…: every fourfold growth, so all the trainings
+ * of a growing index re-code fewer rows than it ends with), or for a quarter as many (the
+ * slack keeps an index that hovers at a boundary from training at every write).
+ */
+export const MIN_ROWS_FOR_CELLS = 65_536;
+const MAX_CELLS = 4096;
+/** Sample points per cell the k-means is trained on, and at most (150 MB of floats at 768 dims). */
+const SAMPLE_PER_CELL = 32;
+const MAX_SAMPLE = 50_000;
+
+export function defaultCellsFor(rows: number): number {
+  if (rows < MIN_ROWS_FOR_CELLS) return 0;
+  return Math.min(MAX_CELLS, 2 ** Math.round(Math.log2(Math.sqrt(rows))));
+}
+
+/**
+ * How many cells a search for `k` candidates reads: a thirty-second of them at k = 40 (a page
+ * of ten), at least 16, growing with k as a search that found too few documents asks again.
+ */
+export function defaultProbes(cells: number, k: number): number {
+  const base = Math.max(16, Math.ceil(cells / 32));
+  return Math.min(cells, Math.ceil((base * Math.max(k, 40)) / 40));
+}
+
+export interface VectorsOptions {
+  extension: boolean;
+  log: Log;
+  /** Cells for a number of code rows (0: none). Tests force cells on a small index. */
+  cellsFor?: (rows: number) => number;
+  /** Cells a search for k candidates reads, of `cells`. */
+  probes?: (cells: number, k: number) => number;
 }
 
 export interface Neighbour {
@@ -70,6 +110,8 @@ export interface NewVector {
 }
 
 const CODE_TABLE = 'chunk_codes';
+/** vec0's own table of chunks, one row per chunk of a partition; see `indexPartitions`. */
+const CODE_CHUNKS = `${CODE_TABLE}_chunks`;
 /** Version 3's float vec0 copy, dropped by the first writer with the extension. */
 const LEGACY_TABLE = 'chunk_vectors';
 
@@ -79,13 +121,14 @@ export class Vectors {
   private readonly insertEmbedding;
   private readonly anyEmbedded;
   private readonly queued;
+  private loadedCells: { key: string; cells: Cells | undefined } | undefined;
 
   constructor(
     private readonly db: Sqlite,
-    private readonly options: { extension: boolean; log: Log },
+    private readonly options: VectorsOptions,
   ) {
     this.readState = db.prepare<[], EmbeddingState>(
-      'SELECT model, fingerprint, dims, max_tokens, chunker, vec_dims FROM embedding_state WHERE id = 1',
+      'SELECT model, fingerprint, dims, max_tokens, chunker, vec_dims, cell_rows FROM embedding_state WHERE id = 1',
     );
     this.insertEmbedding = db.prepare<[string, string, number, Buffer, string]>(
       `INSERT OR IGNORE INTO embeddings (model, chunk_hash, dims, vector, embedded_at) VALUES (?, ?, ?, ?, ?)`,
@@ -232,28 +275,130 @@ export class Vectors {
     if (built && this.queued.get() === 0 && !this.tableExists(LEGACY_TABLE)) return this.extension();
     if (!this.extension()) return false;
     this.db.exec(`DROP TABLE IF EXISTS ${LEGACY_TABLE}`);
-    if (built) this.drainQueue();
-    else this.rebuildCodes(state.dims);
+    if (built) {
+      const cells = this.cells(state);
+      this.drainQueue(cells);
+      if (this.cellsOutOfStep(state, cells)) this.rebuildCodes(state.dims);
+    } else this.rebuildCodes(state.dims);
     return true;
   }
 
+  private rowCount(): number {
+    return this.db.value('SELECT count(*) FROM vector_rows') as number;
+  }
+
+  /** Whether the cells should be trained again: their number no longer suits the rows. */
+  private cellsOutOfStep(state: EmbeddingState, cells: Cells | undefined): boolean {
+    const rows = this.rowCount();
+    if (cells === undefined || state.cell_rows === null) return this.cellsFor(rows) > 1;
+    return this.cellsFor(rows) > cells.count || this.cellsFor(rows * 4) < cells.count;
+  }
+
+  private cellsFor(rows: number): number {
+    return (this.options.cellsFor ?? defaultCellsFor)(rows);
+  }
+
+  /**
+   * Rebuilds `chunk_codes` from `vector_rows`: trains the cells first when the rows call for
+   * them (a sample read in one pass, every `rows / sample`-th row), then codes every row into
+   * its cell. vec0 allocates `chunk_size` slots per partition (a cell and a collection) at
+   * once, so the chunk size follows the rows a partition is expected to hold.
+   */
   private rebuildCodes(dims: number): void {
+    const rows = this.rowCount();
+    const count = this.cellsFor(rows);
+    const cells = count > 1 ? this.trainCells(dims, rows, count) : undefined;
+    this.db.exec('DELETE FROM vector_cells');
+    if (cells !== undefined) {
+      const insertCell = this.db.prepare<[number, number, Buffer]>(
+        'INSERT INTO vector_cells (id, grp, centroid) VALUES (?, ?, ?)',
+      );
+      for (let c = 0; c < cells.count; c++) {
+        insertCell.run(c, cells.groupOf[c] as number, toBlob(cells.centroids.subarray(c * dims, (c + 1) * dims)));
+      }
+    }
+    const collections = this.db.value('SELECT count(DISTINCT collection) FROM vector_rows') as number;
+    const perPartition = rows / (Math.max(1, cells?.count ?? 1) * Math.max(1, collections));
+    const chunkSize = Math.min(1024, Math.max(16, 2 ** Math.ceil(Math.log2(Math.max(1, perPartition)))));
     this.db.exec(`DROP TABLE IF EXISTS ${CODE_TABLE}`);
     this.db.exec(
-      `CREATE VIRTUAL TABLE ${CODE_TABLE} USING vec0(collection TEXT PARTITION KEY, code int8[${dims}] distance_metric=cosine, path TEXT)`,
+      `CREATE VIRTUAL TABLE ${CODE_TABLE} USING vec0(cell INTEGER PARTITION KEY, collection TEXT PARTITION KEY,
+         code int8[${dims}] distance_metric=cosine, path TEXT, chunk_size=${chunkSize})`,
     );
+    this.indexPartitions();
     const insert = this.insertCode();
-    const rows = this.db.prepare<[], CodeSource>(
+    const source = this.db.prepare<[], CodeSource>(
       `SELECT r.id, r.collection, r.path, e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id
        ORDER BY r.collection, r.id`,
     );
-    for (const row of rows.iterate())
-      insert.run(BigInt(row.id), row.collection, toCode(fromBlob(row.vector)), row.path);
+    for (const row of source.iterate()) {
+      const vector = fromBlob(row.vector);
+      insert.run(BigInt(row.id), BigInt(cells?.assign(vector) ?? 0), row.collection, toCode(vector), row.path);
+    }
     this.db.exec('DELETE FROM code_queue');
-    this.db.prepare('UPDATE embedding_state SET vec_dims = ? WHERE id = 1').run(dims);
+    this.db
+      .prepare('UPDATE embedding_state SET vec_dims = ?, cell_rows = ? WHERE id = 1')
+      .run(dims, cells === undefined ? null : rows);
+    this.loadedCells = undefined;
   }
 
-  private drainQueue(): void {
+  private trainCells(dims: number, rows: number, count: number): Cells {
+    const wanted = Math.min(rows, count * SAMPLE_PER_CELL, MAX_SAMPLE);
+    const step = rows / wanted;
+    const sample = new Float32Array(wanted * dims);
+    let seen = 0;
+    let taken = 0;
+    for (const row of this.db
+      .prepare<[], { vector: Uint8Array }>(
+        'SELECT e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id ORDER BY r.id',
+      )
+      .iterate()) {
+      if (taken < wanted && seen >= Math.floor(taken * step)) sample.set(fromBlob(row.vector), dims * taken++);
+      seen++;
+    }
+    return Cells.train(sample.subarray(0, taken * dims), dims, count);
+  }
+
+  /**
+   * vec0 (0.1.9) finds a partition's chunks by reading its chunk table without an index:
+   * about 2 ms a partition at 200k rows in 2,048 partitions, paid once per value of an `IN`
+   * (SQLite runs the KNN once per value). An index of our own on the partition columns makes
+   * it 0.13 ms (bench/experiments/vec/results-ivf.md). Skipped if a later sqlite-vec names the
+   * columns otherwise: searches are then only slower.
+   */
+  private indexPartitions(): void {
+    const columns = new Set(
+      this.db
+        .prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)')
+        .all(CODE_CHUNKS)
+        .map((c) => c.name),
+    );
+    if (columns.has('partition00') && columns.has('partition01')) {
+      this.db.exec(`CREATE INDEX ${CODE_CHUNKS}_by_partition ON ${CODE_CHUNKS}(partition00, partition01)`);
+    }
+  }
+
+  /** The trained cells, read once per training (another process may train them again). */
+  private cells(state: EmbeddingState): Cells | undefined {
+    const key = `${state.vec_dims}:${state.cell_rows}`;
+    if (this.loadedCells?.key === key) return this.loadedCells.cells;
+    let cells: Cells | undefined;
+    if (state.cell_rows !== null && state.vec_dims !== null) {
+      const dims = state.vec_dims;
+      const rows = this.db
+        .prepare<[], { grp: number; centroid: Uint8Array }>('SELECT grp, centroid FROM vector_cells ORDER BY id')
+        .all();
+      if (rows.length > 1) {
+        const centroids = new Float32Array(rows.length * dims);
+        for (const [c, row] of rows.entries()) centroids.set(fromBlob(row.centroid), c * dims);
+        cells = new Cells(dims, centroids, Int32Array.from(rows, (row) => row.grp));
+      }
+    }
+    this.loadedCells = { key, cells };
+    return cells;
+  }
+
+  private drainQueue(cells: Cells | undefined): void {
     const insert = this.insertCode();
     const remove = this.db.prepare<[bigint]>(`DELETE FROM ${CODE_TABLE} WHERE rowid = ?`);
     const source = this.db.prepare<[number], CodeSource>(
@@ -267,14 +412,16 @@ export class Vectors {
       // An id is queued when its row was added or deleted (ids can be reused): drop the old code, add the new.
       remove.run(BigInt(id));
       const row = source.get(id);
-      if (row !== undefined) insert.run(BigInt(row.id), row.collection, toCode(fromBlob(row.vector)), row.path);
+      if (row === undefined) continue;
+      const vector = fromBlob(row.vector);
+      insert.run(BigInt(row.id), BigInt(cells?.assign(vector) ?? 0), row.collection, toCode(vector), row.path);
     }
     this.db.exec('DELETE FROM code_queue');
   }
 
   private insertCode() {
-    return this.db.prepare<[bigint, string, Buffer, string]>(
-      `INSERT INTO ${CODE_TABLE} (rowid, collection, code, path) VALUES (?, ?, vec_int8(?), ?)`,
+    return this.db.prepare<[bigint, bigint, string, Buffer, string]>(
+      `INSERT INTO ${CODE_TABLE} (rowid, cell, collection, code, path) VALUES (?, ?, ?, vec_int8(?), ?)`,
     );
   }
 
@@ -285,30 +432,50 @@ export class Vectors {
    * Else the exact answer over every vector the filter allows.
    */
   nearest(query: Float32Array, fingerprint: string, k: number, filter: VectorFilter = {}): Candidates {
-    if (k <= MAX_KNN && this.codesReady(this.state())) {
+    const state = this.state();
+    if (k <= MAX_KNN && this.codesReady(state)) {
       try {
-        return this.coarse(query, k, filter);
-      } catch {
-        // Another process rebuilt the table between the check and the query.
+        return this.coarse(query, k, filter, this.cells(state));
+      } catch (error) {
+        // Another process rebuilt the table between the check and the query: answer exactly.
+        // Any other failure is a fault here, not a reason to scan every vector.
+        if (this.codesReady(this.state())) throw error;
       }
     }
     return this.exact(query, fingerprint, k, filter);
   }
 
-  private coarse(query: Float32Array, k: number, filter: VectorFilter): Candidates {
+  /**
+   * The KNN over the codes. With cells, only those of the `probes` cells nearest to the query
+   * are read. SQLite runs a KNN once per value of an `IN` on a partition key (each returns up
+   * to k rows): the best k per collection of the filter are kept, by code distance, whatever
+   * the cells read.
+   */
+  private coarse(query: Float32Array, k: number, filter: VectorFilter, cells: Cells | undefined): Candidates {
     const range = prefixRange(filter.pathPrefix);
+    const probes = cells === undefined ? 0 : (this.options.probes ?? defaultProbes)(cells.count, k);
     const where = [
       'code MATCH vec_int8(@code) AND k = @k',
+      cells === undefined ? '' : 'AND cell IN (SELECT value FROM json_each(@cells))',
       filter.collections === undefined ? '' : 'AND collection IN (SELECT value FROM json_each(@collections))',
       range === undefined ? '' : 'AND path >= @low AND path < @high',
     ].join(' ');
+    // MATERIALIZED: vec0 refuses a LIMIT beside its own `k` (flattened, the outer one would be).
     const rows = this.db
       .column<Record<string, SqlValue>, number>(
-        `SELECT r.embedding_id FROM (SELECT rowid FROM ${CODE_TABLE} WHERE ${where}) knn
-         JOIN vector_rows r ON r.id = knn.rowid`,
+        `WITH knn AS MATERIALIZED (SELECT rowid, distance FROM ${CODE_TABLE} WHERE ${where})
+         SELECT r.embedding_id FROM (SELECT rowid FROM knn ORDER BY distance LIMIT @limit) best
+         JOIN vector_rows r ON r.id = best.rowid`,
       )
-      .all({ code: toCode(query), k, ...filterParams(filter.collections, range) });
-    return { neighbours: this.rescore(query, [...new Set(rows)]), complete: rows.length < k };
+      .all({
+        code: toCode(query),
+        k,
+        limit: k * Math.max(1, collectionCount(filter.collections)),
+        ...(cells !== undefined && { cells: JSON.stringify(cells.nearest(query, probes)) }),
+        ...filterParams(filter.collections, range),
+      });
+    const everyCell = cells === undefined || probes >= cells.count;
+    return { neighbours: this.rescore(query, [...new Set(rows)]), complete: everyCell && rows.length < k };
   }
 
   /** Exact similarities of the candidates, from the float copy, best first. */
@@ -380,6 +547,10 @@ function filterParams(
   range: { low: string; high: string } | undefined,
 ): Record<string, SqlValue> {
   return { ...(collections !== undefined && { collections }), ...range };
+}
+
+function collectionCount(collections: string | undefined): number {
+  return collections === undefined ? 0 : (JSON.parse(collections) as unknown[]).length;
 }
 
 function rank(neighbours: Neighbour[]): Neighbour[] {

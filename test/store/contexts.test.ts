@@ -191,7 +191,7 @@ describe('the migration (schema version 3)', () => {
     downgradeToVersion2();
     store = openStore(box.index);
     const db = new Sqlite(box.index, { readOnly: true });
-    expect(db.pragmaValue('user_version')).toBe(4);
+    expect(db.pragmaValue('user_version')).toBe(5);
     db.close();
     expect(store.search('sourdough', { limit: 20 })).toHaveLength(5);
     expect(store.setContext('notes', 'Work notes.').replaced).toBe(false);

@@ -7,6 +7,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLog } from '../../src/log.js';
+import { Cells } from '../../src/store/cells.js';
 import { openDatabase } from '../../src/store/database.js';
 import { fuseRankings, RRF_K } from '../../src/store/hybrid.js';
 import type { Sqlite } from '../../src/store/sqlite.js';
@@ -270,6 +271,130 @@ describe('Vectors', () => {
     expect(log.warnings).toEqual([
       expect.stringMatching(/^sqlite-vec could not load \(cannot open shared object file\)/),
     ]);
+  });
+});
+
+describe('Vectors with cells (an inverted file)', () => {
+  /** The cell each code row sits in, and the cell its vector belongs to by the stored centroids. */
+  function placements(db: Sqlite): { id: number; stored: number; expected: number }[] {
+    const dims = db.value<number>('SELECT vec_dims FROM embedding_state') as number;
+    const stored = db.prepare<[], { grp: number; centroid: Uint8Array }>('SELECT grp, centroid FROM vector_cells ORDER BY id').all();
+    const centroids = new Float32Array(stored.length * dims);
+    for (const [c, row] of stored.entries()) centroids.set(fromBlob(row.centroid), c * dims);
+    const cells = new Cells(dims, centroids, Int32Array.from(stored, (row) => row.grp));
+    return db
+      .prepare<[], { id: number; cell: number; vector: Uint8Array }>(
+        `SELECT k.rowid AS id, k.cell, e.vector FROM chunk_codes k
+         JOIN vector_rows r ON r.id = k.rowid JOIN embeddings e ON e.id = r.embedding_id`,
+      )
+      .all()
+      .map((row) => ({ id: row.id, stored: row.cell, expected: cells.assign(fromBlob(row.vector)) }));
+  }
+
+  it('codes sit in their vector cell; a search reads only the probed cells, and reading all of them is exact', () => {
+    const db = database();
+    const hashes = chunks(db, 600, ['a', 'b', 'c']);
+    let probes = 2;
+    const vectors = new Vectors(db, {
+      extension: true,
+      log: silentLog,
+      cellsFor: (rows) => (rows >= 100 ? 8 : 0),
+      probes: (cells) => Math.min(cells, probes),
+    });
+    embedAll(db, vectors, 'fp-a', 16, hashes);
+    expect(vectors.backend()).toBe('sqlite-vec');
+    const cellCount = count(db, 'SELECT count(*) FROM vector_cells') as number;
+    expect(cellCount).toBeGreaterThan(2);
+    expect(count(db, 'SELECT cell_rows FROM embedding_state')).toBe(600);
+    const placed = placements(db);
+    expect(placed).toHaveLength(600);
+    for (const row of placed) expect(row.stored).toBe(row.expected);
+    expect(new Set(placed.map((row) => row.stored)).size).toBeGreaterThan(2);
+
+    // Two cells read: every candidate is a code of those two cells, and the answer is not complete.
+    const cellOf = new Map(
+      db
+        .prepare<[], { id: number; cell: number }>(
+          'SELECT r.embedding_id AS id, k.cell FROM chunk_codes k JOIN vector_rows r ON r.id = k.rowid',
+        )
+        .all()
+        .map((row) => [row.id, row.cell]),
+    );
+    const centroids = db.prepare<[], { centroid: Uint8Array }>('SELECT centroid FROM vector_cells ORDER BY id').all();
+    for (let seed = 700; seed < 710; seed++) {
+      const query = unit(seed, 16);
+      const nearestTwo = centroids
+        .map((row, cell) => ({ cell, score: fromBlob(row.centroid).reduce((sum, x, d) => sum + x * query[d]!, 0) }))
+        .sort((x, y) => y.score - x.score)
+        .slice(0, 2)
+        .map((c) => c.cell);
+      const found = vectors.nearest(query, 'fp-a', 400);
+      expect(found.complete).toBe(false);
+      expect(found.neighbours.length).toBeGreaterThan(0);
+      for (const id of ids(found)) expect(nearestTwo).toContain(cellOf.get(id));
+    }
+
+    // Every cell read: the exact top 10, with and without filters, as before cells.
+    probes = cellCount;
+    for (const where of [
+      { filter: {}, sql: 'TRUE' },
+      { filter: { collections: '["b"]' }, sql: "d.collection = 'b'" },
+      { filter: { collections: '["a","c"]', pathPrefix: 'dir-1' }, sql: "d.collection IN ('a','c') AND d.path LIKE 'dir-1/%'" },
+    ] as { filter: VectorFilter; sql: string }[]) {
+      for (let seed = 800; seed < 810; seed++) {
+        const query = unit(seed, 16);
+        const truth = bruteForce(db, query, 10, where.sql);
+        expect(ids(vectors.nearest(query, 'fp-a', 40, where.filter)).slice(0, 10)).toEqual(truth.map((n) => n.id));
+      }
+    }
+    expect(vectors.nearest(unit(1, 16), 'fp-a', 4000, { collections: '["a"]' }).complete).toBe(true);
+  });
+
+  it('trains the cells again as the rows grow, keeps new codes in their cells, and drops the cells when the rows shrink', () => {
+    const db = database();
+    const hashes = chunks(db, 500, ['a', 'b']);
+    const vectors = new Vectors(db, {
+      extension: true,
+      log: silentLog,
+      cellsFor: (rows) => (rows < 100 ? 0 : rows < 400 ? 4 : 16),
+    });
+    const cellCount = () => count(db, 'SELECT count(*) FROM vector_cells');
+    const write = (from: number, to: number) =>
+      db.transaction(() =>
+        vectors.write(
+          'fp-a',
+          16,
+          hashes.slice(from, to).map((chunkHash, i) => ({ chunkHash, vector: unit(from + i + 1, 16) })),
+          'now',
+        ),
+      );
+    db.transaction(() => vectors.adopt(model('fp-a', 16)));
+    write(0, 60);
+    expect(cellCount()).toBe(0);
+    expect(count(db, 'SELECT cell_rows FROM embedding_state')).toBeNull();
+    expect(count(db, 'SELECT count(DISTINCT cell) FROM chunk_codes')).toBe(1);
+    write(60, 150);
+    expect(cellCount()).toBeGreaterThanOrEqual(3);
+    expect(cellCount()).toBeLessThanOrEqual(5);
+    expect(count(db, 'SELECT cell_rows FROM embedding_state')).toBe(150);
+    // Added under these cells, not trained again: each new code in its vector's cell.
+    write(150, 300);
+    expect(count(db, 'SELECT cell_rows FROM embedding_state')).toBe(150);
+    for (const row of placements(db)) expect(row.stored).toBe(row.expected);
+    write(300, 500);
+    expect(cellCount()).toBeGreaterThanOrEqual(12);
+    expect(count(db, 'SELECT cell_rows FROM embedding_state')).toBe(500);
+    expect(count(db, 'SELECT count(*) FROM chunk_codes')).toBe(500);
+    // 450 chunks go: 50 rows are left, too few for cells at all.
+    db.transaction(() => {
+      db.exec("DELETE FROM chunks WHERE CAST(substr(hash, 7) AS INTEGER) >= 50");
+      vectors.collectOrphans('fp-a');
+    });
+    expect(cellCount()).toBe(0);
+    expect(count(db, 'SELECT cell_rows FROM embedding_state')).toBeNull();
+    expect(count(db, 'SELECT count(*) FROM chunk_codes')).toBe(50);
+    const query = unit(7, 16);
+    expect(ids(vectors.nearest(query, 'fp-a', 40)).slice(0, 10)).toEqual(bruteForce(db, query, 10).map((n) => n.id));
   });
 });
 

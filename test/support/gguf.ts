@@ -228,13 +228,16 @@ function vocabulary(): { tokens: string[]; scores: number[]; types: number[] } {
   return { tokens, scores, types };
 }
 
-/** The tiny model as metadata and tensors; deterministic in `seed`. */
-export function buildTinyModel(seed: number): GgufFile {
+/**
+ * The tiny model as metadata and tensors; deterministic in `seed`. `dims` other than
+ * TINY_DIMENSIONS makes a wider one (the benchmarks embed queries at 768 dims with it).
+ */
+export function buildTinyModel(seed: number, dims = TINY_DIMENSIONS): GgufFile {
   const vocab = vocabulary();
-  const n = TINY_DIMENSIONS;
+  const n = dims;
   const meta = new Map<string, GgufValue>([
     ['general.architecture', { type: 'string', value: 'llama' }],
-    ['general.name', { type: 'string', value: `qmd-tiny-${seed}` }],
+    ['general.name', { type: 'string', value: dims === TINY_DIMENSIONS ? `qmd-tiny-${seed}` : `qmd-tiny-${seed}-${dims}` }],
     ['general.alignment', { type: 'u32', value: ALIGNMENT }],
     ['general.file_type', { type: 'u32', value: 0 }], // all F32
     ['llama.context_length', { type: 'u32', value: N_CTX }],
@@ -293,8 +296,8 @@ export function buildTinyModel(seed: number): GgufFile {
 }
 
 /** Writes the tiny model for `seed` (default 1) to `file`; returns its size in bytes. */
-export function writeTinyModel(file: string, options: { seed?: number } = {}): number {
-  const bytes = encodeGguf(buildTinyModel(options.seed ?? 1));
+export function writeTinyModel(file: string, options: { seed?: number; dims?: number } = {}): number {
+  const bytes = encodeGguf(buildTinyModel(options.seed ?? 1, options.dims));
   writeFileSync(file, bytes);
   return bytes.length;
 }
