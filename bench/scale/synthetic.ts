@@ -11,15 +11,15 @@
  */
 import { appendFileSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { silentLog } from '../../src/log.js';
-import { openDatabase } from '../../src/store/database.js';
-import { defaultProbes, Vectors } from '../../src/store/vectors.js';
-// @ts-expect-error: a plain .mjs helper of the experiments, without types.
-import { clustered } from '../experiments/vec/lib.mjs';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createEmbedder } from '../../src/llm/index.js';
+import { silentLog } from '../../src/log.js';
+import { openDatabase } from '../../src/store/database.js';
+import { defaultProbes, Vectors } from '../../src/store/vectors.js';
 import { writeTinyModel } from '../../test/support/gguf.js';
+// @ts-expect-error: a plain .mjs helper of the experiments, without types.
+import { clustered } from '../experiments/vec/lib.mjs';
 import { loadAverage } from '../lib/machine.js';
 import { QMD_BIN, ROOT, TMP } from '../lib/paths.js';
 import { qmdEnv } from '../lib/qmd.js';
@@ -85,8 +85,10 @@ const document = db.prepare<[string, string, string, string, string]>(
   `INSERT INTO documents (collection, path, docid, title, hash, mtime_ms, size, indexed_at)
    VALUES (?, ?, ?, ?, ?, 0, 1, 'now')`,
 );
-const bodyOf = (n: number): string => (prose === undefined ? `${n}` : (prose.paragraphs[n % prose.paragraphs.length] as string));
-const titleOf = (n: number): string => (prose === undefined ? 't' : (prose.headings[n % prose.headings.length] as string));
+const bodyOf = (n: number): string =>
+  prose === undefined ? `${n}` : (prose.paragraphs[n % prose.paragraphs.length] as string);
+const titleOf = (n: number): string =>
+  prose === undefined ? 't' : (prose.headings[n % prose.headings.length] as string);
 let writeMs = 0;
 let batch: { chunkHash: string; vector: Float32Array }[] = [];
 let i = 0;
@@ -153,7 +155,8 @@ for (const setting of settings) {
     ['far', far],
   ] as const) {
     f = measureVectorIndex(file, queries, 'c1', setting.probes);
-    const probes = cellCount === 0 ? '—' : setting.label === 'default' ? `default (${defaultProbes(cellCount, 40)})` : setting.label;
+    const probes =
+      cellCount === 0 ? '—' : setting.label === 'default' ? `default (${defaultProbes(cellCount, 40)})` : setting.label;
     rows.push(
       `| ${kind} | ${probes} | ${ms(p(f.searchMs.all, 0.5))} / ${ms(p(f.searchMs.all, 0.95))} | ${f.recall.all.toFixed(3)} | ${ms(p(f.searchMs.filtered, 0.5))} / ${ms(p(f.searchMs.filtered, 0.95))} | ${f.recall.filtered.toFixed(3)} |`,
     );
@@ -203,7 +206,8 @@ async function overMcp(): Promise<string[]> {
   });
   const blocks: number[] = [];
   transport.stderr?.on('data', (data: Buffer) => {
-    for (const match of data.toString('utf8').matchAll(/\[loop-probe\] blocked (\d+) ms/g)) blocks.push(Number(match[1]));
+    for (const match of data.toString('utf8').matchAll(/\[loop-probe\] blocked (\d+) ms/g))
+      blocks.push(Number(match[1]));
   });
   const client = new Client({ name: 'qmd-synthetic-bench', version: '0.0.0' });
   await client.connect(transport);
@@ -231,7 +235,13 @@ async function overMcp(): Promise<string[]> {
   for (const [kind, searches] of [
     ['bm25', (q: string) => [{ type: 'lex', query: q }]],
     ['vector', (q: string) => [{ type: 'vec', query: q }]],
-    ['hybrid', (q: string) => [{ type: 'lex', query: q }, { type: 'vec', query: q }]],
+    [
+      'hybrid',
+      (q: string) => [
+        { type: 'lex', query: q },
+        { type: 'vec', query: q },
+      ],
+    ],
   ] as const) {
     for (const collections of [undefined, ['c1']]) {
       blocks.length = 0;

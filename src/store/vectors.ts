@@ -391,7 +391,11 @@ export class Vectors {
       if (rows.length > 1) {
         const centroids = new Float32Array(rows.length * dims);
         for (const [c, row] of rows.entries()) centroids.set(fromBlob(row.centroid), c * dims);
-        cells = new Cells(dims, centroids, Int32Array.from(rows, (row) => row.grp));
+        cells = new Cells(
+          dims,
+          centroids,
+          Int32Array.from(rows, (row) => row.grp),
+        );
       }
     }
     this.loadedCells = { key, cells };

@@ -278,10 +278,16 @@ describe('Vectors with cells (an inverted file)', () => {
   /** The cell each code row sits in, and the cell its vector belongs to by the stored centroids. */
   function placements(db: Sqlite): { id: number; stored: number; expected: number }[] {
     const dims = db.value<number>('SELECT vec_dims FROM embedding_state') as number;
-    const stored = db.prepare<[], { grp: number; centroid: Uint8Array }>('SELECT grp, centroid FROM vector_cells ORDER BY id').all();
+    const stored = db
+      .prepare<[], { grp: number; centroid: Uint8Array }>('SELECT grp, centroid FROM vector_cells ORDER BY id')
+      .all();
     const centroids = new Float32Array(stored.length * dims);
     for (const [c, row] of stored.entries()) centroids.set(fromBlob(row.centroid), c * dims);
-    const cells = new Cells(dims, centroids, Int32Array.from(stored, (row) => row.grp));
+    const cells = new Cells(
+      dims,
+      centroids,
+      Int32Array.from(stored, (row) => row.grp),
+    );
     return db
       .prepare<[], { id: number; cell: number; vector: Uint8Array }>(
         `SELECT k.rowid AS id, k.cell, e.vector FROM chunk_codes k
@@ -339,7 +345,10 @@ describe('Vectors with cells (an inverted file)', () => {
     for (const where of [
       { filter: {}, sql: 'TRUE' },
       { filter: { collections: '["b"]' }, sql: "d.collection = 'b'" },
-      { filter: { collections: '["a","c"]', pathPrefix: 'dir-1' }, sql: "d.collection IN ('a','c') AND d.path LIKE 'dir-1/%'" },
+      {
+        filter: { collections: '["a","c"]', pathPrefix: 'dir-1' },
+        sql: "d.collection IN ('a','c') AND d.path LIKE 'dir-1/%'",
+      },
     ] as { filter: VectorFilter; sql: string }[]) {
       for (let seed = 800; seed < 810; seed++) {
         const query = unit(seed, 16);
@@ -387,7 +396,7 @@ describe('Vectors with cells (an inverted file)', () => {
     expect(count(db, 'SELECT count(*) FROM chunk_codes')).toBe(500);
     // 450 chunks go: 50 rows are left, too few for cells at all.
     db.transaction(() => {
-      db.exec("DELETE FROM chunks WHERE CAST(substr(hash, 7) AS INTEGER) >= 50");
+      db.exec('DELETE FROM chunks WHERE CAST(substr(hash, 7) AS INTEGER) >= 50');
       vectors.collectOrphans('fp-a');
     });
     expect(cellCount()).toBe(0);

@@ -237,7 +237,10 @@ export function buildTinyModel(seed: number, dims = TINY_DIMENSIONS): GgufFile {
   const n = dims;
   const meta = new Map<string, GgufValue>([
     ['general.architecture', { type: 'string', value: 'llama' }],
-    ['general.name', { type: 'string', value: dims === TINY_DIMENSIONS ? `qmd-tiny-${seed}` : `qmd-tiny-${seed}-${dims}` }],
+    [
+      'general.name',
+      { type: 'string', value: dims === TINY_DIMENSIONS ? `qmd-tiny-${seed}` : `qmd-tiny-${seed}-${dims}` },
+    ],
     ['general.alignment', { type: 'u32', value: ALIGNMENT }],
     ['general.file_type', { type: 'u32', value: 0 }], // all F32
     ['llama.context_length', { type: 'u32', value: N_CTX }],

@@ -42,14 +42,19 @@ const truth = queries.map((q) => {
     for (let d = 0; d < D; d++) s += (q[d] as number) * (data[j * D + d] as number);
     scores.push([j, s]);
   }
-  return scores.sort((a, b) => b[1] - a[1]).slice(0, 10).map(([j]) => j);
+  return scores
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 10)
+    .map(([j]) => j);
 });
 for (const searched of [3, 8, 1000]) {
   t = performance.now();
   const cellOf = new Int32Array(N);
   for (let j = 0; j < N; j++) cellOf[j] = cells.assign(data.subarray(j * D, (j + 1) * D), searched);
   const ms = performance.now() - t;
-  const parts = [`groups searched ${searched >= 1000 ? 'all' : searched}: assign ${((ms * 1000) / N).toFixed(1)} µs a vector`];
+  const parts = [
+    `groups searched ${searched >= 1000 ? 'all' : searched}: assign ${((ms * 1000) / N).toFixed(1)} µs a vector`,
+  ];
   for (const probes of [8, 16, 32, 64]) {
     let found = 0;
     for (const [qi, q] of queries.entries()) {

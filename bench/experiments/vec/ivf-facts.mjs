@@ -58,9 +58,13 @@ for (const v of clustered(N, D, 1)) {
 }
 db.exec('COMMIT');
 const chunks = db.prepare('SELECT count(*) AS n FROM codes_chunks').get().n;
-say(`## sqlite-vec 0.1.9 facts for the inverted file (${N.toLocaleString('en-US')} × ${D} int8 codes, ${CELLS} cells × 4 collections, ${chunks} vec0 chunks)`);
+say(
+  `## sqlite-vec 0.1.9 facts for the inverted file (${N.toLocaleString('en-US')} × ${D} int8 codes, ${CELLS} cells × 4 collections, ${chunks} vec0 chunks)`,
+);
 say('');
-say(`\`node bench/experiments/vec/ivf-facts.mjs --n ${N} --cells ${CELLS}\` on Node ${process.version}; load ${loadStart} at start. Best of 7 runs each.`);
+say(
+  `\`node bench/experiments/vec/ivf-facts.mjs --n ${N} --cells ${CELLS}\` on Node ${process.version}; load ${loadStart} at start. Best of 7 runs each.`,
+);
 say('');
 const query = int8([...clustered(1, D, 9)][0]);
 const knn = (where) => db.prepare(`SELECT rowid, distance FROM codes WHERE code MATCH vec_int8(?) AND k = 40 ${where}`);
@@ -82,7 +86,9 @@ for (const [c, [label]] of cases.entries()) {
 say('');
 let refused = '';
 try {
-  db.prepare(`SELECT rowid FROM codes WHERE code MATCH vec_int8(?) AND k = 40 AND ${eight} ORDER BY distance LIMIT 40`).all(query);
+  db.prepare(
+    `SELECT rowid FROM codes WHERE code MATCH vec_int8(?) AND k = 40 AND ${eight} ORDER BY distance LIMIT 40`,
+  ).all(query);
 } catch (error) {
   refused = error.message;
 }
@@ -92,8 +98,13 @@ const materialized = db
      SELECT rowid, distance FROM knn ORDER BY distance LIMIT 40`,
   )
   .all(query);
-const all = knn(`AND ${eight}`).all(query).sort((a, b) => a.distance - b.distance).slice(0, 40);
-say(`- A LIMIT beside \`k\`: ${refused ? `refused ("${refused}")` : 'accepted'}. Through a MATERIALIZED step: ${materialized.length} rows, ${JSON.stringify(materialized.map((r) => r.rowid)) === JSON.stringify(all.map((r) => r.rowid)) ? 'the same as sorting every run\'s rows' : 'NOT the same as sorting every run\'s rows'}.`);
+const all = knn(`AND ${eight}`)
+  .all(query)
+  .sort((a, b) => a.distance - b.distance)
+  .slice(0, 40);
+say(
+  `- A LIMIT beside \`k\`: ${refused ? `refused ("${refused}")` : 'accepted'}. Through a MATERIALIZED step: ${materialized.length} rows, ${JSON.stringify(materialized.map((r) => r.rowid)) === JSON.stringify(all.map((r) => r.rowid)) ? "the same as sorting every run's rows" : "NOT the same as sorting every run's rows"}.`,
+);
 
 // 4. What one distance costs, over 1,024 vectors of 768 dims.
 const centroids = [...clustered(1024, D, 3)];
@@ -113,8 +124,14 @@ const q = [...clustered(1, D, 4)][0];
 const per = (ms) => `${fmt((ms * 1000) / 1024)} µs`;
 const costs = [
   ['vec0 float KNN (k = 1)', best(() => db.prepare('SELECT rowid FROM cf WHERE v MATCH ? AND k = 1').all(blob(q)))],
-  ['vec0 int8 KNN (k = 1)', best(() => db.prepare('SELECT rowid FROM ci WHERE v MATCH vec_int8(?) AND k = 1').all(int8(q)))],
-  ['plain table, ORDER BY vec_distance_cosine', best(() => db.prepare('SELECT id FROM cp ORDER BY vec_distance_cosine(v, ?) LIMIT 1').all(blob(q)))],
+  [
+    'vec0 int8 KNN (k = 1)',
+    best(() => db.prepare('SELECT rowid FROM ci WHERE v MATCH vec_int8(?) AND k = 1').all(int8(q))),
+  ],
+  [
+    'plain table, ORDER BY vec_distance_cosine',
+    best(() => db.prepare('SELECT id FROM cp ORDER BY vec_distance_cosine(v, ?) LIMIT 1').all(blob(q))),
+  ],
   [
     'JS loop over a Float32Array',
     best(() => {
