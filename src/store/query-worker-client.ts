@@ -51,22 +51,22 @@ interface Pending {
 /**
  * The heavy read calls in a `worker_threads` worker with its own read-only connection
  * (docs/design.md §8.4). Every call takes the caller's `AbortSignal`: when it fires the call
- * rejects with ABORTED at once and the worker's reply, whenever it comes, is dropped, so the
- * lifecycle's drain never waits on the worker. The worker is `unref()`ed: it never keeps the
- * process alive. It starts on the first call (a server that is never asked a query starts
- * no thread, and `initialize` shares the cores with nothing) and again on the next call if it
- * died.
+ * rejects with ABORTED at once, so the lifecycle's drain never waits on the worker. The worker
+ * is sent one call at a time and the rest wait here, in order: an aborted call that waits is
+ * dropped before the worker ever sees it, and aborting the one it runs terminates it. The
+ * worker is `unref()`ed: it never keeps the process alive. It starts on the first call (a
+ * server that is never asked a query starts no thread, and `initialize` shares the cores with
+ * nothing) and again on the next call if it died.
  */
 export class QueryWorker implements QueryReads {
   private worker: Worker | undefined;
   private next = 0;
-  /** Calls someone still waits for. */
+  /** Calls someone still waits for, sent or not. */
   private readonly pending = new Map<number, Pending>();
-  /**
-   * Calls the worker has not answered yet, waited for or not, in the order it was sent them:
-   * the first is the one it is running. While any is, the worker is busy.
-   */
-  private readonly running = new Map<number, WorkerCall>();
+  /** Calls waiting for the worker, in order; none has been sent. */
+  private queue: WorkerCall[] = [];
+  /** The call the worker is running (sent, not answered): while there is one, it is busy. */
+  private current: WorkerCall | undefined;
   /** Workers terminated because the call they ran was aborted, until they have exited. */
   private readonly retiring = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
@@ -96,9 +96,9 @@ export class QueryWorker implements QueryReads {
     return this.call({ kind: 'status' }, signal);
   }
 
-  /** Whether the worker is running a call, answered or abandoned (for tests and `close`). */
+  /** Whether the worker is running a call (for tests and `close`). */
   get busy(): boolean {
-    return this.running.size > 0;
+    return this.current !== undefined;
   }
 
   /** The worker's thread, while it runs (tests watch its exit). */
@@ -164,35 +164,40 @@ export class QueryWorker implements QueryReads {
           reject(error);
         },
       });
-      this.send({ id, call, failpoint: this.options.failpoints.carry(QUERY_FAILPOINT) });
+      this.queue.push({ id, call, failpoint: this.options.failpoints.carry(QUERY_FAILPOINT) });
+      this.pump();
     });
   }
 
-  private send(message: WorkerCall): void {
+  /** Sends the worker the next waiting call, if it runs none (starting it if need be). */
+  private pump(): void {
+    if (this.current !== undefined || this.closing !== undefined) return;
+    const message = this.queue.shift();
+    if (message === undefined) return;
     this.worker ??= this.start();
-    this.running.set(message.id, message);
+    this.current = message;
     this.worker.postMessage(message);
   }
 
   /**
-   * The call `id` was aborted. If the worker is running it (the first it has not answered),
-   * the worker is terminated, so a runaway call stops using a core and no later call waits
-   * behind it, and the calls still waited for go to a fresh worker, in order. `terminate()`
-   * stops JS at once but not a native call (node:sqlite has no interrupt: docs/design.md
-   * §8.4): such a thread lingers until its statement returns, beside the fresh one. An
-   * aborted call still queued behind another is left to run; its reply is dropped.
+   * The call `id` was aborted. Still waiting here, it is dropped: the worker never runs it.
+   * If the worker is running it, the worker is terminated, so a runaway call stops using a
+   * core and no later call waits behind it; the next call goes to a fresh worker.
+   * `terminate()` stops JS at once but not a native call (node:sqlite has no interrupt:
+   * docs/design.md §8.4): such a thread lingers until its statement returns, beside the
+   * fresh one.
    */
   private cutShort(id: number): void {
+    this.queue = this.queue.filter((message) => message.id !== id);
     const worker = this.worker;
-    if (worker === undefined || this.closing !== undefined || this.running.keys().next().value !== id) return;
+    if (worker === undefined || this.closing !== undefined || this.current?.id !== id) return;
     this.worker = undefined;
-    const resend = [...this.running.values()].filter((message) => this.pending.has(message.id));
-    this.running.clear();
+    this.current = undefined;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     this.retiring.add(exited);
     void exited.then(() => this.retiring.delete(exited));
     void worker.terminate();
-    for (const message of resend) this.send(message);
+    this.pump();
   }
 
   private start(): Worker {
@@ -223,7 +228,7 @@ export class QueryWorker implements QueryReads {
     worker.on('exit', (code) => {
       if (this.worker !== worker) return;
       this.worker = undefined;
-      this.running.clear();
+      this.current = undefined;
       if (this.closing === undefined) this.failAll(new Error(`The query worker exited (code ${code})`));
     });
     return worker;
@@ -234,18 +239,22 @@ export class QueryWorker implements QueryReads {
       this.options.log[reply.log](reply.text);
       return;
     }
-    this.running.delete(reply.id);
+    if (reply.id !== this.current?.id) return;
+    this.current = undefined;
     const waiting = this.pending.get(reply.id);
-    // A late reply (its caller aborted or the store closed) is dropped.
-    if (waiting === undefined) return;
     this.pending.delete(reply.id);
-    if ('error' in reply) waiting.reject(fromWire(reply.error));
-    else waiting.resolve(reply.value);
+    // The store closed while the worker ran this call: its caller was answered CLOSED.
+    if (waiting !== undefined) {
+      if ('error' in reply) waiting.reject(fromWire(reply.error));
+      else waiting.resolve(reply.value);
+    }
+    this.pump();
   }
 
   private failAll(error: Error): void {
     const waiting = [...this.pending.values()];
     this.pending.clear();
+    this.queue = [];
     for (const call of waiting) call.reject(error);
   }
 }

@@ -1,8 +1,8 @@
 /**
  * The query worker (docs/design.md §8.4) on a real index, in a real `worker_threads` worker
  * running the TypeScript source (through tsx, as the bundle's `dist/query-worker.mjs` runs
- * the same code): it answers as the inline store does; an aborted call rejects at once while
- * the worker still runs it, and its late reply is dropped; `close()` stops the worker after
+ * the same code): it answers as the inline store does; an aborted call rejects at once, and
+ * one still waiting behind another is never run by the worker; `close()` stops the worker after
  * the model and before the database, whether the worker is idle, busy in a loop that never
  * yields, or deaf to `close`.
  */
@@ -12,7 +12,7 @@ import type { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type FailpointAction, type Failpoints, noFailpoints, parseFailpoints } from '../../src/failpoints.js';
 import type { Embedder } from '../../src/llm/index.js';
-import { silentLog } from '../../src/log.js';
+import { type Log, silentLog } from '../../src/log.js';
 import { openStore } from '../../src/store/index.js';
 import { QUERY_FAILPOINT } from '../../src/store/query-reads.js';
 import { QueryWorker, type WorkerScript } from '../../src/store/query-worker-client.js';
@@ -24,6 +24,11 @@ import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
 const SCRIPT: WorkerScript = {
   file: new URL('../../src/store/query-worker.ts', import.meta.url),
+  execArgv: ['--import', 'tsx'],
+};
+/** The real worker, saying which calls it ran (`fixtures/counting-worker.ts`). */
+const COUNTING: WorkerScript = {
+  file: new URL('./fixtures/counting-worker.ts', import.meta.url),
   execArgv: ['--import', 'tsx'],
 };
 
@@ -72,12 +77,17 @@ function firstCallFailpoint(action: FailpointAction) {
   return { failpoints, carried: carried.promise };
 }
 
-function worker(failpoints: Failpoints = noFailpoints, closeTimeoutMs?: number, script = SCRIPT): QueryWorker {
+function worker(
+  failpoints: Failpoints = noFailpoints,
+  closeTimeoutMs?: number,
+  script = SCRIPT,
+  log: Log = silentLog,
+): QueryWorker {
   return new QueryWorker({
     path: box.index,
     busyTimeoutMs: 5000,
     vectorExtension: false,
-    log: silentLog,
+    log,
     failpoints,
     script,
     ...(closeTimeoutMs !== undefined && { closeTimeoutMs }),
@@ -115,9 +125,11 @@ describe('the query worker', () => {
     await expectQmdError(() => inWorker.query('x', { collections: ['nope'] }), 'UNKNOWN_COLLECTION');
   });
 
-  it('an aborted call queued behind another rejects at once; the worker still runs it, its late reply is dropped', async () => {
+  it('an aborted call queued behind another rejects at once and the worker never runs it', async () => {
     const hold = firstCallFailpoint({ kind: 'delay', ms: 400 });
-    const reads = worker(hold.failpoints);
+    const ran: string[] = [];
+    const log = { line: (text: string) => ran.push(text), warn: (text: string) => ran.push(text) };
+    const reads = worker(hold.failpoints, undefined, COUNTING, log);
     try {
       const first = reads.lexical('sourdough', { limit: 10 });
       await hold.carried;
@@ -126,15 +138,17 @@ describe('the query worker', () => {
       const thread = reads.thread;
       controller.abort();
       await expectQmdError(() => queued, 'ABORTED');
-      // Not the call the worker is running: the worker is kept, and still has both to answer.
+      // Not the call the worker is running: the worker is kept.
       expect(reads.thread).toBe(thread);
       expect(reads.busy).toBe(true);
       expect((await first).map((hit) => hit.file).sort()).toEqual(['notes/bread.md', 'notes/sub/oven.md']);
-      // The worker answers in order: this reply comes after the dropped one, and is its own.
-      const second = await reads.multiGet('notes/garden.md', {});
-      expect(second.documents.map((doc) => doc.file)).toEqual(['notes/garden.md']);
+      // Sent after the aborted one: once it is answered, the worker has run all it was sent.
+      const third = await reads.multiGet('notes/garden.md', {});
+      expect(third.documents.map((doc) => doc.file)).toEqual(['notes/garden.md']);
       expect(reads.busy).toBe(false);
       expect(reads.thread).toBe(thread);
+      // The worker's own account: it ran the first and the third, never the aborted second.
+      expect(ran).toEqual(['runs 1 lexical', 'runs 3 multiGet']);
     } finally {
       await reads.close();
     }
