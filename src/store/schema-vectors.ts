@@ -117,14 +117,16 @@ END;
 `;
 
 /**
- * Builds the codes of an index that has vectors (a version 3 index being upgraded) when
+ * Builds the codes of an index that has vectors (an older index being upgraded) when
  * sqlite-vec loads here: a `qmd mcp` that opens it read-only afterwards could not, and would
  * answer every vector search by the exact scan until a writer came. Without the extension
- * the codes wait for the first writer that has it.
+ * the codes wait for the first writer that has it. No cells are trained here: at a million
+ * vectors that takes minutes, which the first `qmd mcp` to open an upgraded index would spend
+ * before its first reply; the next writer (`qmd update`, `qmd embed`) trains them.
  */
 function buildCodes(db: Sqlite): void {
   if (db.value('SELECT EXISTS (SELECT 1 FROM vector_rows)') !== 1) return;
-  new Vectors(db, { extension: true, log: silentLog }).syncCodes();
+  new Vectors(db, { extension: true, log: silentLog, cellsFor: () => 0 }).syncCodes();
 }
 
 // The codes are built by version 5's step, which every index reaching version 4 runs next.

@@ -272,8 +272,12 @@ export class Vectors {
     const state = this.state();
     if (state.dims === null) return false;
     const built = state.vec_dims === state.dims && this.tableExists(CODE_TABLE);
-    if (built && this.queued.get() === 0 && !this.tableExists(LEGACY_TABLE)) return this.extension();
     if (!this.extension()) return false;
+    if (built && this.queued.get() === 0 && !this.tableExists(LEGACY_TABLE)) {
+      // In step; but an index upgraded without training (version 5's step) gets its cells here.
+      if (this.cellsOutOfStep(state, this.cells(state))) this.rebuildCodes(state.dims);
+      return true;
+    }
     this.db.exec(`DROP TABLE IF EXISTS ${LEGACY_TABLE}`);
     if (built) {
       const cells = this.cells(state);
@@ -307,6 +311,7 @@ export class Vectors {
   private rebuildCodes(dims: number): void {
     const rows = this.rowCount();
     const count = this.cellsFor(rows);
+    if (count > 1) this.options.log.line(`Training the vector index's ${count} cells on ${rows} vectors…`);
     const cells = count > 1 ? this.trainCells(dims, rows, count) : undefined;
     this.db.exec('DELETE FROM vector_cells');
     if (cells !== undefined) {
