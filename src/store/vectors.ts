@@ -338,7 +338,13 @@ export class Vectors {
     );
     for (const row of source.iterate()) {
       const vector = fromBlob(row.vector);
-      insert.run(BigInt(row.id), BigInt(cells?.assign(vector) ?? 0), row.collection, toCode(vector), row.path);
+      insert.run(
+        BigInt(row.id),
+        BigInt(cells?.assign(vector) ?? 0),
+        row.collection,
+        toCode(vector),
+        codePath(row.path),
+      );
     }
     this.db.exec('DELETE FROM code_queue');
     this.db
@@ -423,7 +429,13 @@ export class Vectors {
       const row = source.get(id);
       if (row === undefined) continue;
       const vector = fromBlob(row.vector);
-      insert.run(BigInt(row.id), BigInt(cells?.assign(vector) ?? 0), row.collection, toCode(vector), row.path);
+      insert.run(
+        BigInt(row.id),
+        BigInt(cells?.assign(vector) ?? 0),
+        row.collection,
+        toCode(vector),
+        codePath(row.path),
+      );
     }
     this.db.exec('DELETE FROM code_queue');
   }
@@ -538,6 +550,17 @@ interface CodeSource {
   collection: string;
   path: string;
   vector: Uint8Array;
+}
+
+/**
+ * The path as `chunk_codes` stores it. sqlite-vec 0.1.9 fails any comparison on a TEXT
+ * metadata value of exactly 12 bytes ("Could not filter metadata fields": 12 bytes is the
+ * prefix it keeps inline; 11 and 13 work, bench/experiments/vec/results-ivf.md), so one byte
+ * 0x01 is appended to such a path. That keeps every folder range's answer (0x01 sorts below
+ * every character a path or a range bound holds).
+ */
+export function codePath(path: string): string {
+  return Buffer.byteLength(path) === 12 ? `${path}\u0001` : path;
 }
 
 /**

@@ -188,6 +188,34 @@ describe('Vectors', () => {
     expect(vectors.nearest(unit(1, 16), 'fp-a', 200, { collections: '["a"]' })).toMatchObject({ complete: true });
   });
 
+  it('a folder filter works whatever the paths: sqlite-vec refuses comparisons on 12-byte metadata', () => {
+    const db = database();
+    const hashes = chunks(db, 60, ['a']);
+    // Paths of 11, 12 and 13 bytes, inside and outside the folder `2024`.
+    const paths = ['2024/ab.md', '2024/abc.md', '2024/abcd.md', '2024x/ab.md', 'other/ab.md', '2024/q/é.md'];
+    for (const [i, path] of paths.entries()) {
+      db.prepare('UPDATE documents SET path = ? WHERE id = ?').run(path, i + 1);
+    }
+    expect(paths.map((p) => Buffer.byteLength(p))).toContain(12);
+    const vectors = new Vectors(db, { extension: true, log: silentLog });
+    embedAll(db, vectors, 'fp-a', 16, hashes);
+    expect(vectors.backend()).toBe('sqlite-vec');
+    const stored = db
+      .prepare<[], { path: string }>('SELECT path FROM chunk_codes')
+      .all()
+      .map((r) => r.path);
+    expect(stored).toContain('2024/abcd.md\u0001');
+    expect(stored).toContain('2024/q/é.md\u0001');
+    expect(stored).toContain('2024/abc.md');
+    for (let seed = 900; seed < 905; seed++) {
+      const query = unit(seed, 16);
+      const found = vectors.nearest(query, 'fp-a', 40, { pathPrefix: '2024' });
+      const truth = bruteForce(db, query, 10, "d.path LIKE '2024/%'");
+      expect(truth.length).toBe(4);
+      expect(ids(found)).toEqual(truth.map((n) => n.id));
+    }
+  });
+
   it('stores each (model, chunk) once, and counts only the new ones', () => {
     const db = database();
     const hashes = chunks(db, 3);

@@ -8,7 +8,8 @@
  *  3. vec0 refuses a LIMIT beside its own `k` ("Only LIMIT or 'k =?' can be provided"), so
  *     the best k over several runs needs a MATERIALIZED step first;
  *  4. what a distance costs: int8 and float KNN in vec0, vec_distance_cosine in SQL, and a
- *     plain JS loop, over 1,024 vectors of 768 dims.
+ *     plain JS loop, over 1,024 vectors of 768 dims;
+ *  5. a comparison on a TEXT metadata column fails when a stored value is exactly 12 bytes.
  *
  *   node bench/experiments/vec/ivf-facts.mjs [--n 100000] [--cells 512] [--out FILE]
  */
@@ -149,6 +150,23 @@ say('');
 say('| nearest of 1,024 vectors × 768 | ms | a vector |');
 say('|---|---:|---:|');
 for (const [label, { ms }] of costs) say(`| ${label} | ${fmt(ms)} | ${per(ms)} |`);
+say('');
+
+// 5. TEXT metadata of 11, 12 and 13 bytes under a range, as a folder filter asks.
+say("| stored `path` (bytes) | KNN with `path >= '2024/' AND path < '20240'` |");
+say('|---|---|');
+for (const path of ['2024/abc.md', '2024/abcd.md', '2024/abcde.md', 'other/jun.md', '2024/abcd.md\u0001']) {
+  db.exec('DROP TABLE IF EXISTS m');
+  db.exec('CREATE VIRTUAL TABLE m USING vec0(code int8[4], path TEXT)');
+  db.prepare('INSERT INTO m (rowid, code, path) VALUES (1, vec_int8(?), ?)').run(new Int8Array([1, 2, 3, 4]), path);
+  let answer;
+  try {
+    answer = `${db.prepare("SELECT rowid FROM m WHERE code MATCH vec_int8(?) AND k = 5 AND path >= '2024/' AND path < '20240'").all(new Int8Array([1, 1, 1, 1])).length} row(s)`;
+  } catch (error) {
+    answer = `error: ${error.message}`;
+  }
+  say(`| ${JSON.stringify(path)} (${Buffer.byteLength(path)}) | ${answer} |`);
+}
 say('');
 say(`Load ${loadAverage()} at end.`);
 say('');
