@@ -122,6 +122,7 @@ export class Vectors {
   private readonly anyEmbedded;
   private readonly queued;
   private loadedCells: { key: string; cells: Cells | undefined } | undefined;
+  private rows: number | undefined;
 
   constructor(
     private readonly db: Sqlite,
@@ -275,7 +276,7 @@ export class Vectors {
     if (!this.extension()) return false;
     if (built && this.queued.get() === 0 && !this.tableExists(LEGACY_TABLE)) {
       // In step; but an index upgraded without training (version 5's step) gets its cells here.
-      if (this.cellsOutOfStep(state, this.cells(state))) this.rebuildCodes(state.dims);
+      if (this.rows === undefined && this.cellsOutOfStep(state, this.cells(state))) this.rebuildCodes(state.dims);
       return true;
     }
     this.db.exec(`DROP TABLE IF EXISTS ${LEGACY_TABLE}`);
@@ -287,8 +288,15 @@ export class Vectors {
     return true;
   }
 
+  /**
+   * The code rows, counted once and then kept up to date by this connection's own drains: a
+   * count(*) of a million rows at every `write` (a batch of 32 chunks while embedding) would
+   * add up. Only the retraining rule reads it; another process's writes are seen at the next
+   * count (the next command).
+   */
   private rowCount(): number {
-    return this.db.value('SELECT count(*) FROM vector_rows') as number;
+    this.rows ??= this.db.value('SELECT count(*) FROM vector_rows') as number;
+    return this.rows;
   }
 
   /** Whether the cells should be trained again: their number no longer suits the rows. */
@@ -309,6 +317,7 @@ export class Vectors {
    * once, so the chunk size follows the rows a partition is expected to hold.
    */
   private rebuildCodes(dims: number): void {
+    this.rows = undefined;
     const rows = this.rowCount();
     const count = this.cellsFor(rows);
     if (count > 1) this.options.log.line(`Training the vector index's ${count} cells on ${rows} vectors…`);
@@ -425,8 +434,9 @@ export class Vectors {
       .prepare<[], { row_id: number }>('SELECT row_id FROM code_queue ORDER BY row_id')
       .iterate()) {
       // An id is queued when its row was added or deleted (ids can be reused): drop the old code, add the new.
-      remove.run(BigInt(id));
+      const removed = remove.run(BigInt(id)).changes;
       const row = source.get(id);
+      if (this.rows !== undefined) this.rows += (row === undefined ? 0 : 1) - removed;
       if (row === undefined) continue;
       const vector = fromBlob(row.vector);
       insert.run(

@@ -435,6 +435,28 @@ describe('Vectors with cells (an inverted file)', () => {
   });
 });
 
+describe('Vectors with cells: an index upgraded without them', () => {
+  it('gets its cells from the next writer, even with nothing queued', () => {
+    const db = database();
+    const hashes = chunks(db, 200, ['a', 'b']);
+    // As the version 5 step builds the codes: no cells.
+    embedAll(db, new Vectors(db, { extension: true, log: silentLog, cellsFor: () => 0 }), 'fp-a', 16, hashes);
+    expect(count(db, 'SELECT count(*) FROM vector_cells')).toBe(0);
+    expect(count(db, 'SELECT count(*) FROM code_queue')).toBe(0);
+    const lines: string[] = [];
+    const writer = new Vectors(db, {
+      extension: true,
+      log: { line: (text) => lines.push(text), warn: (text) => lines.push(text) },
+      cellsFor: () => 4,
+    });
+    db.transaction(() => writer.syncCodes());
+    expect(count(db, 'SELECT count(*) FROM vector_cells')).toBeGreaterThanOrEqual(3);
+    expect(count(db, 'SELECT cell_rows FROM embedding_state')).toBe(200);
+    expect(count(db, 'SELECT count(*) FROM chunk_codes')).toBe(200);
+    expect(lines).toEqual([expect.stringMatching(/^Training the vector index's 4 cells on 200 vectors/)]);
+  });
+});
+
 describe('toCode (int8, one scale per vector)', () => {
   it('maps the largest component to ±127 and keeps the direction', () => {
     const code = new Int8Array(toCode(Float32Array.from([0.5, -0.25, 0, 0.125])).buffer);
