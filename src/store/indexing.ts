@@ -12,15 +12,16 @@ export interface WriteCounts {
 /**
  * Indexing in bounded memory (docs/design.md §8.5). The read phase hands each batch of files
  * to `stage`, which parks it in a TEMP table (this connection's own temporary file: no lock
- * on the index, nothing left in the heap); the write phase, in the caller's one transaction,
- * streams the staged rows into the index (`apply`) and deletes what is gone (`finish`). Rows
+ * on the index, nothing left in the heap), with the paths of every file found (`temp.seen`);
+ * the write phase, in the caller's one transaction, streams the staged rows into the index
+ * (`apply`) and deletes the rows no batch saw (`finish`). Rows
  * are looked up by (collection, path) through the index, never as a map of the collection,
  * and re-read inside the write lock, so a scan computed while another process updated the
  * same collection still applies cleanly (upsert by path, delete what is gone).
  */
 export class IndexWriter {
   private readonly selectKnown;
-  private readonly selectRows;
+  private readonly selectGone;
   private readonly insertContent;
   private readonly insertDocument;
   private readonly updateDocument;
@@ -32,6 +33,8 @@ export class IndexWriter {
   private readonly insertStaged;
   private readonly selectStaged;
   private readonly clearStaged;
+  private readonly insertSeen;
+  private readonly clearSeen;
   private runs = 0;
 
   constructor(private readonly db: Sqlite) {
@@ -46,11 +49,19 @@ export class IndexWriter {
       { path: string; mtime_ms: number; size: number; hash: string; text: string | null; title: string | null }
     >('SELECT path, mtime_ms, size, hash, text, title FROM temp.staged WHERE run = ? AND collection = ? ORDER BY seq');
     this.clearStaged = db.prepare<[bigint]>('DELETE FROM temp.staged WHERE run = ?');
+    // Paths arrive sorted within a collection, so the key appends at the b-tree's end.
+    db.exec(`CREATE TEMP TABLE IF NOT EXISTS seen (
+      run INTEGER NOT NULL, collection TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (run, collection, path)) WITHOUT ROWID`);
+    this.insertSeen = db.prepare<[bigint, string, string]>(
+      'INSERT OR IGNORE INTO temp.seen (run, collection, path) VALUES (?, ?, ?)',
+    );
+    this.clearSeen = db.prepare<[bigint]>('DELETE FROM temp.seen WHERE run = ?');
     this.selectKnown = db.prepare<[string, string], { id: number; mtime_ms: number; size: number; hash: string }>(
       'SELECT id, mtime_ms, size, hash FROM documents WHERE collection = ? AND path = ?',
     );
-    this.selectRows = db.prepare<[string], { id: number; path: string }>(
-      'SELECT id, path FROM documents WHERE collection = ?',
+    this.selectGone = db.prepare<[string, bigint], { id: number }>(
+      `SELECT d.id FROM documents d WHERE d.collection = ?1 AND NOT EXISTS
+         (SELECT 1 FROM temp.seen s WHERE s.run = ?2 AND s.collection = ?1 AND s.path = d.path)`,
     );
     this.insertContent = db.prepare<[string, string]>('INSERT OR IGNORE INTO content (hash, body) VALUES (?, ?)');
     this.insertDocument = db.prepare<[string, string, string, string, string, number, number, string]>(
@@ -78,18 +89,22 @@ export class IndexWriter {
     return row === undefined ? undefined : { mtimeMs: row.mtime_ms, size: row.size, hash: row.hash };
   }
 
-  /** Parks a batch of read files until the write phase (outside any transaction on the index). */
   /** A key for one command's staged files: two commands on one store never mix theirs. */
   newRun(): bigint {
     return BigInt(++this.runs);
   }
 
-  stage(run: bigint, collection: string, files: readonly ReadFile[]): void {
+  /**
+   * Parks a batch of read files, and the paths of the files found, until the write phase
+   * (outside any transaction on the index).
+   */
+  stage(run: bigint, collection: string, files: readonly ReadFile[], seen: readonly string[]): void {
     this.db.exec('BEGIN');
     try {
       for (const f of files) {
         this.insertStaged.run(run, collection, f.path, f.mtimeMs, f.size, f.hash, f.text ?? null, f.title ?? null);
       }
+      for (const path of seen) this.insertSeen.run(run, collection, path);
       this.db.exec('COMMIT');
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
@@ -97,9 +112,11 @@ export class IndexWriter {
     }
   }
 
-  /** Empties the staging table (after COMMIT or ROLLBACK). */
+  /** Empties the staging tables (after COMMIT or ROLLBACK). */
   unstage(run: bigint): void {
-    if (this.db.isOpen) this.clearStaged.run(run);
+    if (!this.db.isOpen) return;
+    this.clearStaged.run(run);
+    this.clearSeen.run(run);
   }
 
   /** Applies a collection's staged files (inside the caller's transaction), adding to `counts`. */
@@ -134,12 +151,12 @@ export class IndexWriter {
     }
   }
 
-  /** After the last batch: deletes the rows of files no longer found, and stamps the collection. */
-  finish(scan: CollectionScan, now: string, counts: WriteCounts): void {
+  /** After the last batch: deletes the rows of files no batch saw, and stamps the collection. */
+  finish(run: bigint, scan: CollectionScan, now: string, counts: WriteCounts): void {
     counts.unchanged += scan.unchangedByStat;
     if (scan.skipped) return;
     const gone: number[] = [];
-    for (const row of this.selectRows.iterate(scan.collection)) if (!scan.found.has(row.path)) gone.push(row.id);
+    for (const row of this.selectGone.iterate(scan.collection, run)) gone.push(row.id);
     for (const id of gone) this.deleteDocument.run(id);
     counts.removed += gone.length;
     this.touchCollection.run(now, scan.collection);

@@ -25,15 +25,18 @@ export interface ReadFile {
   title?: string;
 }
 
-/** The read phase's account of one collection; the files themselves went to `onBatch`. */
+/**
+ * The read phase's account of one collection: counts only. The files read, and the paths of
+ * every file found, went to `onBatch` (docs/design.md §8.5: no per-file set outlives a batch).
+ */
 export interface CollectionScan {
   collection: string;
   /** The root could not be listed: the collection is left exactly as it is. */
   skipped: boolean;
   /** How many files the mask matched. */
   listed: number;
-  /** Every file the mask matched inside the root, readable or not. */
-  found: Set<string>;
+  /** Files the mask matched inside the root, readable or not (each also handed to `onBatch` as seen). */
+  found: number;
   /** Same mtime and size as indexed: not even read. */
   unchangedByStat: number;
   errors: Array<{ file: string; error: string }>;
@@ -58,9 +61,11 @@ export interface ScanInput {
   known: (path: string) => KnownFile | undefined;
   /**
    * Receives the files read, in batches of at most `batch` files or `maxBatchBytes` of text,
-   * and writes them (synchronously); nothing keeps them afterwards.
+   * and writes them (synchronously); nothing keeps them afterwards. `seen` is every file
+   * found since the last batch, read or not (unchanged, unreadable): whatever the index has
+   * and no batch saw is gone.
    */
-  onBatch: (files: ReadFile[]) => void;
+  onBatch: (files: ReadFile[], seen: string[]) => void;
   onProgress?: ((progress: IndexProgress) => void) | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -79,7 +84,7 @@ export async function scanCollection(input: ScanInput): Promise<CollectionScan> 
     collection,
     skipped: false,
     listed: 0,
-    found: new Set(),
+    found: 0,
     unchangedByStat: 0,
     errors: [],
   };
@@ -106,12 +111,19 @@ export async function scanCollection(input: ScanInput): Promise<CollectionScan> 
   input.onProgress?.({ collection, done: 0, total });
   let pending: ReadFile[] = [];
   let pendingBytes = 0;
+  let seen: string[] = [];
   const flush = (): void => {
-    if (pending.length === 0) return;
+    if (pending.length === 0 && seen.length === 0) return;
     const files = pending;
+    const paths = seen;
     pending = [];
+    seen = [];
     pendingBytes = 0;
-    input.onBatch(files);
+    input.onBatch(files, paths);
+  };
+  const found = (relative: string): void => {
+    seen.push(relative);
+    result.found++;
   };
   for (let i = 0; i < total; i++) {
     if (i % batch === 0 && i > 0) {
@@ -123,7 +135,7 @@ export async function scanCollection(input: ScanInput): Promise<CollectionScan> 
     const relative = paths[i] as string;
     try {
       const file = readOne(root, relative, known(relative));
-      result.found.add(relative);
+      found(relative);
       if (file === undefined) result.unchangedByStat++;
       else {
         pending.push(file);
@@ -137,7 +149,7 @@ export async function scanCollection(input: ScanInput): Promise<CollectionScan> 
       }
       // Vanished since the listing: it counts as deleted. Unreadable: the index keeps what
       // it has for it until it can be read again.
-      if (errno(error) !== 'ENOENT') result.found.add(relative);
+      if (errno(error) !== 'ENOENT') found(relative);
       result.errors.push({ file: path.join(root, relative), error: describe(error) });
     }
   }

@@ -357,7 +357,7 @@ export class SqliteStore implements Store {
         root: target.root,
         mask: target.mask,
         known: (path) => this.guard(() => this.writer.known(target.name, path)),
-        onBatch: (files) => this.guard(() => this.writer.stage(run, target.name, files)),
+        onBatch: (files, seen) => this.guard(() => this.writer.stage(run, target.name, files, seen)),
         onProgress: options.onProgress,
         signal: options.signal,
       });
@@ -389,7 +389,7 @@ export class SqliteStore implements Store {
         before(now);
         for (const scan of scans) {
           if (!scan.skipped) this.writer.apply(run, scan.collection, now, counts);
-          this.writer.finish(scan, now, counts);
+          this.writer.finish(run, scan, now, counts);
         }
         if (counts.updated + counts.removed > 0) this.writer.collectOrphanContent();
         // Documents added, changed or gone changed where vectors are found (triggers on

@@ -1,5 +1,7 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { maxBatchBytes, type ReadFile, scanCollection } from '../../src/store/scan.js';
+import { maxBatchBytes, type ReadFile, type ScanInput, scanCollection } from '../../src/store/scan.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
 let box: Sandbox;
@@ -12,21 +14,25 @@ afterEach(() => {
   box.cleanup();
 });
 
-/** Scans `root` and records each batch handed to `onBatch` (its file count and text bytes). */
-async function batchesOf(root: string): Promise<{ files: number; bytes: number }[]> {
-  const batches: { files: number; bytes: number }[] = [];
+/** Scans `root` and records each batch handed to `onBatch` (its file count, text bytes and paths seen). */
+async function batchesOf(
+  root: string,
+  known: ScanInput['known'] = () => undefined,
+): Promise<{ files: number; bytes: number; seen: string[] }[]> {
+  const batches: { files: number; bytes: number; seen: string[] }[] = [];
   const scan = await scanCollection({
     collection: 'notes',
     root,
     mask: '**/*.md',
-    known: () => undefined,
-    onBatch: (files: ReadFile[]) => {
-      batches.push({ files: files.length, bytes: files.reduce((sum, f) => sum + f.size, 0) });
+    known,
+    onBatch: (files: ReadFile[], seen: string[]) => {
+      batches.push({ files: files.length, bytes: files.reduce((sum, f) => sum + f.size, 0), seen: [...seen] });
     },
   });
-  expect(scan.found.size).toBe(batches.reduce((sum, b) => sum + b.files, 0));
-  // The scan itself keeps no text: what it returns is paths and counts.
+  expect(scan.found).toBe(batches.reduce((sum, b) => sum + b.seen.length, 0));
+  // The scan itself keeps no text and no paths: what it returns is counts (docs/design.md §8.5).
   expect(Object.keys(scan).sort()).toEqual(['collection', 'errors', 'found', 'listed', 'skipped', 'unchangedByStat']);
+  expect(typeof scan.found).toBe('number');
   return batches;
 }
 
@@ -45,5 +51,19 @@ describe('the read phase hands files over in bounded batches (docs/design.md §8
     expect(batches.map((b) => b.files)).toEqual([2, 2]);
     for (const batch of batches.slice(0, -1)) expect(batch.bytes).toBeGreaterThanOrEqual(maxBatchBytes);
     expect(batches.every((b) => b.bytes < 2 * maxBatchBytes)).toBe(true);
+  });
+
+  it('hands over every file found as seen, unread ones too, at most 256 paths a batch', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 600; i++) files[`n${String(i).padStart(3, '0')}.md`] = `# Note ${i}\n`;
+    const root = box.notes('notes', files);
+    // Every file unchanged by stat: none is read, yet each must be seen (or update deletes it).
+    const batches = await batchesOf(root, (relative) => {
+      const stat = fs.statSync(path.join(root, relative));
+      return { mtimeMs: stat.mtimeMs, size: stat.size, hash: 'unused' };
+    });
+    expect(batches.map((b) => b.files)).toEqual([0, 0, 0]);
+    expect(batches.map((b) => b.seen.length)).toEqual([256, 256, 88]);
+    expect(batches.flatMap((b) => b.seen)).toEqual(Object.keys(files));
   });
 });

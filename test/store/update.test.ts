@@ -51,6 +51,21 @@ describe('update', () => {
     expect(store.listCollections()[0]?.documents).toBe(3);
   });
 
+  it('removes a vanished file from its own collection only, when another has the same path', async () => {
+    const other = box.notes('other', { 'a.md': '# A2\n\nalpha apricot\n', 'b.md': '# B2\n\nbravo basil\n' });
+    await store.addCollection(other);
+    fs.rmSync(path.join(other, 'a.md'));
+    fs.rmSync(path.join(root, 'b.md'));
+    const report = await store.update();
+    expect(report).toMatchObject({ collections: 2, scanned: 3, removed: 2, unchanged: 3 });
+    expect(files('apple')).toEqual(['notes/a.md']);
+    expect(files('apricot')).toEqual([]);
+    expect(files('basil')).toEqual(['other/b.md']);
+    expect(files('banana')).toEqual([]);
+    // A second update finds nothing more to remove.
+    expect(await store.update()).toMatchObject({ scanned: 3, removed: 0, unchanged: 3 });
+  });
+
   it('skips files whose mtime and size did not change, without reading them', async () => {
     // A whole-second mtime, so it can be put back exactly (mtimeMs carries nanoseconds).
     const file = path.join(root, 'a.md');
