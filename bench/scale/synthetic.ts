@@ -49,11 +49,9 @@ const MCP = args.includes('--mcp');
 
 const loadAtStart = loadAverage();
 const dir = join(TMP, `synthetic-${N}-${D}`);
-rmSync(dir, { recursive: true, force: true });
-mkdirSync(dir, { recursive: true });
 const file = join(dir, 'index.sqlite');
-const { db } = openDatabase(file, { readonly: false, busyTimeoutMs: 5000, quickCheck: false });
-const vectors = new Vectors(db, { extension: true, log: silentLog });
+/** `--reuse`: measure an index an earlier `--keep` run built (same N, D, --mcp), without building. */
+const REUSE = args.includes('--reuse') && existsSync(file);
 let fingerprint = `synthetic-${D}`;
 let spec = `${fingerprint}.gguf`;
 const modelFile = join(TMP, `tiny-embed-${D}.gguf`);
@@ -66,70 +64,85 @@ if (MCP) {
   spec = modelFile;
 }
 
-const started = performance.now();
-db.transaction(() => {
-  db.prepare("UPDATE embedding_state SET chunker = 'synthetic'").run();
-  for (const name of COLLECTIONS) {
-    db.prepare("INSERT INTO collections (name, root, mask, updated_at) VALUES (?, ?, '**/*.md', 'now')").run(
-      name,
-      `/synthetic/${name}`,
-    );
-  }
-  vectors.adopt({ spec, fingerprint, dims: D, maxTokens: 512, chunker: 'synthetic' });
-});
-const content = db.prepare<[string, string]>('INSERT INTO content (hash, body) VALUES (?, ?)');
-const chunk = db.prepare<[string, string]>(
-  'INSERT INTO chunks (content_hash, seq, hash, start_offset, end_offset, line) VALUES (?, 0, ?, 0, 1, 1)',
-);
-const document = db.prepare<[string, string, string, string, string]>(
-  `INSERT INTO documents (collection, path, docid, title, hash, mtime_ms, size, indexed_at)
-   VALUES (?, ?, ?, ?, ?, 0, 1, 'now')`,
-);
-const bodyOf = (n: number): string =>
-  prose === undefined ? `${n}` : (prose.paragraphs[n % prose.paragraphs.length] as string);
-const titleOf = (n: number): string =>
-  prose === undefined ? 't' : (prose.headings[n % prose.headings.length] as string);
+const near: Float32Array[] = [];
+let buildS = 0;
 let writeMs = 0;
-let batch: { chunkHash: string; vector: Float32Array }[] = [];
-let i = 0;
-const flush = () => {
-  const rows = batch;
-  batch = [];
+if (REUSE) {
+  let n = 0;
+  for (const vector of clustered(N + Q, D, 1) as Iterable<Float32Array>) if (n++ >= N) near.push(vector);
+  log('reusing the index built before; measuring');
+} else {
+  build();
+}
+
+function build(): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const { db } = openDatabase(file, { readonly: false, busyTimeoutMs: 5000, quickCheck: false });
+  const vectors = new Vectors(db, { extension: true, log: silentLog });
+  const started = performance.now();
   db.transaction(() => {
-    for (const row of rows) {
-      const n = Number(row.chunkHash.slice(1));
-      content.run(`h${n}`, bodyOf(n));
-      chunk.run(`h${n}`, row.chunkHash);
-      document.run(
-        COLLECTIONS[n % COLLECTIONS.length] as string,
-        `f${Math.floor(n / 500)}/n${n}.md`,
-        `d${n}`,
-        titleOf(n),
-        `h${n}`,
+    db.prepare("UPDATE embedding_state SET chunker = 'synthetic'").run();
+    for (const name of COLLECTIONS) {
+      db.prepare("INSERT INTO collections (name, root, mask, updated_at) VALUES (?, ?, '**/*.md', 'now')").run(
+        name,
+        `/synthetic/${name}`,
       );
     }
-    const t = performance.now();
-    vectors.write(fingerprint, D, rows, 'now');
-    writeMs += performance.now() - t;
+    vectors.adopt({ spec, fingerprint, dims: D, maxTokens: 512, chunker: 'synthetic' });
   });
-};
-const near: Float32Array[] = [];
-for (const vector of clustered(N + Q, D, 1) as Iterable<Float32Array>) {
-  if (i === N) {
-    near.push(vector);
-    continue;
+  const content = db.prepare<[string, string]>('INSERT INTO content (hash, body) VALUES (?, ?)');
+  const chunk = db.prepare<[string, string]>(
+    'INSERT INTO chunks (content_hash, seq, hash, start_offset, end_offset, line) VALUES (?, 0, ?, 0, 1, 1)',
+  );
+  const document = db.prepare<[string, string, string, string, string]>(
+    `INSERT INTO documents (collection, path, docid, title, hash, mtime_ms, size, indexed_at)
+   VALUES (?, ?, ?, ?, ?, 0, 1, 'now')`,
+  );
+  const bodyOf = (n: number): string =>
+    prose === undefined ? `${n}` : (prose.paragraphs[n % prose.paragraphs.length] as string);
+  const titleOf = (n: number): string =>
+    prose === undefined ? 't' : (prose.headings[n % prose.headings.length] as string);
+  let batch: { chunkHash: string; vector: Float32Array }[] = [];
+  let i = 0;
+  const flush = () => {
+    const rows = batch;
+    batch = [];
+    db.transaction(() => {
+      for (const row of rows) {
+        const n = Number(row.chunkHash.slice(1));
+        content.run(`h${n}`, bodyOf(n));
+        chunk.run(`h${n}`, row.chunkHash);
+        document.run(
+          COLLECTIONS[n % COLLECTIONS.length] as string,
+          `f${Math.floor(n / 500)}/n${n}.md`,
+          `d${n}`,
+          titleOf(n),
+          `h${n}`,
+        );
+      }
+      const t = performance.now();
+      vectors.write(fingerprint, D, rows, 'now');
+      writeMs += performance.now() - t;
+    });
+  };
+  for (const vector of clustered(N + Q, D, 1) as Iterable<Float32Array>) {
+    if (i === N) {
+      near.push(vector);
+      continue;
+    }
+    batch.push({ chunkHash: `k${i++}`, vector });
+    if (batch.length === BATCH) {
+      flush();
+      if (i % 50_000 === 0) log(`${i} vectors`);
+    }
   }
-  batch.push({ chunkHash: `k${i++}`, vector });
-  if (batch.length === BATCH) {
-    flush();
-    if (i % 50_000 === 0) log(`${i} vectors`);
-  }
+  if (batch.length > 0) flush();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  buildS = (performance.now() - started) / 1000;
+  log(`built in ${buildS.toFixed(0)} s (vector writes ${(writeMs / 1000).toFixed(0)} s); measuring`);
 }
-if (batch.length > 0) flush();
-db.pragma('wal_checkpoint(TRUNCATE)');
-db.close();
-const buildS = (performance.now() - started) / 1000;
-log(`built in ${buildS.toFixed(0)} s (vector writes ${(writeMs / 1000).toFixed(0)} s); measuring`);
 
 const far = [...(clustered(Q, D, 99) as Iterable<Float32Array>)];
 const cellCount = (() => {
@@ -141,9 +154,9 @@ const cellCount = (() => {
   }
 })();
 // Probe settings: the product's default, then any fixed counts asked for (`--probes 16,64`).
-const settings: { label: string; probes?: (cells: number, k: number) => number }[] = [{ label: 'default' }];
+const settings: { label: string; probes?: (cells: number, widen: number) => number }[] = [{ label: 'default' }];
 for (const n of flag('--probes', '').split(',').filter(Boolean).map(Number)) {
-  settings.push({ label: String(n), probes: (cells, k) => Math.min(cells, Math.ceil((n * Math.max(k, 40)) / 40)) });
+  settings.push({ label: String(n), probes: (cells, widen) => Math.min(cells, n * 4 ** widen) });
 }
 const ms = (x: number) => (x < 10 ? x.toFixed(1) : x.toFixed(0));
 const size = statSync(file).size;
@@ -156,7 +169,7 @@ for (const setting of settings) {
   ] as const) {
     f = measureVectorIndex(file, queries, 'c1', setting.probes);
     const probes =
-      cellCount === 0 ? '—' : setting.label === 'default' ? `default (${defaultProbes(cellCount, 40)})` : setting.label;
+      cellCount === 0 ? '—' : setting.label === 'default' ? `default (${defaultProbes(cellCount, 0)})` : setting.label;
     rows.push(
       `| ${kind} | ${probes} | ${ms(p(f.searchMs.all, 0.5))} / ${ms(p(f.searchMs.all, 0.95))} | ${f.recall.all.toFixed(3)} | ${ms(p(f.searchMs.filtered, 0.5))} / ${ms(p(f.searchMs.filtered, 0.95))} | ${f.recall.filtered.toFixed(3)} |`,
     );
@@ -167,7 +180,7 @@ const figures = f as ReturnType<typeof measureVectorIndex>;
 const lines = [
   `## ${N.toLocaleString('en-US')} synthetic vectors × ${D} dims, 4 collections, ${cellCount === 0 ? 'no cells' : `${cellCount} cells`} (${Q} queries of each kind)`,
   '',
-  `\`npx tsx bench/scale/synthetic.ts --n ${N} --dims ${D} --queries ${Q}${settings.length > 1 ? ` --probes ${flag('--probes', '')}` : ''}\` on Node ${process.version}, sqlite-vec 0.1.9; load ${loadAtStart} at start, ${loadAverage()} at end. Build ${buildS.toFixed(0)} s, of which \`Vectors.write\` (embeddings, triggers, int8 codes, cell training) ${(writeMs / 1000).toFixed(0)} s. Backend: ${figures.backend}.`,
+  `\`npx tsx bench/scale/synthetic.ts --n ${N} --dims ${D} --queries ${Q}${MCP ? ' --mcp' : ''}${settings.length > 1 ? ` --probes ${flag('--probes', '')}` : ''}\` on Node ${process.version}, sqlite-vec 0.1.9; load ${loadAtStart} at start, ${loadAverage()} at end. ${REUSE ? 'Index reused from an earlier `--keep` run (`--reuse`).' : `Build ${buildS.toFixed(0)} s, of which \`Vectors.write\` (embeddings, triggers, int8 codes, cell training) ${(writeMs / 1000).toFixed(0)} s.`} Backend: ${figures.backend}.`,
   '',
   'Queries: "near" are held-out vectors of the data\'s own clusters (a question about notes one has); "far" are vectors of other clusters, whose true neighbours are barely similar (any order of them is noise). A search is a page of 10 (KNN over the codes of the probed cells with C = 40, re-score, documents).',
   '',

@@ -33,7 +33,7 @@ export function measureVectorIndex(
   file: string,
   queries: Float32Array[],
   collection: string,
-  probes?: (cells: number, k: number) => number,
+  probes?: (cells: number, widen: number) => number,
 ): VectorIndexFigures {
   const db = new Sqlite(file, { allowExtension: true, readOnly: true });
   try {

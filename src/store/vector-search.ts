@@ -60,10 +60,11 @@ export class VectorSearcher {
   ): SearchHit[] {
     const filter: VectorFilter = { collections, pathPrefix };
     let k = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, depth * CANDIDATES_PER_DOCUMENT));
-    for (;;) {
-      const { neighbours, complete } = this.vectors.nearest(query, fingerprint, k, filter);
+    // With cells, each round also reads four times as many of them (`Vectors.nearest`'s widen).
+    for (let round = 0; ; round++) {
+      const { neighbours, complete, everyCell } = this.vectors.nearest(query, fingerprint, k, filter, round);
       const hits = this.toDocuments(neighbours, depth, filter);
-      if (hits.length >= depth || complete || k >= MAX_KNN) return hits;
+      if (hits.length >= depth || complete || (k >= MAX_KNN && everyCell)) return hits;
       k = Math.min(MAX_KNN, k * 4);
     }
   }

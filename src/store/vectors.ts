@@ -65,12 +65,14 @@ export function defaultCellsFor(rows: number): number {
 }
 
 /**
- * How many cells a search for `k` candidates reads: a thirty-second of them at k = 40 (a page
- * of ten), at least 16, growing with k as a search that found too few documents asks again.
+ * How many cells a search reads: a thirty-second of them, at least 16, whatever the number
+ * of candidates (a hybrid query's 120 come from the same nearest cells as a page's 40;
+ * reading cells in proportion to k tripled its cost at 1M for nothing). Fourfold more each
+ * time a search asks again because the cells read held too few rows its filter allows
+ * (`widen`, the round).
  */
-export function defaultProbes(cells: number, k: number): number {
-  const base = Math.max(16, Math.ceil(cells / 32));
-  return Math.min(cells, Math.ceil((base * Math.max(k, 40)) / 40));
+export function defaultProbes(cells: number, widen: number): number {
+  return Math.min(cells, Math.max(16, Math.ceil(cells / 32)) * 4 ** widen);
 }
 
 export interface VectorsOptions {
@@ -78,8 +80,8 @@ export interface VectorsOptions {
   log: Log;
   /** Cells for a number of code rows (0: none). Tests force cells on a small index. */
   cellsFor?: (rows: number) => number;
-  /** Cells a search for k candidates reads, of `cells`. */
-  probes?: (cells: number, k: number) => number;
+  /** Cells a search reads, of `cells`, in its `widen`-th round (0 first). */
+  probes?: (cells: number, widen: number) => number;
 }
 
 export interface Neighbour {
@@ -102,6 +104,8 @@ export interface Candidates {
   neighbours: Neighbour[];
   /** True when nothing the filter allows was left out (fewer rows than asked for matched). */
   complete: boolean;
+  /** True when every code could be a candidate: no cells, or every cell read. */
+  everyCell: boolean;
 }
 
 export interface NewVector {
@@ -462,11 +466,11 @@ export class Vectors {
    * filter's partitions and path range), then those candidates re-scored from the float copy.
    * Else the exact answer over every vector the filter allows.
    */
-  nearest(query: Float32Array, fingerprint: string, k: number, filter: VectorFilter = {}): Candidates {
+  nearest(query: Float32Array, fingerprint: string, k: number, filter: VectorFilter = {}, widen = 0): Candidates {
     const state = this.state();
     if (k <= MAX_KNN && this.codesReady(state)) {
       try {
-        return this.coarse(query, k, filter, this.cells(state));
+        return this.coarse(query, k, filter, this.cells(state), widen);
       } catch (error) {
         // Another process rebuilt the table between the check and the query: answer exactly.
         // Any other failure is a fault here, not a reason to scan every vector.
@@ -482,9 +486,15 @@ export class Vectors {
    * to k rows): the best k per collection of the filter are kept, by code distance, whatever
    * the cells read.
    */
-  private coarse(query: Float32Array, k: number, filter: VectorFilter, cells: Cells | undefined): Candidates {
+  private coarse(
+    query: Float32Array,
+    k: number,
+    filter: VectorFilter,
+    cells: Cells | undefined,
+    widen: number,
+  ): Candidates {
     const range = prefixRange(filter.pathPrefix);
-    const probes = cells === undefined ? 0 : (this.options.probes ?? defaultProbes)(cells.count, k);
+    const probes = cells === undefined ? 0 : (this.options.probes ?? defaultProbes)(cells.count, widen);
     const where = [
       'code MATCH vec_int8(@code) AND k = @k',
       cells === undefined ? '' : 'AND cell IN (SELECT value FROM json_each(@cells))',
@@ -506,7 +516,7 @@ export class Vectors {
         ...filterParams(filter.collections, range),
       });
     const everyCell = cells === undefined || probes >= cells.count;
-    return { neighbours: this.rescore(query, [...new Set(rows)]), complete: everyCell && rows.length < k };
+    return { neighbours: this.rescore(query, [...new Set(rows)]), complete: everyCell && rows.length < k, everyCell };
   }
 
   /** Exact similarities of the candidates, from the float copy, best first. */
@@ -542,7 +552,7 @@ export class Vectors {
            ORDER BY similarity DESC, e.id LIMIT @limit`,
         )
         .all({ ...params, query: toBlob(query), limit });
-      return { neighbours, complete: limit < 0 || neighbours.length < limit };
+      return { neighbours, complete: limit < 0 || neighbours.length < limit, everyCell: true };
     }
     const found: Neighbour[] = [];
     for (const row of this.db
@@ -551,7 +561,7 @@ export class Vectors {
       found.push({ id: row.id, similarity: dot(query, row.vector) });
     }
     const neighbours = rank(found);
-    return { neighbours: limit < 0 ? neighbours : neighbours.slice(0, limit), complete: true };
+    return { neighbours: limit < 0 ? neighbours : neighbours.slice(0, limit), complete: true, everyCell: true };
   }
 }
 

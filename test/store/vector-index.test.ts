@@ -198,7 +198,7 @@ describe('the vector index (tiny model)', () => {
         extension: true,
         log: silentLog,
         cellsFor: () => 16,
-        probes: (cells, k) => Math.min(cells, Math.ceil((cells / 3) * (k / 40))),
+        probes: (cells, widen) => Math.min(cells, Math.ceil(cells / 3) * 4 ** widen),
       });
       db.transaction(() => {
         db.exec('UPDATE embedding_state SET vec_dims = NULL');
