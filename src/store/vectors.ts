@@ -349,16 +349,7 @@ export class Vectors {
       `SELECT r.id, r.collection, r.path, e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id
        ORDER BY r.collection, r.id`,
     );
-    for (const row of source.iterate()) {
-      const vector = fromBlob(row.vector);
-      insert.run(
-        BigInt(row.id),
-        BigInt(cells?.assign(vector) ?? 0),
-        row.collection,
-        toCode(vector),
-        codePath(row.path),
-      );
-    }
+    for (const row of source.iterate()) insert(row, cells);
     this.db.exec('DELETE FROM code_queue');
     this.db
       .prepare('UPDATE embedding_state SET vec_dims = ?, cell_rows = ? WHERE id = 1')
@@ -370,14 +361,18 @@ export class Vectors {
     const wanted = Math.min(rows, count * SAMPLE_PER_CELL, MAX_SAMPLE);
     const step = rows / wanted;
     const sample = new Float32Array(wanted * dims);
+    // The ids first, then only the sampled vectors: reading every BLOB would read the whole
+    // float copy (3 GB at 1M × 768) for a sample of one in twenty.
+    const vector = this.db.column<[number], Uint8Array>('SELECT vector FROM embeddings WHERE id = ?');
     let seen = 0;
     let taken = 0;
-    for (const row of this.db
-      .prepare<[], { vector: Uint8Array }>(
-        'SELECT e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id ORDER BY r.id',
-      )
+    for (const { id } of this.db
+      .prepare<[], { id: number }>('SELECT embedding_id AS id FROM vector_rows ORDER BY id')
       .iterate()) {
-      if (taken < wanted && seen >= Math.floor(taken * step)) sample.set(fromBlob(row.vector), dims * taken++);
+      if (taken < wanted && seen >= Math.floor(taken * step)) {
+        const blob = vector.get(id);
+        if (blob !== undefined) sample.set(fromBlob(blob), dims * taken++);
+      }
       seen++;
     }
     return Cells.train(sample.subarray(0, taken * dims), dims, count);
@@ -441,23 +436,26 @@ export class Vectors {
       const removed = remove.run(BigInt(id)).changes;
       const row = source.get(id);
       if (this.rows !== undefined) this.rows += (row === undefined ? 0 : 1) - removed;
-      if (row === undefined) continue;
+      if (row !== undefined) insert(row, cells);
+    }
+    this.db.exec('DELETE FROM code_queue');
+  }
+
+  /** A writer of one row's code: into its vector's cell (0 without cells), its path as stored (`codePath`). */
+  private insertCode(): (row: CodeSource, cells: Cells | undefined) => void {
+    const statement = this.db.prepare<[bigint, bigint, string, Buffer, string]>(
+      `INSERT INTO ${CODE_TABLE} (rowid, cell, collection, code, path) VALUES (?, ?, ?, vec_int8(?), ?)`,
+    );
+    return (row, cells) => {
       const vector = fromBlob(row.vector);
-      insert.run(
+      statement.run(
         BigInt(row.id),
         BigInt(cells?.assign(vector) ?? 0),
         row.collection,
         toCode(vector),
         codePath(row.path),
       );
-    }
-    this.db.exec('DELETE FROM code_queue');
-  }
-
-  private insertCode() {
-    return this.db.prepare<[bigint, bigint, string, Buffer, string]>(
-      `INSERT INTO ${CODE_TABLE} (rowid, cell, collection, code, path) VALUES (?, ?, ?, vec_int8(?), ?)`,
-    );
+    };
   }
 
   /**
