@@ -9,6 +9,8 @@ import { resolve } from 'node:path';
 import { qmdCacheDir } from '../env.js';
 import type { Log } from '../log.js';
 import { LlmError } from './errors.js';
+import { howToGetModel } from './model-cache.js';
+import { isRemoteSpec } from './model-choice.js';
 
 /**
  * The default embedding model: Google's EmbeddingGemma 300M, Q8_0, as published by ggml-org
@@ -26,16 +28,23 @@ export function defaultModelsDir(env: NodeJS.ProcessEnv = process.env): string {
   return qmdCacheDir(env, 'models');
 }
 
-/** Specs node-llama-cpp's resolver downloads: `hf:`/`huggingface:` URIs and http(s) URLs. */
-export function isRemoteSpec(spec: string): boolean {
-  return /^(hf|huggingface):/i.test(spec) || /^https?:\/\//i.test(spec);
-}
-
 /** The part of node-llama-cpp this file needs (its `resolveModelFile`). */
 export type ModelFileResolver = (
   uri: string,
-  options: { directory: string; download: 'auto' | false; cli: false; signal?: AbortSignal },
+  options: {
+    directory: string;
+    download: 'auto' | false;
+    cli: false;
+    signal?: AbortSignal;
+    onProgress?: (status: { totalSize: number; downloadedSize: number }) => void;
+  },
 ) => Promise<string>;
+
+/** How far a download has come: node-llama-cpp's `onProgress`, renamed. */
+export interface DownloadProgress {
+  downloadedBytes: number;
+  totalBytes: number;
+}
 
 export interface ResolveOptions {
   modelsDir: string;
@@ -47,6 +56,8 @@ export interface ResolveOptions {
   signal: AbortSignal;
   /** Bound on the reachability check before a download (ms). */
   probeTimeoutMs?: number;
+  /** Called as a download goes (several times a second); never when the file is cached. */
+  onDownloadProgress?: (progress: DownloadProgress) => void;
 }
 
 /**
@@ -66,14 +77,19 @@ export async function resolveModelPath(spec: string, options: ResolveOptions): P
   } catch {
     // Not cached: download below, if allowed.
   }
+  const endpoint = hfEndpoint();
   if (!options.download) {
+    // A search never starts a 300 MB download inside a tool call: only `qmd embed` downloads.
     throw new LlmError(
       'MODEL_UNAVAILABLE',
-      `embedding model ${spec} is not in ${options.modelsDir} and downloads are off`,
+      `the embedding model ${spec} is not downloaded yet (searches never download): ` +
+        howToGetModel(spec, options.modelsDir, endpoint),
     );
   }
-  await probe(spec, options.signal, options.probeTimeoutMs ?? 5000);
+  await probe(spec, options, endpoint);
   options.log.line(`Downloading the embedding model ${spec} to ${options.modelsDir}...`);
+  const { onDownloadProgress } = options;
+  const started = performance.now();
   try {
     // `cli: false`: with it on, the resolver prints its progress to stdout.
     const file = await resolveModelFile(spec, {
@@ -81,13 +97,22 @@ export async function resolveModelPath(spec: string, options: ResolveOptions): P
       download: 'auto',
       cli: false,
       signal: options.signal,
+      ...(onDownloadProgress !== undefined && {
+        onProgress: ({ totalSize, downloadedSize }) =>
+          onDownloadProgress({ downloadedBytes: downloadedSize, totalBytes: totalSize }),
+      }),
     });
-    options.log.line(`Downloaded the embedding model to ${file}`);
+    const { size } = await stat(file);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    options.log.line(`Downloaded the embedding model to ${file} (${(size / 1e6).toFixed(1)} MB in ${seconds} s)`);
     return file;
   } catch (error) {
-    throw new LlmError('MODEL_UNAVAILABLE', `could not download the embedding model ${spec}: ${message(error)}`, {
-      cause: error,
-    });
+    throw new LlmError(
+      'MODEL_UNAVAILABLE',
+      `could not download the embedding model ${spec}: ${message(error)} ` +
+        '(a local model needs no download: --embed-model PATH.gguf or QMD_EMBED_MODEL=PATH.gguf)',
+      { cause: error },
+    );
   }
 }
 
@@ -95,37 +120,49 @@ async function localModelPath(spec: string): Promise<string> {
   const file = resolve(spec);
   const info = await stat(file).catch(() => undefined);
   if (info?.isFile() !== true) {
-    throw new LlmError('MODEL_UNAVAILABLE', `no embedding model file at ${file} (give a .gguf path or an hf: URI)`);
+    throw new LlmError(
+      'MODEL_UNAVAILABLE',
+      `no embedding model file at ${file} (--embed-model and QMD_EMBED_MODEL take a .gguf path or an hf: URI)`,
+    );
   }
   return file;
+}
+
+/**
+ * Where `hf:` URIs download from, as node-llama-cpp resolves it: `MODEL_ENDPOINT`, else
+ * `HF_ENDPOINT` (the variable Hugging Face's own tools read, for mirrors; the tests point it
+ * at a local server), else huggingface.co. Always ends with `/`.
+ */
+export function hfEndpoint(env: NodeJS.ProcessEnv = process.env): string {
+  for (const endpoint of [env.MODEL_ENDPOINT, env.HF_ENDPOINT]) {
+    if (endpoint !== undefined && URL.canParse(endpoint)) return endpoint.endsWith('/') ? endpoint : `${endpoint}/`;
+  }
+  return 'https://huggingface.co/';
 }
 
 /** The host a remote spec downloads from; `hf:` honours the same env vars as node-llama-cpp. */
 export function downloadOrigin(spec: string, env: NodeJS.ProcessEnv = process.env): string {
   if (/^https?:\/\//i.test(spec)) return new URL(spec).origin;
-  for (const endpoint of [env.MODEL_ENDPOINT, env.HF_ENDPOINT]) {
-    if (endpoint !== undefined && URL.canParse(endpoint)) return new URL(endpoint).origin;
-  }
-  return 'https://huggingface.co';
+  return new URL(hfEndpoint(env)).origin;
 }
 
 /** Any HTTP answer means the host is reachable; a network error or the timeout means not. */
-async function probe(spec: string, signal: AbortSignal, timeoutMs: number): Promise<void> {
+async function probe(spec: string, options: ResolveOptions, endpoint: string): Promise<void> {
+  const { signal } = options;
   const origin = downloadOrigin(spec);
   try {
     // AbortSignal.timeout's timer does not keep the event loop alive.
     const response = await fetch(origin, {
       method: 'HEAD',
-      signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(options.probeTimeoutMs ?? 5000)]),
     });
     await response.body?.cancel();
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     throw new LlmError(
       'MODEL_UNAVAILABLE',
-      `cannot download the embedding model ${spec}: ${origin} is unreachable (${message(error)}); ` +
-        'no network? Search works without embeddings (BM25 only). Download the model once with network, ' +
-        'or give a local .gguf path.',
+      `cannot download the embedding model ${spec}: ${origin} is unreachable (${message(error)}): ` +
+        `${howToGetModel(spec, options.modelsDir, endpoint)}. Search works meanwhile, with BM25 only`,
       { cause: error },
     );
   }
