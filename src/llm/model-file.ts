@@ -5,12 +5,13 @@
  */
 import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { qmdCacheDir } from '../env.js';
 import type { Log } from '../log.js';
 import { LlmError } from './errors.js';
-import { howToGetModel } from './model-cache.js';
+import { cachedModel, howToGetModel } from './model-cache.js';
 import { isRemoteSpec } from './model-choice.js';
+import { downloadModelFile } from './model-download.js';
 
 /**
  * The default embedding model: Google's EmbeddingGemma 300M, Q8_0, as published by ggml-org
@@ -62,12 +63,12 @@ export interface ResolveOptions {
 
 /**
  * The local file for `spec`. A remote spec found in `modelsDir` resolves without network.
- * Otherwise it is downloaded, but only after a quick reachability check of the host: measured
- * here with no network, `resolveModelFile` did not settle within 120 s and ignored its
- * abort signal (its downloader, ipull 3.9.5, retries the request for the file's size up to 150
- * times, backing off from 200 ms by 1.5x to 5 s, ~12 minutes, and `signal` only reaches the
- * download that follows).
- * The check turns that into an immediate `MODEL_UNAVAILABLE`, bounded by `probeTimeoutMs`.
+ * Otherwise it is downloaded (`download` below), but only after a quick reachability check of
+ * the host: measured here with no network, `resolveModelFile` did not settle within 120 s and
+ * ignored its abort signal (its downloader, ipull 3.9.5, retries the request for the file's
+ * size up to 150 times, backing off from 200 ms by 1.5x to 5 s, ~12 minutes, and `signal` only
+ * reaches the download that follows). The check turns that into an immediate
+ * `MODEL_UNAVAILABLE`, bounded by `probeTimeoutMs`, with the way to get the file.
  */
 export async function resolveModelPath(spec: string, options: ResolveOptions): Promise<string> {
   if (!isRemoteSpec(spec)) return localModelPath(spec);
@@ -88,25 +89,15 @@ export async function resolveModelPath(spec: string, options: ResolveOptions): P
   }
   await probe(spec, options, endpoint);
   options.log.line(`Downloading the embedding model ${spec} to ${options.modelsDir}...`);
-  const { onDownloadProgress } = options;
   const started = performance.now();
   try {
-    // `cli: false`: with it on, the resolver prints its progress to stdout.
-    const file = await resolveModelFile(spec, {
-      directory: options.modelsDir,
-      download: 'auto',
-      cli: false,
-      signal: options.signal,
-      ...(onDownloadProgress !== undefined && {
-        onProgress: ({ totalSize, downloadedSize }) =>
-          onDownloadProgress({ downloadedBytes: downloadedSize, totalBytes: totalSize }),
-      }),
-    });
+    const file = await download(spec, resolveModelFile, options, endpoint);
     const { size } = await stat(file);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     options.log.line(`Downloaded the embedding model to ${file} (${(size / 1e6).toFixed(1)} MB in ${seconds} s)`);
     return file;
   } catch (error) {
+    if (options.signal.aborted) throw options.signal.reason;
     throw new LlmError(
       'MODEL_UNAVAILABLE',
       `could not download the embedding model ${spec}: ${message(error)} ` +
@@ -114,6 +105,41 @@ export async function resolveModelPath(spec: string, options: ResolveOptions): P
       { cause: error },
     );
   }
+}
+
+/**
+ * A URI whose file and URL we know (`hf:user/repo/file.gguf`, every model qmd names) is fetched
+ * by `downloadModelFile`: one request, bounded, abortable. Anything else (a `:QUANT` tag, which
+ * needs the host's manifest, or a plain URL) goes to node-llama-cpp's resolver.
+ */
+async function download(
+  spec: string,
+  resolveModelFile: ModelFileResolver,
+  options: ResolveOptions,
+  endpoint: string,
+): Promise<string> {
+  const { onDownloadProgress, modelsDir, signal } = options;
+  const known = cachedModel(spec, endpoint);
+  if (known?.url !== undefined) {
+    const file = join(modelsDir, known.file);
+    await downloadModelFile(known.url, file, {
+      signal,
+      tokenOrigin: new URL(endpoint).origin,
+      ...(onDownloadProgress !== undefined && { onProgress: onDownloadProgress }),
+    });
+    return file;
+  }
+  // `cli: false`: with it on, the resolver prints its progress to stdout.
+  return resolveModelFile(spec, {
+    directory: modelsDir,
+    download: 'auto',
+    cli: false,
+    signal,
+    ...(onDownloadProgress !== undefined && {
+      onProgress: ({ totalSize, downloadedSize }) =>
+        onDownloadProgress({ downloadedBytes: downloadedSize, totalBytes: totalSize }),
+    }),
+  });
 }
 
 async function localModelPath(spec: string): Promise<string> {
