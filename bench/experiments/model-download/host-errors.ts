@@ -35,7 +35,9 @@ const outcome = await Promise.race([
   ),
   new Promise((resolve) => setTimeout(() => resolve('still pending at 60 s'), 60_000).unref()),
 ]);
-console.log(`HTTP ${status}${abortMs === undefined ? '' : `, abort at ${abortMs} ms`}: ${outcome} after ${(performance.now() - started).toFixed(0)} ms, ${requests} requests`);
+console.log(
+  `HTTP ${status}${abortMs === undefined ? '' : `, abort at ${abortMs} ms`}: ${outcome} after ${(performance.now() - started).toFixed(0)} ms, ${requests} requests`,
+);
 server.closeAllConnections();
 server.close();
 process.exit(0);
