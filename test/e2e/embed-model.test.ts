@@ -16,6 +16,7 @@ import { ChildTransport } from '../support/child-transport.js';
 import { tinyModelPath, writeTinyModel } from '../support/gguf.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 import { spawnProcess, waitForExit } from '../support/spawn.js';
+import { connectClient, startHttpServer } from './fixtures/http-server.js';
 import { eventually, sharedServerPids } from './fixtures/shared.js';
 
 const NOTES = {
@@ -121,6 +122,19 @@ describe('embedded with a model named once, every reader uses it without being t
     expect(structured.mode).toBe('hybrid');
     expect(stderr).not.toContain('serving this client alone');
     await eventually(() => sharedServerPids(ws.index).length === 0, 'the shared server gone');
+  });
+  it('qmd mcp --http: hybrid over MCP', async () => {
+    const server = await startHttpServer(env);
+    try {
+      const { client } = await connectClient(server.url, 'remembered-model-http');
+      const answer = await client.callTool({ name: 'query', arguments: { query: 'sourdough starter' } });
+      expect(answer.structuredContent).toMatchObject({ mode: 'hybrid' });
+      await client.close();
+      server.p.child.kill('SIGTERM');
+      expect(await waitForExit(server.p)).toEqual({ code: 0, signal: null });
+    } finally {
+      server.p.kill();
+    }
   });
 });
 
