@@ -13,7 +13,15 @@ export {
 } from './embedder.js';
 export { isLlmError, LlmError, type LlmErrorCode } from './errors.js';
 export { cachedModelPath, howToGetModel } from './model-cache.js';
-export { absoluteModelSpec, chooseModel, isRemoteSpec, type ModelChoice, type ModelSource } from './model-choice.js';
+export {
+  absoluteModelSpec,
+  chooseModel,
+  EMBED_MODEL_KIND,
+  isRemoteSpec,
+  type ModelChoice,
+  type ModelKind,
+  type ModelSource,
+} from './model-choice.js';
 export {
   DEFAULT_EMBED_MODEL,
   type DownloadProgress,

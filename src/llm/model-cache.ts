@@ -11,6 +11,7 @@
  * a plain URL) gets no name, and the message says so rather than guess.
  */
 import { join } from 'node:path';
+import { EMBED_MODEL_KIND, type ModelKind } from './model-choice.js';
 
 /** node-llama-cpp's default quantization for `hf:user/repo` without a tag. */
 const DEFAULT_QUANT = 'Q4_K_M';
@@ -65,16 +66,22 @@ function quantFile(user: string, repoTag: string): CachedModel | undefined {
  * command that downloads it (`qmd embed`, online), the exact file to place in the folder (as a
  * `curl` command when the URL is known), and the flag and variable that name a local model.
  */
-export function howToGetModel(spec: string, modelsDir: string, endpoint: string): string {
+export function howToGetModel(spec: string, modelsDir: string, endpoint: string, kind = EMBED_MODEL_KIND): string {
   const cached = cachedModel(spec, endpoint);
+  const run = `run ${kind.downloadCommand} when online to download it`;
   const get =
     cached === undefined
-      ? `run qmd embed when online to download it into ${modelsDir}`
+      ? `${run} into ${modelsDir}`
       : cached.url === undefined
-        ? `run qmd embed when online to download it (saved in ${modelsDir} as ${cached.file})`
-        : 'run qmd embed when online to download it, or fetch it yourself into the models folder: ' +
+        ? `${run} (saved in ${modelsDir} as ${cached.file})`
+        : `${run}, or fetch it yourself into the models folder: ` +
           `curl -fL --create-dirs -o ${join(modelsDir, cached.file)} ${cached.url}`;
-  return `${get}; or use a local model: --embed-model PATH.gguf or QMD_EMBED_MODEL=PATH.gguf`;
+  return `${get}; or use a local model: ${localModel(kind)}`;
+}
+
+/** `--embed-model PATH.gguf or QMD_EMBED_MODEL=PATH.gguf` */
+export function localModel(kind: ModelKind): string {
+  return `${kind.flag} PATH.gguf or ${kind.env}=PATH.gguf`;
 }
 
 /** The path node-llama-cpp would find `spec` at in `modelsDir`, when its name is known. */

@@ -10,6 +10,25 @@ export function isRemoteSpec(spec: string): boolean {
   return /^(hf|huggingface):/i.test(spec) || /^https?:\/\//i.test(spec);
 }
 
+/**
+ * How messages name a kind of model: what it is, the flag and the variable that name one, and
+ * the command that downloads it. The embedding model's is the only one today; a reranker or a
+ * query-expansion model gives its own to the same resolver and messages (`ResolveOptions.kind`).
+ */
+export interface ModelKind {
+  noun: string;
+  flag: string;
+  env: string;
+  downloadCommand: string;
+}
+
+export const EMBED_MODEL_KIND: ModelKind = {
+  noun: 'embedding model',
+  flag: '--embed-model',
+  env: 'QMD_EMBED_MODEL',
+  downloadCommand: 'qmd embed',
+};
+
 /** Where a model spec came from, strongest first: a flag beats its variable (src/cli/config.ts). */
 export type ModelSource = 'flag' | 'env' | 'index' | 'default';
 

@@ -63,7 +63,7 @@ export async function downloadModelFile(url: string, file: string, options: Down
   if (total > 0 && size !== total) {
     // Cut short, or two downloads wrote the same part: nothing half-made is ever kept.
     await rm(part, { force: true });
-    throw new Error(`got ${size} of ${total} bytes from ${url}; run qmd embed again`);
+    throw new Error(`got ${size} of ${total} bytes from ${url}; try again`);
   }
   await rename(part, file);
 }

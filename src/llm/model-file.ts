@@ -9,8 +9,8 @@ import { join, resolve } from 'node:path';
 import { qmdCacheDir } from '../env.js';
 import type { Log } from '../log.js';
 import { LlmError } from './errors.js';
-import { cachedModel, howToGetModel } from './model-cache.js';
-import { isRemoteSpec } from './model-choice.js';
+import { cachedModel, howToGetModel, localModel } from './model-cache.js';
+import { EMBED_MODEL_KIND, isRemoteSpec, type ModelKind } from './model-choice.js';
 import { downloadModelFile } from './model-download.js';
 
 /**
@@ -59,6 +59,8 @@ export interface ResolveOptions {
   probeTimeoutMs?: number;
   /** Called as a download goes (several times a second); never when the file is cached. */
   onDownloadProgress?: (progress: DownloadProgress) => void;
+  /** How messages name the model (default: the embedding model, `--embed-model`, `qmd embed`). */
+  kind?: ModelKind;
 }
 
 /**
@@ -71,7 +73,8 @@ export interface ResolveOptions {
  * `MODEL_UNAVAILABLE`, bounded by `probeTimeoutMs`, with the way to get the file.
  */
 export async function resolveModelPath(spec: string, options: ResolveOptions): Promise<string> {
-  if (!isRemoteSpec(spec)) return localModelPath(spec);
+  const kind = options.kind ?? EMBED_MODEL_KIND;
+  if (!isRemoteSpec(spec)) return localModelPath(spec, kind);
   const resolveModelFile = await options.resolver();
   try {
     return await resolveModelFile(spec, { directory: options.modelsDir, download: false, cli: false });
@@ -83,25 +86,24 @@ export async function resolveModelPath(spec: string, options: ResolveOptions): P
     // A search never starts a 300 MB download inside a tool call: only `qmd embed` downloads.
     throw new LlmError(
       'MODEL_UNAVAILABLE',
-      `the embedding model ${spec} is not downloaded yet (searches never download): ` +
-        howToGetModel(spec, options.modelsDir, endpoint),
+      `the ${kind.noun} ${spec} is not downloaded yet (searches never download): ` +
+        howToGetModel(spec, options.modelsDir, endpoint, kind),
     );
   }
-  await probe(spec, options, endpoint);
-  options.log.line(`Downloading the embedding model ${spec} to ${options.modelsDir}...`);
+  await probe(spec, options, endpoint, kind);
+  options.log.line(`Downloading the ${kind.noun} ${spec} to ${options.modelsDir}...`);
   const started = performance.now();
   try {
     const file = await download(spec, resolveModelFile, options, endpoint);
     const { size } = await stat(file);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    options.log.line(`Downloaded the embedding model to ${file} (${(size / 1e6).toFixed(1)} MB in ${seconds} s)`);
+    options.log.line(`Downloaded the ${kind.noun} to ${file} (${(size / 1e6).toFixed(1)} MB in ${seconds} s)`);
     return file;
   } catch (error) {
     if (options.signal.aborted) throw options.signal.reason;
     throw new LlmError(
       'MODEL_UNAVAILABLE',
-      `could not download the embedding model ${spec}: ${message(error)} ` +
-        '(a local model needs no download: --embed-model PATH.gguf or QMD_EMBED_MODEL=PATH.gguf)',
+      `could not download the ${kind.noun} ${spec}: ${message(error)} (a local model needs no download: ${localModel(kind)})`,
       { cause: error },
     );
   }
@@ -142,13 +144,13 @@ async function download(
   });
 }
 
-async function localModelPath(spec: string): Promise<string> {
+async function localModelPath(spec: string, kind: ModelKind): Promise<string> {
   const file = resolve(spec);
   const info = await stat(file).catch(() => undefined);
   if (info?.isFile() !== true) {
     throw new LlmError(
       'MODEL_UNAVAILABLE',
-      `no embedding model file at ${file} (--embed-model and QMD_EMBED_MODEL take a .gguf path or an hf: URI)`,
+      `no ${kind.noun} file at ${file} (${kind.flag} and ${kind.env} take a .gguf path or an hf: URI)`,
     );
   }
   return file;
@@ -173,7 +175,7 @@ export function downloadOrigin(spec: string, env: NodeJS.ProcessEnv = process.en
 }
 
 /** Any HTTP answer means the host is reachable; a network error or the timeout means not. */
-async function probe(spec: string, options: ResolveOptions, endpoint: string): Promise<void> {
+async function probe(spec: string, options: ResolveOptions, endpoint: string, kind: ModelKind): Promise<void> {
   const { signal } = options;
   const origin = downloadOrigin(spec);
   try {
@@ -187,8 +189,8 @@ async function probe(spec: string, options: ResolveOptions, endpoint: string): P
     if (signal.aborted) throw signal.reason;
     throw new LlmError(
       'MODEL_UNAVAILABLE',
-      `cannot download the embedding model ${spec}: ${origin} is unreachable (${message(error)}): ` +
-        `${howToGetModel(spec, options.modelsDir, endpoint)}. Search works meanwhile, with BM25 only`,
+      `cannot download the ${kind.noun} ${spec}: ${origin} is unreachable (${message(error)}): ` +
+        `${howToGetModel(spec, options.modelsDir, endpoint, kind)}. Search works meanwhile, with BM25 only`,
       { cause: error },
     );
   }

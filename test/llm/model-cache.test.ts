@@ -79,4 +79,12 @@ describe('howToGetModel', () => {
       /^run qmd embed when online to download it into \/m; or use a local model: --embed-model PATH\.gguf or QMD_EMBED_MODEL=PATH\.gguf$/,
     );
   });
+
+  it('names another kind of model by its own flag, variable and command', () => {
+    const rerank = { noun: 'reranker', flag: '--rerank-model', env: 'QMD_RERANK_MODEL', downloadCommand: 'qmd pull' };
+    expect(howToGetModel('hf:someone/bge-GGUF:Q8_0', '/m', ENDPOINT, rerank)).toBe(
+      'run qmd pull when online to download it (saved in /m as hf_someone_bge.Q8_0.gguf); ' +
+        'or use a local model: --rerank-model PATH.gguf or QMD_RERANK_MODEL=PATH.gguf',
+    );
+  });
 });
