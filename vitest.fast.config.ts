@@ -34,6 +34,7 @@ export default defineConfig({
       'test/store/embeddings.test.ts',
       'test/store/folder-vectors.test.ts',
       'test/store/query.test.ts',
+      'test/store/remembered-model.test.ts',
       'test/store/scores.test.ts',
       'test/store/status.test.ts',
       'test/store/vector-index.test.ts',

@@ -18,6 +18,8 @@ export type QmdErrorCode =
   | 'INDEX_FULL'
   | 'INDEX_UNREADABLE'
   | 'MODEL_UNAVAILABLE'
+  /** The model named is not the one the index's vectors were made with (they are never mixed). */
+  | 'MODEL_MISMATCH'
   | 'ABORTED'
   | 'CLOSED';
 

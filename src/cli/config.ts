@@ -1,6 +1,7 @@
 import { envText, MAX_TIMER_MS, nonBlank, parseWholeNumber } from '../env.js';
 import { QmdError } from '../errors.js';
 import { type Failpoints, parseFailpoints } from '../failpoints.js';
+import { absoluteModelSpec } from '../llm/model-choice.js';
 import type { Log } from '../log.js';
 import { resolveIndexPath } from '../store/paths.js';
 
@@ -20,8 +21,13 @@ export interface GlobalOptions {
 }
 
 export interface EmbedConfig {
-  /** `--embed-model`, else `QMD_EMBED_MODEL`; unset: the LLM's `DEFAULT_EMBED_MODEL` (`embedStoreOptions`). */
+  /**
+   * `--embed-model`, else `QMD_EMBED_MODEL`, a local path made absolute against the working
+   * directory; unset: the model the index remembers, else `DEFAULT_EMBED_MODEL` (`embedStoreOptions`).
+   */
   model?: string;
+  /** Which of the two named `model`. */
+  modelSource?: 'flag' | 'env';
   /** `QMD_EMBED_THREADS` (≥ 1): llama.cpp threads; unset: one per core. */
   threads?: number;
   /** `QMD_DEBUG_EMBED=1`: a `QMD debug:` line before each embedding call and when the store closes. */
@@ -136,10 +142,11 @@ export function readConfig(options: GlobalOptions, env: NodeJS.ProcessEnv, log?:
 }
 
 function readEmbed(options: GlobalOptions, env: NodeJS.ProcessEnv): EmbedConfig {
-  const model = nonBlank(options.embedModel) ?? envText(env, 'QMD_EMBED_MODEL');
+  const flag = nonBlank(options.embedModel);
+  const model = flag ?? envText(env, 'QMD_EMBED_MODEL');
   const threads = whole(env, 'QMD_EMBED_THREADS', { min: 1 });
   return {
-    ...(model !== undefined && { model }),
+    ...(model !== undefined && { model: absoluteModelSpec(model), modelSource: flag === undefined ? 'env' : 'flag' }),
     ...(threads !== undefined && { threads }),
     debug: envText(env, 'QMD_DEBUG_EMBED') === '1',
   };

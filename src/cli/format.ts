@@ -42,7 +42,8 @@ export function formatCollections(collections: CollectionInfo[]): string {
   return collections.map((c) => `${c.name}  ${c.documents} documents  ${c.root}  (${c.mask})`).join('\n');
 }
 
-export function formatStatus(status: StatusReport): string {
+/** `modelLine`: what `embeddingModelLine` says of the model (it looks at files; this only formats). */
+export function formatStatus(status: StatusReport, modelLine?: string): string {
   const mb = (status.sizeBytes / 1024 / 1024).toFixed(1);
   const e = status.embeddings;
   return [
@@ -51,7 +52,8 @@ export function formatStatus(status: StatusReport): string {
     ...status.collections.map(
       (c) => `  ${c.name}: ${c.documents} documents, ${c.root} (${c.mask}), updated ${c.updatedAt}`,
     ),
-    `Embeddings: ${e.embeddedChunks}/${e.chunks} chunks embedded${e.model ? ` with ${e.model}` : ''} (vectors: ${e.vectorBackend})`,
+    `Embeddings: ${e.embeddedChunks}/${e.chunks} chunks embedded (vectors: ${e.vectorBackend})`,
+    ...(modelLine === undefined ? [] : [modelLine]),
     `Needs embedding: ${status.needsEmbedding} document${status.needsEmbedding === 1 ? '' : 's'}`,
     ...(status.contexts.length === 0
       ? []

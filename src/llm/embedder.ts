@@ -11,7 +11,7 @@ import { createLog, type Log } from '../log.js';
 import { runEvery, untilAborted } from '../settle.js';
 import { abortedError, disposedError, LlmError } from './errors.js';
 import { acquireLlama, type LlamaLease } from './llama.js';
-import { defaultModelsDir, modelFingerprint, resolveModelPath } from './model-file.js';
+import { type DownloadProgress, defaultModelsDir, modelFingerprint, resolveModelPath } from './model-file.js';
 import { SerialQueue } from './queue.js';
 
 /** What the embedder uses of node-llama-cpp; `import('node-llama-cpp')` provides it. */
@@ -24,6 +24,8 @@ export interface EmbedderOptions {
   modelsDir?: string;
   /** Download an `hf:` model that is not cached. Default true; off, it is `MODEL_UNAVAILABLE`. */
   download?: boolean;
+  /** How a download goes (a progress bar's feed); the start and end are also lines on `log`. */
+  onDownloadProgress?: (progress: DownloadProgress) => void;
   /** Receives llama.cpp's log lines and download notes. Default: stderr. Never stdout. */
   log?: Log;
   /**
@@ -233,6 +235,7 @@ class LlamaEmbedder implements Embedder {
       resolver: async () => (await this.#import()).resolveModelFile,
       log: this.#log,
       signal: this.#disposing.signal,
+      ...(this.#options.onDownloadProgress !== undefined && { onDownloadProgress: this.#options.onDownloadProgress }),
     });
     return this.#path;
   }

@@ -12,4 +12,20 @@ export {
   type LlamaModule,
 } from './embedder.js';
 export { isLlmError, LlmError, type LlmErrorCode } from './errors.js';
-export { DEFAULT_EMBED_MODEL, defaultModelsDir, modelFingerprint } from './model-file.js';
+export { cachedModelPath, howToGetModel } from './model-cache.js';
+export {
+  absoluteModelSpec,
+  chooseModel,
+  EMBED_MODEL_KIND,
+  isRemoteSpec,
+  type ModelChoice,
+  type ModelKind,
+  type ModelSource,
+} from './model-choice.js';
+export {
+  DEFAULT_EMBED_MODEL,
+  type DownloadProgress,
+  defaultModelsDir,
+  hfEndpoint,
+  modelFingerprint,
+} from './model-file.js';

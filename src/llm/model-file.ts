@@ -5,10 +5,13 @@
  */
 import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { qmdCacheDir } from '../env.js';
 import type { Log } from '../log.js';
 import { LlmError } from './errors.js';
+import { cachedModel, howToGetModel, localModel } from './model-cache.js';
+import { EMBED_MODEL_KIND, isRemoteSpec, type ModelKind } from './model-choice.js';
+import { downloadModelFile } from './model-download.js';
 
 /**
  * The default embedding model: Google's EmbeddingGemma 300M, Q8_0, as published by ggml-org
@@ -26,16 +29,23 @@ export function defaultModelsDir(env: NodeJS.ProcessEnv = process.env): string {
   return qmdCacheDir(env, 'models');
 }
 
-/** Specs node-llama-cpp's resolver downloads: `hf:`/`huggingface:` URIs and http(s) URLs. */
-export function isRemoteSpec(spec: string): boolean {
-  return /^(hf|huggingface):/i.test(spec) || /^https?:\/\//i.test(spec);
-}
-
 /** The part of node-llama-cpp this file needs (its `resolveModelFile`). */
 export type ModelFileResolver = (
   uri: string,
-  options: { directory: string; download: 'auto' | false; cli: false; signal?: AbortSignal },
+  options: {
+    directory: string;
+    download: 'auto' | false;
+    cli: false;
+    signal?: AbortSignal;
+    onProgress?: (status: { totalSize: number; downloadedSize: number }) => void;
+  },
 ) => Promise<string>;
+
+/** How far a download has come: node-llama-cpp's `onProgress`, renamed. */
+export interface DownloadProgress {
+  downloadedBytes: number;
+  totalBytes: number;
+}
 
 export interface ResolveOptions {
   modelsDir: string;
@@ -47,85 +57,140 @@ export interface ResolveOptions {
   signal: AbortSignal;
   /** Bound on the reachability check before a download (ms). */
   probeTimeoutMs?: number;
+  /** Called as a download goes (several times a second); never when the file is cached. */
+  onDownloadProgress?: (progress: DownloadProgress) => void;
+  /** How messages name the model (default: the embedding model, `--embed-model`, `qmd embed`). */
+  kind?: ModelKind;
 }
 
 /**
  * The local file for `spec`. A remote spec found in `modelsDir` resolves without network.
- * Otherwise it is downloaded, but only after a quick reachability check of the host: measured
- * here with no network, `resolveModelFile` did not settle within 120 s and ignored its
- * abort signal (its downloader, ipull 3.9.5, retries the request for the file's size up to 150
- * times, backing off from 200 ms by 1.5x to 5 s, ~12 minutes, and `signal` only reaches the
- * download that follows).
- * The check turns that into an immediate `MODEL_UNAVAILABLE`, bounded by `probeTimeoutMs`.
+ * Otherwise it is downloaded (`download` below), but only after a quick reachability check of
+ * the host: measured here with no network, `resolveModelFile` did not settle within 120 s and
+ * ignored its abort signal (its downloader, ipull 3.9.5, retries the request for the file's
+ * size up to 150 times, backing off from 200 ms by 1.5x to 5 s, ~12 minutes, and `signal` only
+ * reaches the download that follows). The check turns that into an immediate
+ * `MODEL_UNAVAILABLE`, bounded by `probeTimeoutMs`, with the way to get the file.
  */
 export async function resolveModelPath(spec: string, options: ResolveOptions): Promise<string> {
-  if (!isRemoteSpec(spec)) return localModelPath(spec);
+  const kind = options.kind ?? EMBED_MODEL_KIND;
+  if (!isRemoteSpec(spec)) return localModelPath(spec, kind);
   const resolveModelFile = await options.resolver();
   try {
     return await resolveModelFile(spec, { directory: options.modelsDir, download: false, cli: false });
   } catch {
     // Not cached: download below, if allowed.
   }
+  const endpoint = hfEndpoint();
   if (!options.download) {
+    // A search never starts a 300 MB download inside a tool call: only `qmd embed` downloads.
     throw new LlmError(
       'MODEL_UNAVAILABLE',
-      `embedding model ${spec} is not in ${options.modelsDir} and downloads are off`,
+      `the ${kind.noun} ${spec} is not downloaded yet (searches never download): ` +
+        howToGetModel(spec, options.modelsDir, endpoint, kind),
     );
   }
-  await probe(spec, options.signal, options.probeTimeoutMs ?? 5000);
-  options.log.line(`Downloading the embedding model ${spec} to ${options.modelsDir}...`);
+  await probe(spec, options, endpoint, kind);
+  options.log.line(`Downloading the ${kind.noun} ${spec} to ${options.modelsDir}...`);
+  const started = performance.now();
   try {
-    // `cli: false`: with it on, the resolver prints its progress to stdout.
-    const file = await resolveModelFile(spec, {
-      directory: options.modelsDir,
-      download: 'auto',
-      cli: false,
-      signal: options.signal,
-    });
-    options.log.line(`Downloaded the embedding model to ${file}`);
+    const file = await download(spec, resolveModelFile, options, endpoint);
+    const { size } = await stat(file);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    options.log.line(`Downloaded the ${kind.noun} to ${file} (${(size / 1e6).toFixed(1)} MB in ${seconds} s)`);
     return file;
   } catch (error) {
-    throw new LlmError('MODEL_UNAVAILABLE', `could not download the embedding model ${spec}: ${message(error)}`, {
-      cause: error,
-    });
+    if (options.signal.aborted) throw options.signal.reason;
+    throw new LlmError(
+      'MODEL_UNAVAILABLE',
+      `could not download the ${kind.noun} ${spec}: ${message(error)} (a local model needs no download: ${localModel(kind)})`,
+      { cause: error },
+    );
   }
 }
 
-async function localModelPath(spec: string): Promise<string> {
+/**
+ * A URI whose file and URL we know (`hf:user/repo/file.gguf`, every model qmd names) is fetched
+ * by `downloadModelFile`: one request, bounded, abortable. Anything else (a `:QUANT` tag, which
+ * needs the host's manifest, or a plain URL) goes to node-llama-cpp's resolver.
+ */
+async function download(
+  spec: string,
+  resolveModelFile: ModelFileResolver,
+  options: ResolveOptions,
+  endpoint: string,
+): Promise<string> {
+  const { onDownloadProgress, modelsDir, signal } = options;
+  const known = cachedModel(spec, endpoint);
+  if (known?.url !== undefined) {
+    const file = join(modelsDir, known.file);
+    await downloadModelFile(known.url, file, {
+      signal,
+      tokenOrigin: new URL(endpoint).origin,
+      ...(onDownloadProgress !== undefined && { onProgress: onDownloadProgress }),
+    });
+    return file;
+  }
+  // `cli: false`: with it on, the resolver prints its progress to stdout.
+  return resolveModelFile(spec, {
+    directory: modelsDir,
+    download: 'auto',
+    cli: false,
+    signal,
+    ...(onDownloadProgress !== undefined && {
+      onProgress: ({ totalSize, downloadedSize }) =>
+        onDownloadProgress({ downloadedBytes: downloadedSize, totalBytes: totalSize }),
+    }),
+  });
+}
+
+async function localModelPath(spec: string, kind: ModelKind): Promise<string> {
   const file = resolve(spec);
   const info = await stat(file).catch(() => undefined);
   if (info?.isFile() !== true) {
-    throw new LlmError('MODEL_UNAVAILABLE', `no embedding model file at ${file} (give a .gguf path or an hf: URI)`);
+    throw new LlmError(
+      'MODEL_UNAVAILABLE',
+      `no ${kind.noun} file at ${file} (${kind.flag} and ${kind.env} take a .gguf path or an hf: URI)`,
+    );
   }
   return file;
+}
+
+/**
+ * Where `hf:` URIs download from, as node-llama-cpp resolves it: `MODEL_ENDPOINT`, else
+ * `HF_ENDPOINT` (the variable Hugging Face's own tools read, for mirrors; the tests point it
+ * at a local server), else huggingface.co. Always ends with `/`.
+ */
+export function hfEndpoint(env: NodeJS.ProcessEnv = process.env): string {
+  for (const endpoint of [env.MODEL_ENDPOINT, env.HF_ENDPOINT]) {
+    if (endpoint !== undefined && URL.canParse(endpoint)) return endpoint.endsWith('/') ? endpoint : `${endpoint}/`;
+  }
+  return 'https://huggingface.co/';
 }
 
 /** The host a remote spec downloads from; `hf:` honours the same env vars as node-llama-cpp. */
 export function downloadOrigin(spec: string, env: NodeJS.ProcessEnv = process.env): string {
   if (/^https?:\/\//i.test(spec)) return new URL(spec).origin;
-  for (const endpoint of [env.MODEL_ENDPOINT, env.HF_ENDPOINT]) {
-    if (endpoint !== undefined && URL.canParse(endpoint)) return new URL(endpoint).origin;
-  }
-  return 'https://huggingface.co';
+  return new URL(hfEndpoint(env)).origin;
 }
 
 /** Any HTTP answer means the host is reachable; a network error or the timeout means not. */
-async function probe(spec: string, signal: AbortSignal, timeoutMs: number): Promise<void> {
+async function probe(spec: string, options: ResolveOptions, endpoint: string, kind: ModelKind): Promise<void> {
+  const { signal } = options;
   const origin = downloadOrigin(spec);
   try {
     // AbortSignal.timeout's timer does not keep the event loop alive.
     const response = await fetch(origin, {
       method: 'HEAD',
-      signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(options.probeTimeoutMs ?? 5000)]),
     });
     await response.body?.cancel();
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     throw new LlmError(
       'MODEL_UNAVAILABLE',
-      `cannot download the embedding model ${spec}: ${origin} is unreachable (${message(error)}); ` +
-        'no network? Search works without embeddings (BM25 only). Download the model once with network, ' +
-        'or give a local .gguf path.',
+      `cannot download the ${kind.noun} ${spec}: ${origin} is unreachable (${message(error)}): ` +
+        `${howToGetModel(spec, options.modelsDir, endpoint, kind)}. Search works meanwhile, with BM25 only`,
       { cause: error },
     );
   }

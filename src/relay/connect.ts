@@ -8,6 +8,8 @@ export interface ConnectOptions {
   paths: SharedPaths;
   /** The index this relay's client wants: a server for another one is refused. */
   index: string;
+  /** The embedding model this relay was told to use, or null: a server told another is refused. */
+  model?: string | null;
   /** Starts a shared server, detached; called by at most one relay at a time (the spawn lock). */
   startServer: () => void;
   /** How long to wait for a server's greeting, starting one if need be (`QMD_SHARED_CONNECT_MS`, default 5000). */
@@ -75,6 +77,12 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
           if (hello.greeting.index !== options.index) {
             socket.destroy();
             return { refused: `the server on this socket serves ${hello.greeting.index}` };
+          }
+          const served = hello.greeting.model ?? null;
+          if (served !== (options.model ?? null)) {
+            socket.destroy();
+            const theirs = served === null ? "the index's own embedding model" : `the embedding model ${served}`;
+            return { refused: `it searches with ${theirs}, this client names ${options.model ?? 'none'}` };
           }
           return { socket, greeting: hello.greeting };
         }

@@ -5,7 +5,7 @@
  * accepts connections all the same (the kernel's backlog does), and only a line from the
  * process itself says it can serve. It is consumed by the relay, never forwarded to a client.
  *
- *   {"qmd":"shared-server","pid":1234,"index":"/home/u/.cache/qmd/index.sqlite","version":"0.1.0"}
+ *   {"qmd":"shared-server","pid":1234,"index":"/home/u/.cache/qmd/index.sqlite","version":"0.1.0","model":null}
  */
 export interface Greeting {
   qmd: 'shared-server';
@@ -13,6 +13,12 @@ export interface Greeting {
   /** The index it serves: a relay for another index refuses it. */
   index: string;
   version: string;
+  /**
+   * The embedding model it was told to use (`--embed-model`, `QMD_EMBED_MODEL`), or null: the
+   * index's own. A relay told another refuses it (it would search with a model its client did
+   * not ask for). Absent (an older server): as null.
+   */
+  model?: string | null;
 }
 
 /** A greeting is one short line; anything longer before a newline is not one. */
@@ -33,7 +39,8 @@ export function parseGreeting(line: string): Greeting | null {
       value.qmd === 'shared-server' &&
       Number.isSafeInteger(value.pid) &&
       typeof value.index === 'string' &&
-      typeof value.version === 'string'
+      typeof value.version === 'string' &&
+      (value.model === undefined || value.model === null || typeof value.model === 'string')
     ) {
       return value as Greeting;
     }

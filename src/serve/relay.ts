@@ -40,9 +40,11 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
     const found = await connectShared({
       paths,
       index: ctx.indexPath,
+      model: embed.model ?? null,
       boundMs: shared.connectBoundMs ?? DEFAULT_CONNECT_BOUND_MS,
       signal,
-      startServer: () => startSharedServer(ctx, paths.log, embed.model),
+      // QMD_EMBED_MODEL reaches it in the environment it inherits; only the flag is handed on.
+      startServer: () => startSharedServer(ctx, paths.log, embed.modelSource === 'flag' ? embed.model : undefined),
     });
     if (signal.aborted) {
       if ('socket' in found) found.socket.destroy();
@@ -98,8 +100,9 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
 
 /**
  * Starts the shared server of this index through the launcher (`src/relay/launch.ts`): it ends
- * up in no client's process tree, group or session. It is given this relay's index and model
- * as flags; its environment is the relay's.
+ * up in no client's process tree, group or session. It is given this relay's index, and its
+ * `--embed-model` when it has one (absolute); its environment is the relay's. Given no model, it
+ * uses the one the index remembers, as every reader does.
  */
 function startSharedServer(ctx: CliContext, logPath: string, model: string | undefined): void {
   const flags = ['--index', ctx.indexPath, ...(model === undefined ? [] : ['--embed-model', model])];

@@ -91,7 +91,13 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     index: ctx.indexPath,
     version,
     startedAt: record.startedAt,
-    model: ctx.config.embed.model ?? null,
+    model: () => {
+      try {
+        return store.embeddingModel()?.spec ?? null;
+      } catch {
+        return null; // closing: the index is no longer read
+      }
+    },
     modelLoaded: () => modelLoaded,
     lifecycle,
   });
@@ -138,7 +144,9 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   const listener = createServer({ allowHalfOpen: true }, (socket) => {
     // Before anything is read: a relay trusts a connection only once it is greeted (greeting.ts),
     // and sends its first line after that; a control client skips the greeting.
-    socket.write(greetingLine({ pid: process.pid, index: ctx.indexPath, version }));
+    socket.write(
+      greetingLine({ pid: process.pid, index: ctx.indexPath, version, model: ctx.config.embed.model ?? null }),
+    );
     clearHealth(paths, 'hung');
     route(socket);
   });

@@ -2,7 +2,7 @@ import { QmdError } from '../errors.js';
 import { chunkerId, chunkNote, chunkTitle, type PromptFormat, promptFormat } from './chunks.js';
 import type { EmbeddingModel } from './embedding-model.js';
 import type { Sqlite } from './sqlite.js';
-import type { EmbedOptions, EmbedReport } from './types.js';
+import type { EmbedOptions, EmbedReport, ModelChange } from './types.js';
 import type { NewVector, Vectors } from './vectors.js';
 
 /** Chunks per write transaction: a SIGKILL loses at most this many embeddings. */
@@ -42,7 +42,8 @@ export async function embedIndex(
   if (spec === undefined) throw new QmdError('MODEL_UNAVAILABLE', 'no embedding model is configured');
   throwIfAborted(signal);
 
-  const fingerprint = await model.fingerprint();
+  // With the signal: Ctrl-C during a download stops waiting at once (closing the store ends it).
+  const fingerprint = await model.fingerprint(signal);
   // The same model file as last time: its shape is known, and llama.cpp is loaded only if
   // something needs embedding (a run with nothing to do reads the file's fingerprint only).
   const known = vectors.state();
@@ -51,6 +52,11 @@ export async function embedIndex(
   const maxTokens = same ? (known.max_tokens as number) : await model.maxTokens();
   const format = promptFormat(spec);
   const chunker = chunkerId(maxTokens, format);
+  const previousModel: ModelChange | undefined =
+    known.model !== null && (known.model !== spec || known.fingerprint !== fingerprint)
+      ? { from: known.model, to: spec, reembed: known.fingerprint !== fingerprint }
+      : undefined;
+  if (previousModel !== undefined) options.onModelChange?.(previousModel);
   db.transaction(() => vectors.adopt({ spec, fingerprint, dims, maxTokens, chunker }));
 
   const documents = chunkPending(db, maxTokens, format, signal);
@@ -94,6 +100,7 @@ export async function embedIndex(
   }
   return {
     model: spec,
+    ...(previousModel !== undefined && { previousModel }),
     documents,
     chunks,
     embedded,

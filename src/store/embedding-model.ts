@@ -1,6 +1,14 @@
 import { QmdError } from '../errors.js';
 import type { Failpoints } from '../failpoints.js';
-import { createEmbedder, type Embedder, type EmbedderOptions, isLlmError } from '../llm/index.js';
+import {
+  chooseModel,
+  createEmbedder,
+  type DownloadProgress,
+  type Embedder,
+  type EmbedderOptions,
+  isLlmError,
+  type ModelChoice,
+} from '../llm/index.js';
 import type { Log } from '../log.js';
 import { untilAborted } from '../settle.js';
 import { normalize } from './vectors.js';
@@ -8,8 +16,12 @@ import { normalize } from './vectors.js';
 export const EMBED_FAILPOINT = 'llm.embed';
 
 export interface EmbeddingModelOptions {
-  /** A `.gguf` path or an `hf:` URI; undefined: no vectors (BM25 only). */
-  spec: string | undefined;
+  /** The model a person named (a flag or a variable); it beats the index's. */
+  given: ModelChoice | undefined;
+  /** The model the index remembers (`embedding_state.model`), read when the model is chosen. */
+  remembered: () => string | null;
+  /** When none is named and the index remembers none; undefined too: no vectors (BM25 only). */
+  fallback: string | undefined;
   log: Log;
   failpoints: Failpoints;
   trace: ((line: string) => void) | undefined;
@@ -21,6 +33,7 @@ export interface EmbeddingModelOptions {
    * search never starts a 300 MB download inside a tool call; without the file it is BM25.
    */
   download: boolean;
+  onDownloadProgress: ((progress: DownloadProgress) => void) | undefined;
 }
 
 /**
@@ -32,12 +45,25 @@ export interface EmbeddingModelOptions {
  */
 export class EmbeddingModel {
   private embedder: Embedder | undefined;
+  /** Fixed when the embedder is made: one process, one model (a second `Llama` is unsafe, llama.ts). */
+  private chosen: ModelChoice | undefined;
   private disposal: Promise<void> | undefined;
 
   constructor(private readonly options: EmbeddingModelOptions) {}
 
+  /**
+   * The model this store uses (`chooseModel`): the one named, else the index's, else the
+   * default. Until the embedder is made it follows the index (another process may embed
+   * meanwhile); from then on it is that embedder's.
+   */
+  choice(): ModelChoice | undefined {
+    if (this.chosen !== undefined) return this.chosen;
+    const { given, remembered, fallback } = this.options;
+    return chooseModel(given, given === undefined ? remembered() : null, fallback);
+  }
+
   get spec(): string | undefined {
-    return this.options.spec;
+    return this.choice()?.spec;
   }
 
   /** Embedding calls in llama.cpp right now (0 or 1). */
@@ -101,13 +127,16 @@ export class EmbeddingModel {
 
   private get(): Embedder {
     if (this.disposal !== undefined) throw new QmdError('CLOSED', 'The index is closed');
-    const { spec, log, failpoints, trace, threads, download } = this.options;
-    if (spec === undefined) throw new QmdError('MODEL_UNAVAILABLE', 'no embedding model is configured');
+    if (this.embedder !== undefined) return this.embedder;
+    const { log, failpoints, trace, threads, download, onDownloadProgress } = this.options;
+    const choice = this.choice();
+    if (choice === undefined) throw new QmdError('MODEL_UNAVAILABLE', 'no embedding model is configured');
     const create = this.options.createEmbedder ?? createEmbedder;
-    this.embedder ??= create({
-      model: spec,
+    this.embedder = create({
+      model: choice.spec,
       log,
       download,
+      ...(onDownloadProgress !== undefined && { onDownloadProgress }),
       ...(threads !== undefined && { maxThreads: threads }),
       beforeEmbed: async (signal) => {
         const pending = failpoints.hit(EMBED_FAILPOINT, signal);
@@ -117,6 +146,7 @@ export class EmbeddingModel {
         trace?.('embedding call entering llama.cpp');
       },
     });
+    this.chosen = choice;
     return this.embedder;
   }
 }

@@ -1,5 +1,6 @@
 import { QmdError } from '../errors.js';
 import { type Failpoints, noFailpoints } from '../failpoints.js';
+import { absoluteModelSpec, type ModelChoice } from '../llm/index.js';
 import { type Log, silentLog } from '../log.js';
 import { runEvery } from '../settle.js';
 import { chunkTitle, promptFormat } from './chunks.js';
@@ -11,6 +12,7 @@ import { embedIndex } from './embed.js';
 import { EmbeddingModel } from './embedding-model.js';
 import { checkFolder } from './folder.js';
 import { IndexWriter, type WriteCounts } from './indexing.js';
+import { type GivenAs, modelMismatch, rememberedModelGone } from './model-problems.js';
 import { checkCollectionName, checkMask, nameFromDirectory } from './paths.js';
 import { runQuery, type VectorText } from './query.js';
 import type { QueryReads } from './query-reads.js';
@@ -62,6 +64,7 @@ export class SqliteStore implements Store {
   /** BM25, vector nearest and multiGet: in the query worker for `qmd mcp`, else inline (§8.4). */
   private readonly reads: QueryReads;
   private warnedUnavailable = false;
+  private readonly givenAs: GivenAs;
   private writerCache: IndexWriter | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -88,8 +91,19 @@ export class SqliteStore implements Store {
       vectors: this.vectors,
       contexts: this.contexts,
     });
+    this.givenAs = options.embedModelGivenAs ?? '--embed-model';
     this.model = new EmbeddingModel({
-      spec: options.embedModel,
+      given:
+        options.embedModel === undefined
+          ? undefined
+          : {
+              // Absolute: the index stores it, and is read from other directories.
+              spec: absoluteModelSpec(options.embedModel),
+              source: this.givenAs === 'QMD_EMBED_MODEL' ? 'env' : 'flag',
+            },
+      remembered: () => this.guard(() => this.vectors.state().model),
+      fallback: options.defaultEmbedModel,
+      onDownloadProgress: options.onModelDownload,
       log: this.log,
       failpoints: this.failpoints,
       trace: options.trace,
@@ -249,32 +263,35 @@ export class SqliteStore implements Store {
     signal: AbortSignal | undefined,
     options: { throwUnavailable?: boolean } = {},
   ): Promise<{ vectors: Float32Array[]; fingerprint: string } | { note: string }> {
-    const spec = this.model.spec;
-    if (spec === undefined) return { note: 'no embedding model is configured: BM25 only' };
+    const choice = this.model.choice();
+    if (choice === undefined) return { note: 'no embedding model is configured: BM25 only' };
     const state = this.guard(() => this.vectors.state());
     if (state.fingerprint === null || !this.guard(() => this.vectors.hasEmbeddings(state.fingerprint as string))) {
       return { note: 'nothing is embedded yet: BM25 only (run qmd embed)' };
     }
     try {
       const fingerprint = await this.model.fingerprint(signal);
-      if (fingerprint !== state.fingerprint) {
-        return { note: `the index is embedded with another model (${state.model}): BM25 only (run qmd embed)` };
-      }
-      const format = promptFormat(spec);
+      const chosen = this.model.choice() ?? choice;
+      if (fingerprint !== state.fingerprint) throw modelMismatch(chosen, state.model, this.givenAs);
+      const format = promptFormat(chosen.spec);
       const vectors: Float32Array[] = [];
       for (const { type, text } of texts) {
         const prompt = type === 'vec' ? format.query(text) : format.document(chunkTitle(text), text);
         vectors.push(await this.model.embed(prompt, signal));
       }
       return { vectors, fingerprint };
-    } catch (error) {
-      if (!(error instanceof QmdError) || error.code !== 'MODEL_UNAVAILABLE' || options.throwUnavailable) throw error;
+    } catch (caught) {
+      const unavailable = caught instanceof QmdError && caught.code === 'MODEL_UNAVAILABLE';
+      const error = unavailable ? (rememberedModelGone(this.model.choice() ?? choice) ?? caught) : caught;
+      const mismatch = error instanceof QmdError && error.code === 'MODEL_MISMATCH';
+      if (!(unavailable || mismatch) || options.throwUnavailable) throw error;
+      const message = (error as QmdError).message;
       if (!this.warnedUnavailable) {
         this.warnedUnavailable = true;
-        const hint = this.readonly && /^(hf|huggingface|https?):/i.test(spec) ? ' (qmd embed downloads it)' : '';
-        this.log.warn(`${error.message}; searching with BM25 only${hint}`);
+        this.log.warn(`${message}; searching with BM25 only`);
       }
-      return { note: `the embedding model is unavailable: BM25 only (${error.message})` };
+      const why = mismatch ? 'the index is embedded with another model' : 'the embedding model is unavailable';
+      return { note: `${why}: BM25 only (${message})` };
     }
   }
 
@@ -302,6 +319,10 @@ export class SqliteStore implements Store {
 
   readStatus(options: { signal?: AbortSignal } = {}): Promise<StatusReport> {
     return this.read(() => this.reads.status(options.signal));
+  }
+
+  embeddingModel(): ModelChoice | undefined {
+    return this.model.choice();
   }
 
   listContexts(): ContextInfo[] {

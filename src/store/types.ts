@@ -1,5 +1,5 @@
 import type { Failpoints } from '../failpoints.js';
-import type { Embedder, EmbedderOptions } from '../llm/index.js';
+import type { DownloadProgress, Embedder, EmbedderOptions, ModelChoice } from '../llm/index.js';
 import type { Log } from '../log.js';
 
 /**
@@ -245,12 +245,28 @@ export interface EmbedOptions {
   onProgress?: EmbedProgressFn;
   /** Chunks per write transaction (default 32): a kill loses at most one batch. */
   batchSize?: number;
+  /**
+   * Called once, before anything is embedded, when the index was embedded with another spec:
+   * `reembed` when its vectors are of another model (they are replaced), false when only the
+   * path changed (the same file moved: remembered, nothing re-embedded).
+   */
+  onModelChange?: (change: ModelChange) => void;
+}
+
+export interface ModelChange {
+  /** The spec the index was embedded with. */
+  from: string;
+  /** The spec it is embedded with from now on. */
+  to: string;
+  reembed: boolean;
 }
 
 /** What `embed()` did. */
 export interface EmbedReport {
   /** The model spec embedded with. */
   model: string;
+  /** The index's model before this run, when it was another spec (`EmbedOptions.onModelChange`). */
+  previousModel?: ModelChange;
   /** Notes (distinct texts) chunked in this run: new or changed since the last one. */
   documents: number;
   /** Chunks in the index: distinct texts to embed, counted as `status()` counts them. */
@@ -299,8 +315,13 @@ export interface StatusReport {
   /** Every context set on the index, as `listContexts()` returns them. */
   contexts: ContextInfo[];
   embeddings: {
-    /** The model the index is embedded with (as given to `qmd embed`), or null. */
+    /**
+     * The model the index is embedded with, or null: what `qmd embed` used, a local path made
+     * absolute. Readers use it unless a model is named (`StoreOptions.embedModel`).
+     */
     model: string | null;
+    /** That model file's fingerprint (`modelFingerprint`: size, first and last MiB), or null. */
+    fingerprint: string | null;
     /**
      * Chunks in the index (notes are chunked by `qmd embed`): distinct texts, so a section that
      * several notes share counts once, as it is embedded once. The same count as `qmd embed`'s.
@@ -372,6 +393,11 @@ export interface Store {
    * inline. Errors: ABORTED (the signal), CLOSED.
    */
   readStatus(options?: { signal?: AbortSignal }): Promise<StatusReport>;
+  /**
+   * The embedding model searches use (`StoreOptions.embedModel`): named, the index's, or the
+   * default, with which; undefined when there is none. Loads nothing.
+   */
+  embeddingModel(): ModelChoice | undefined;
   /** Every context, the global one first, then by collection and prefix. */
   listContexts(): ContextInfo[];
   /**
@@ -422,12 +448,22 @@ export interface StoreOptions {
   /** Warnings go here (stderr); the store never writes to stdout. Default: silent. */
   log?: Log;
   /**
-   * The embedding model: a `.gguf` path or an `hf:` URI. The store creates its embedder on
-   * the first call that needs a vector (node-llama-cpp is not imported before), and
-   * `close()` disposes it first. Undefined: no vectors, `query()` is BM25 only. Only a
+   * The embedding model a person named (`--embed-model`, `QMD_EMBED_MODEL`): a `.gguf` path or
+   * an `hf:` URI. It beats the model the index remembers (the one `embed()` last wrote vectors
+   * with), which beats `defaultEmbedModel`; with none of the three, no vectors (`query()` is
+   * BM25 only). A named model whose vectors are not the index's is never mixed with them:
+   * `query()` answers with BM25 and one warning, `vsearch()` refuses (MODEL_MISMATCH), `embed()`
+   * re-embeds the index with it. The store creates its embedder on the first call that needs a
+   * vector (node-llama-cpp is not imported before), and `close()` disposes it first. Only a
    * writable store (`embed()`) downloads an `hf:` model that is not cached yet.
    */
   embedModel?: string;
+  /** How `embedModel` was named, for messages (default `--embed-model`). */
+  embedModelGivenAs?: '--embed-model' | 'QMD_EMBED_MODEL';
+  /** The model when none is named and the index remembers none (the CLI: `DEFAULT_EMBED_MODEL`). */
+  defaultEmbedModel?: string;
+  /** Feeds a progress bar while `embed()` downloads an `hf:` model (it says when it starts and ends on `log`). */
+  onModelDownload?: (progress: DownloadProgress) => void;
   /**
    * Load the sqlite-vec extension for KNN queries (default true). False, or when it cannot
    * load: vectors are compared by a scan in JS, with the same results.

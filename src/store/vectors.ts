@@ -194,6 +194,7 @@ export class Vectors {
     const embedded = state.fingerprint !== null && this.hasEmbeddings(state.fingerprint);
     return {
       model: state.model,
+      fingerprint: state.fingerprint,
       chunks: counts.chunks,
       embeddedChunks: counts.embedded,
       vectorBackend: embedded ? this.backend() : 'none',

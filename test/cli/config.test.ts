@@ -73,16 +73,36 @@ describe('readConfig', () => {
   });
 
   it('takes --embed-model over QMD_EMBED_MODEL, and neither when blank; the default is applied once, by embedStoreOptions', () => {
-    expect(config({ QMD_EMBED_MODEL: '/env.gguf' }, { embedModel: '/flag.gguf' }).embed.model).toBe('/flag.gguf');
-    expect(config({ QMD_EMBED_MODEL: ' /env.gguf ' }).embed.model).toBe('/env.gguf');
+    expect(config({ QMD_EMBED_MODEL: '/env.gguf' }, { embedModel: '/flag.gguf' }).embed).toMatchObject({
+      model: '/flag.gguf',
+      modelSource: 'flag',
+    });
+    expect(config({ QMD_EMBED_MODEL: ' /env.gguf ' }).embed).toMatchObject({ model: '/env.gguf', modelSource: 'env' });
     expect(config({ QMD_EMBED_MODEL: '/env.gguf' }, { embedModel: ' ' }).embed.model).toBe('/env.gguf');
     expect(config({ QMD_EMBED_MODEL: '' }).embed).toEqual({ debug: false });
     const log = recordingLog();
-    expect(embedStoreOptions({ config: config({}), log }).embedModel).toBe(DEFAULT_EMBED_MODEL);
-    expect(embedStoreOptions({ config: config({}, { embedModel: '/m.gguf' }), log }).embedModel).toBe('/m.gguf');
+    // Nothing named: the index's model, else the default, chosen by the store.
+    expect(embedStoreOptions({ config: config({}), log })).toEqual({ defaultEmbedModel: DEFAULT_EMBED_MODEL });
+    expect(embedStoreOptions({ config: config({}, { embedModel: '/m.gguf' }), log })).toMatchObject({
+      embedModel: '/m.gguf',
+      embedModelGivenAs: '--embed-model',
+    });
+    expect(embedStoreOptions({ config: config({ QMD_EMBED_MODEL: '/e.gguf' }), log })).toMatchObject({
+      embedModel: '/e.gguf',
+      embedModelGivenAs: 'QMD_EMBED_MODEL',
+    });
     const tuned = embedStoreOptions({ config: config({ QMD_EMBED_THREADS: '1', QMD_DEBUG_EMBED: '1' }), log });
     expect(tuned.embedThreads).toBe(1);
     expect(typeof tuned.trace).toBe('function');
+  });
+
+  it('makes a relative model path absolute where it is read (the index stores it; other directories read it)', () => {
+    const cwd = process.cwd();
+    expect(config({}, { embedModel: 'models/m.gguf' }).embed.model).toBe(path.join(cwd, 'models/m.gguf'));
+    expect(config({ QMD_EMBED_MODEL: './m.gguf' }).embed.model).toBe(path.join(cwd, 'm.gguf'));
+    const uri = 'hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf';
+    expect(config({ QMD_EMBED_MODEL: uri }).embed.model).toBe(uri);
+    expect(config({}, { embedModel: 'https://example.com/m.gguf' }).embed.model).toBe('https://example.com/m.gguf');
   });
 
   it('gives the documented defaults when nothing is set', () => {

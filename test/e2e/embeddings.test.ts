@@ -84,25 +84,6 @@ describe('qmd embed, vsearch and query', () => {
     expect(flagged).toMatchObject({ mode: 'bm25', note: expect.stringContaining('unavailable') });
   });
 
-  it('the default hf: model, not cached, no network: search stays BM25 with one warning; embed says why', async () => {
-    const offline = qmdEnv(ws.index, {
-      XDG_CACHE_HOME: join(ws.dir, 'empty-cache'),
-      HF_ENDPOINT: 'http://127.0.0.1:9',
-    });
-    const run = await runQmd(['query', 'sourdough'], offline);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^\(bm25: the embedding model is unavailable: BM25 only \(/);
-    expect(run.stdout).toContain('notes/bread.md');
-    const warnings = run.stderr.split('\n').filter((line) => line.startsWith('QMD Warning:'));
-    expect(warnings).toEqual([
-      expect.stringMatching(/not in .* and downloads are off; searching with BM25 only \(qmd embed downloads it\)$/),
-    ]);
-    // Only `qmd embed` downloads; here it cannot, and says why in one line.
-    const embed = await runQmd(['embed'], offline);
-    expect(embed.code).toBe(1);
-    expect(embed.stderr).toMatch(/^qmd: cannot download the embedding model hf:.*unreachable.*no network\?/m);
-  });
-
   it('a SIGKILL during qmd embed loses at most the batch in flight; the next run resumes', async () => {
     const big = tempWorkspace({});
     try {

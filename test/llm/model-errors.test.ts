@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createEmbedder, DEFAULT_EMBED_MODEL, type LlamaModule } from '../../src/llm/index.js';
 import { silentLog } from '../../src/log.js';
 import { TINY_DIMENSIONS, tinyModelPath } from '../support/gguf.js';
+import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_PATH, startModelServer } from '../support/model-server.js';
+import { recordingLog } from '../support/recording-log.js';
 
 const UNAVAILABLE = { name: 'LlmError', code: 'MODEL_UNAVAILABLE' };
 
@@ -73,32 +75,109 @@ describe('hf: models', () => {
     }
   });
 
-  it('not cached and no network: MODEL_UNAVAILABLE that says so, without waiting on retries', async () => {
+  it('not cached and no network: one line naming the flag, the variable, the folder, the file and the commands', async () => {
     const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, log: silentLog });
-    await expect(e.embed('the note')).rejects.toMatchObject({
-      ...UNAVAILABLE,
-      message: expect.stringMatching(/unreachable.*no network\?.*BM25/s),
-    });
+    const error = await e.embed('the note').catch((caught: unknown) => caught as Error);
+    expect(error).toMatchObject(UNAVAILABLE);
+    const { message } = error as Error;
+    expect(message).not.toContain('\n');
+    expect(message).toMatch(/^cannot download the embedding model hf:\S+: http:\/\/127\.0\.0\.1:\d+ is unreachable/);
+    const file = join(modelsDir, DEFAULT_MODEL_FILE);
+    expect(message).toContain(
+      `run qmd embed when online to download it, or fetch it yourself into the models folder: curl -fL --create-dirs -o ${file} ${process.env.HF_ENDPOINT}${DEFAULT_MODEL_PATH.slice(1)};`,
+    );
+    expect(message).toContain('or use a local model: --embed-model PATH.gguf or QMD_EMBED_MODEL=PATH.gguf');
+    expect(message).toMatch(/Search works meanwhile, with BM25 only$/);
     await e.dispose();
   });
 
-  it('not cached and downloads off: MODEL_UNAVAILABLE', async () => {
+  it('not cached and downloads off (a search): says searches never download, and how to get it', async () => {
     const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, download: false, log: silentLog });
-    await expect(e.embed('the note')).rejects.toMatchObject({
-      ...UNAVAILABLE,
-      message: expect.stringContaining('downloads are off'),
-    });
+    const error = await e.embed('the note').catch((caught: unknown) => caught as Error);
+    expect(error).toMatchObject(UNAVAILABLE);
+    expect((error as Error).message).toMatch(
+      /^the embedding model hf:\S+ is not downloaded yet \(searches never download\): run qmd embed when online to download it, or fetch it yourself .* -o \S+hf_ggml-org_embeddinggemma-300M-Q8_0\.gguf .*--embed-model PATH\.gguf or QMD_EMBED_MODEL=PATH\.gguf$/,
+    );
     await e.dispose();
   });
 
   it('cached: resolves from the models directory without the network', async () => {
     // node-llama-cpp's file name for the URI (the peer qmd's cache has the same name).
-    copyFileSync(tinyModelPath(), join(modelsDir, 'hf_ggml-org_embeddinggemma-300M-Q8_0.gguf'));
+    copyFileSync(tinyModelPath(), join(modelsDir, DEFAULT_MODEL_FILE));
     const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, log: silentLog, maxThreads: 2 });
     try {
       expect(await e.embed('the note')).toHaveLength(TINY_DIMENSIONS);
     } finally {
       await e.dispose();
+    }
+  });
+});
+
+describe('downloading an hf: model', () => {
+  const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, MODEL_ENDPOINT: process.env.MODEL_ENDPOINT };
+  afterEach(() => {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  });
+
+  it('fetches it from the host HF_ENDPOINT names into the exact cache file, reporting progress, then embeds', async () => {
+    const model = readFileSync(tinyModelPath());
+    const server = await startModelServer({ [DEFAULT_MODEL_PATH]: model });
+    process.env.HF_ENDPOINT = server.endpoint;
+    delete process.env.MODEL_ENDPOINT;
+    const modelsDir = join(mkdtempSync(join(tmpdir(), 'qmd-llm-dl-')), 'models');
+    const log = recordingLog();
+    const progress: Array<{ downloadedBytes: number; totalBytes: number }> = [];
+    const e = createEmbedder({
+      model: DEFAULT_EMBED_MODEL,
+      modelsDir,
+      log,
+      maxThreads: 2,
+      onDownloadProgress: (p) => progress.push(p),
+    });
+    try {
+      expect(await e.embed('the note')).toHaveLength(TINY_DIMENSIONS);
+      expect(readFileSync(join(modelsDir, DEFAULT_MODEL_FILE)).equals(model)).toBe(true);
+      expect(progress.length).toBeGreaterThan(0);
+      expect(progress.every((p) => p.totalBytes === model.length)).toBe(true);
+      expect(progress.at(-1)?.downloadedBytes).toBe(model.length);
+      const done = progress.map((p) => p.downloadedBytes);
+      expect(done).toEqual([...done].sort((a, b) => a - b));
+      expect(log.lines).toEqual(
+        expect.arrayContaining([
+          `Downloading the embedding model ${DEFAULT_EMBED_MODEL} to ${modelsDir}...`,
+          expect.stringMatching(
+            new RegExp(
+              `^Downloaded the embedding model to ${join(modelsDir, DEFAULT_MODEL_FILE)} \\(0\\.\\d MB in [\\d.]+ s\\)$`,
+            ),
+          ),
+        ]),
+      );
+      expect(server.requests).toContain(`GET ${DEFAULT_MODEL_PATH}`);
+    } finally {
+      await e.dispose();
+      await server.close();
+    }
+  });
+
+  it('a host that answers 404 for the file: one line with the URL and status, and the local-model way out', async () => {
+    const server = await startModelServer({});
+    process.env.HF_ENDPOINT = server.endpoint;
+    delete process.env.MODEL_ENDPOINT;
+    const modelsDir = mkdtempSync(join(tmpdir(), 'qmd-llm-404-'));
+    const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, log: silentLog });
+    try {
+      const error = await e.fingerprint().catch((caught: unknown) => caught as Error);
+      expect(error).toMatchObject(UNAVAILABLE);
+      expect((error as Error).message).toMatch(
+        /^could not download the embedding model hf:\S+: .*404.* \(a local model needs no download: --embed-model PATH\.gguf or QMD_EMBED_MODEL=PATH\.gguf\)$/,
+      );
+      expect(existsSync(join(modelsDir, DEFAULT_MODEL_FILE))).toBe(false);
+    } finally {
+      await e.dispose();
+      await server.close();
     }
   });
 });

@@ -102,6 +102,48 @@ describe('connectShared', () => {
     expect(await connect(paths, 1000)).toEqual({ refused: 'the server on this socket serves /elsewhere/index.sqlite' });
   });
 
+  it('refuses a server told another embedding model than this relay; an older server without one is the index’s', async () => {
+    const paths = tempPaths();
+    const told = (model: string | null) => (socket: Socket) =>
+      socket.write(greetingLine({ pid: 1, index: INDEX, version: '0', model }));
+    const server = await listenOn(paths.socket, told('/models/a.gguf'));
+    const ask = (model: string | null) =>
+      connectShared({
+        paths,
+        index: INDEX,
+        model,
+        boundMs: 1000,
+        signal: new AbortController().signal,
+        startServer: () => {},
+      });
+    expect(await ask(null)).toEqual({
+      refused: 'it searches with the embedding model /models/a.gguf, this client names none',
+    });
+    expect(await ask('/models/b.gguf')).toEqual({
+      refused: 'it searches with the embedding model /models/a.gguf, this client names /models/b.gguf',
+    });
+    const same = await ask('/models/a.gguf');
+    if (!('socket' in same)) throw new Error(JSON.stringify(same));
+    same.socket.destroy();
+    server.close();
+    const older = tempPaths();
+    await listenOn(older.socket, greets());
+    const ownModel = await connectShared({
+      paths: older,
+      index: INDEX,
+      model: '/models/b.gguf',
+      boundMs: 1000,
+      signal: new AbortController().signal,
+      startServer: () => {},
+    });
+    expect(ownModel).toEqual({
+      refused: "it searches with the index's own embedding model, this client names /models/b.gguf",
+    });
+    const plain = await connect(older, 1000);
+    expect('socket' in plain).toBe(true);
+    if ('socket' in plain) plain.socket.destroy();
+  });
+
   it('refuses a listener whose first line is not a greeting, and one that sends an endless line', async () => {
     const paths = tempPaths();
     const server = await listenOn(paths.socket, (socket) => socket.write('garbage\n{"jsonrpc":"2.0"}\n'));

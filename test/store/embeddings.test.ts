@@ -208,7 +208,13 @@ describe('vector and hybrid search', () => {
       reranked: false,
     });
     expect(await store.vsearch('sourdough')).toMatchObject({ mode: 'vector', hits: [], note: expect.any(String) });
-    expect(store.status().embeddings).toEqual({ model: null, chunks: 0, embeddedChunks: 0, vectorBackend: 'none' });
+    expect(store.status().embeddings).toEqual({
+      model: null,
+      fingerprint: null,
+      chunks: 0,
+      embeddedChunks: 0,
+      vectorBackend: 'none',
+    });
   });
 
   it('without the sqlite-vec extension, the scan gives the same ranking', async () => {

@@ -80,8 +80,9 @@ export function qmdEnv(index: string, extra: Record<string, string> = {}): NodeJ
 export async function runQmd(
   args: string[],
   env: NodeJS.ProcessEnv,
+  options: { cwd?: string } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const p = spawnProcess(process.execPath, [QMD_BIN, ...args], { env });
+  const p = spawnProcess(process.execPath, [QMD_BIN, ...args], { env, ...options });
   p.child.stdin?.end();
   const exit = await p.closed;
   return { code: exit.code, stdout: p.stdout(), stderr: p.stderr() };

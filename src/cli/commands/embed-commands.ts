@@ -1,7 +1,8 @@
 import { QmdError } from '../../errors.js';
 import { openStore } from '../../store/index.js';
-import type { EmbedReport } from '../../store/types.js';
+import type { EmbedReport, ModelChange } from '../../store/types.js';
 import type { CliContext } from '../context.js';
+import { downloadReporter } from '../download-progress.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { formatQueryResult, hitsJson } from '../format.js';
 import { progressBar } from '../progress.js';
@@ -17,11 +18,13 @@ const EXIT_INTERRUPTED = 130;
  * consistent: every batch is its own transaction).
  */
 export async function embed(ctx: CliContext, flags: { batch?: number; json?: boolean }) {
+  const download = downloadReporter();
   const store = openStore(ctx.indexPath, {
     create: false,
     log: ctx.log,
     failpoints: ctx.config.failpoints,
     ...embedStoreOptions(ctx),
+    onModelDownload: download.onProgress,
   });
   const progress = await progressBar('Embedding', 'chunks');
   const interrupt = new AbortController();
@@ -33,6 +36,7 @@ export async function embed(ctx: CliContext, flags: { batch?: number; json?: boo
   try {
     const report = await store.embed({
       signal: interrupt.signal,
+      onModelChange: (change) => ctx.log.line(modelChangeLine(change)),
       ...(flags.batch !== undefined && { batchSize: flags.batch }),
       ...(progress.onProgress && {
         onProgress: ({ done, total }) => progress.onProgress?.({ collection: 'chunks', done, total }),
@@ -47,9 +51,17 @@ export async function embed(ctx: CliContext, flags: { batch?: number; json?: boo
     process.exitCode = EXIT_INTERRUPTED;
   } finally {
     process.removeListener('SIGINT', onSigint);
+    download.stop();
     progress.stop();
     await store.close();
   }
+}
+
+/** Said before anything is embedded, when `embed` moves the index to another model spec. */
+export function modelChangeLine(change: ModelChange): string {
+  return change.reembed
+    ? `Re-embedding every chunk with ${change.to}: the index was embedded with ${change.from} (its vectors are replaced)`
+    : `The index's embedding model is now at ${change.to} (was ${change.from}; the same model, nothing to re-embed)`;
 }
 
 /** `Embedded 12 chunks, skipped 30 unchanged, removed 2 (3 notes chunked; 42 chunks) in 1.20 s: 10.0 chunks/s …` */

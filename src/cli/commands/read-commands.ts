@@ -2,6 +2,7 @@ import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { formatHits, formatQueryResult, formatStatus, hitsJson } from '../format.js';
+import { embeddingModelLine } from '../model-status.js';
 
 export interface SearchFlags {
   n?: number;
@@ -116,7 +117,7 @@ export async function status(ctx: CliContext, flags: { json?: boolean }) {
     ctx.out(
       flags.json
         ? JSON.stringify({ ...report, sharedServer: shared }, null, 2)
-        : `${formatStatus(report)}\n${formatSharedStatus(shared)}`,
+        : `${formatStatus(report, embeddingModelLine(report.embeddings, ctx.config.embed, ctx.env))}\n${formatSharedStatus(shared)}`,
     );
   } finally {
     await store.close();

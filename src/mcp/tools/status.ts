@@ -33,7 +33,8 @@ const outputSchema = {
     .array(z.object({ path: z.string().describe('/, collection or collection/dir'), text: z.string() }))
     .describe('What each place holds (qmd context add)'),
   embeddings: z.object({
-    model: z.string().nullable(),
+    model: z.string().nullable().describe('what the index is embedded with: an absolute .gguf path or an hf: URI'),
+    fingerprint: z.string().nullable().describe('that model file’s fingerprint; only its vectors are searched'),
     chunks: z.number().int(),
     embeddedChunks: z.number().int(),
     vectorBackend: z.enum(['sqlite-vec', 'fallback', 'none']),
@@ -84,6 +85,7 @@ function pickStatus(status: StatusReport): z.infer<z.ZodObject<typeof outputSche
     contexts: status.contexts.map((c) => ({ path: c.path, text: c.text })),
     embeddings: {
       model: embeddings.model,
+      fingerprint: embeddings.fingerprint,
       chunks: embeddings.chunks,
       embeddedChunks: embeddings.embeddedChunks,
       vectorBackend: embeddings.vectorBackend,

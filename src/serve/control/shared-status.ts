@@ -15,7 +15,7 @@ export interface SharedStatus {
   /** Sessions whose teardown is done. */
   ended?: number;
   modelLoaded?: boolean;
-  /** The embedding model's spec; `null`: the default one. */
+  /** The embedding model's spec (named, the index's, or the default); `null`: none. */
   model?: string | null;
   socket: string;
   /** Why no server answers, as far as this command can tell. */
@@ -67,6 +67,6 @@ export function formatSharedStatus(status: SharedStatus): string {
     const failure = status.lastFailure ? `; last failure: ${status.lastFailure}` : '';
     return `Shared server: not running (qmd mcp --shared starts one)${failure}`;
   }
-  const model = `${status.model ?? 'default model'} ${status.modelLoaded ? 'loaded' : 'not loaded'}`;
+  const model = `${status.model ?? 'no embedding model'} ${status.modelLoaded ? 'loaded' : 'not loaded'}`;
   return `Shared server: pid ${status.pid}, up ${status.uptime} s, ${status.sessions} session(s) live, ${status.ended} ended (${status.served} opened), ${model}`;
 }

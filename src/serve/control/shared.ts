@@ -5,8 +5,8 @@ export interface SharedControlFacts {
   index: string;
   version: string;
   startedAt: string;
-  /** The embedding model's spec, if one is configured. */
-  model: string | null;
+  /** The embedding model's spec now (named, the index's, or the default), or null. */
+  model: () => string | null;
   modelLoaded: () => boolean;
   lifecycle: SharedLifecycle;
 }
@@ -33,7 +33,7 @@ export function sharedControl(facts: SharedControlFacts): ControlHandlers {
         uptimeMs: Math.round(performance.now() - started),
         state: lifecycle.state(),
         sessions: { live, opened, ended: opened - live },
-        model: { name: facts.model, loaded: facts.modelLoaded() },
+        model: { name: facts.model(), loaded: facts.modelLoaded() },
       };
     },
     stop: () => void lifecycle.shutdown('qmd mcp stop'),

@@ -1,0 +1,109 @@
+/**
+ * Getting the default `hf:` model, through the built binary, with nothing from the Internet:
+ * offline, `qmd embed` says in one line how to get it (the flag, the variable, the cache folder,
+ * the exact file, the commands); online, it downloads from the host `HF_ENDPOINT` names (here
+ * a local HTTP server serving a generated GGUF: `test/support/model-server.ts`) with progress
+ * lines when piped; a search whose model is not downloaded says how to get it.
+ */
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_EMBED_MODEL } from '../../src/llm/index.js';
+import { tinyModelPath } from '../support/gguf.js';
+import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_PATH, type ModelServer, startModelServer } from '../support/model-server.js';
+import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+
+const ws = tempWorkspace({
+  'bread.md': '# Bread\n\nSourdough needs a starter, flour, water and salt.\n',
+  'garden.md': '# Garden\n\nBasil and tomatoes grow together in summer.\n',
+});
+/** This file's own cache home: the default model is never in it unless downloaded here. */
+const cache = join(ws.dir, 'cache');
+const models = join(cache, 'qmd', 'models');
+const file = join(models, DEFAULT_MODEL_FILE);
+let server: ModelServer;
+let offline: string;
+
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+const env = (endpoint: string) =>
+  qmdEnv(ws.index, { XDG_CACHE_HOME: cache, QMD_EMBED_THREADS: '1', HF_ENDPOINT: endpoint });
+const lines = (text: string) => text.split('\n').filter((line) => line !== '');
+
+beforeAll(async () => {
+  server = await startModelServer({ [DEFAULT_MODEL_PATH]: readFileSync(tinyModelPath()) });
+  offline = `http://127.0.0.1:${await closedPort()}/`;
+  const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], env(offline));
+  expect(added.code, added.stderr).toBe(0);
+});
+afterAll(async () => {
+  await server.close();
+  ws.cleanup();
+});
+
+describe('the default model, not downloaded', () => {
+  it('offline, qmd embed exits 1 with one line: the flag, the variable, the folder, the file, the commands', async () => {
+    const run = await runQmd(['embed'], env(offline));
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(lines(run.stderr)).toHaveLength(1);
+    const [line = ''] = lines(run.stderr);
+    expect(
+      line.startsWith(`qmd: cannot download the embedding model ${DEFAULT_EMBED_MODEL}: ${offline.slice(0, -1)} `),
+    ).toBe(true);
+    expect(line).toMatch(/ is unreachable \(fetch failed: .*\): run qmd embed when online to download it, /);
+    expect(line).toContain(`curl -fL --create-dirs -o ${file} ${offline}${DEFAULT_MODEL_PATH.slice(1)};`);
+    expect(line).toContain('or use a local model: --embed-model PATH.gguf or QMD_EMBED_MODEL=PATH.gguf');
+    expect(existsSync(file)).toBe(false);
+    const status = await runQmd(['status'], env(offline));
+    expect(status.stdout).toContain(`Embedding model: none yet; qmd embed uses ${DEFAULT_EMBED_MODEL}`);
+  });
+});
+
+describe('downloading it', () => {
+  it('piped: a line when it starts, progress lines, a line when done; the exact file; stdout only the summary', async () => {
+    const run = await runQmd(['embed'], env(server.endpoint));
+    expect(run.code, run.stderr).toBe(0);
+    const said = lines(run.stderr);
+    expect(said[0]).toBe(`Downloading the embedding model ${DEFAULT_EMBED_MODEL} to ${models}...`);
+    expect(said[1]).toMatch(/^Downloading: \d+% \(\d+\.\d of 0\.4 MB/);
+    expect(said).toContainEqual(
+      expect.stringMatching(new RegExp(`^Downloaded the embedding model to ${file} \\(0\\.4 MB in [\\d.]+ s\\)$`)),
+    );
+    expect(lines(run.stdout)).toEqual([expect.stringMatching(/^Embedded 2 chunks, /)]);
+    expect(readFileSync(file).equals(readFileSync(tinyModelPath()))).toBe(true);
+    expect(server.requests).toContain(`GET ${DEFAULT_MODEL_PATH}`);
+
+    // From the cache now: searches need no host.
+    const query = await runQmd(['query', 'sourdough', '--json'], env(offline));
+    expect(query.code, query.stderr).toBe(0);
+    expect(JSON.parse(query.stdout)).toMatchObject({ mode: 'hybrid' });
+    const status = await runQmd(['status'], env(offline));
+    expect(status.stdout).toContain(`Embedding model: ${DEFAULT_EMBED_MODEL} (sha256:`);
+    expect(status.stdout).toContain(`, cached at ${file}`);
+  });
+
+  it('the cache emptied: query is BM25 with one warning saying how to get it; vsearch exits 1 with it', async () => {
+    rmSync(file);
+    const how =
+      `the embedding model ${DEFAULT_EMBED_MODEL} is not downloaded yet (searches never download): run qmd embed ` +
+      `when online to download it, or fetch it yourself into the models folder: curl -fL --create-dirs -o ${file} ` +
+      `${offline}${DEFAULT_MODEL_PATH.slice(1)}; or use a local model: --embed-model PATH.gguf or QMD_EMBED_MODEL=PATH.gguf`;
+    const query = await runQmd(['query', 'sourdough', '--json'], env(offline));
+    expect(query.code, query.stderr).toBe(0);
+    expect(JSON.parse(query.stdout)).toMatchObject({ mode: 'bm25' });
+    expect(lines(query.stderr)).toEqual([`QMD Warning: ${how}; searching with BM25 only`]);
+    const vsearch = await runQmd(['vsearch', 'sourdough'], env(offline));
+    expect(vsearch.code).toBe(1);
+    expect(vsearch.stderr).toBe(`qmd: ${how}\n`);
+    const status = await runQmd(['status'], env(offline));
+    expect(status.stdout).toContain(`: not downloaded (${file} is missing): run qmd embed when online`);
+  });
+});
