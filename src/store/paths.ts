@@ -25,13 +25,16 @@ export function defaultIndexPath(env: NodeJS.ProcessEnv = process.env): string {
 
 /**
  * INDEX_MISSING (`No index at PATH: make one with …`) when `file` is missing with its folder
- * and is not the default index, else undefined. `qmd mcp` serves before the first
+ * and was named by `--index` or `QMD_INDEX`, else undefined. `qmd mcp` serves before the first
  * `collection add` (issue 32), but a mistyped `--index ~/note/idx.sqlite` must fail at once
- * rather than leave a server answering "no index yet" forever; the default folder may be
- * missing on a fresh machine, and `qmd collection add` makes it.
+ * rather than leave a server answering "no index yet" forever. The default folder may be
+ * missing on a fresh machine, and so may the peer's `INDEX_PATH` folder (the peer makes it; a
+ * client configured for it may name one that does not exist yet): `collection add` makes them.
  */
 export function mistypedIndex(file: string, env: NodeJS.ProcessEnv = process.env): QmdError | undefined {
-  if (fs.existsSync(file) || fs.existsSync(path.dirname(file)) || file === defaultIndexPath(env)) return undefined;
+  if (fs.existsSync(file) || fs.existsSync(path.dirname(file))) return undefined;
+  const unnamed = resolveIndexPath({ env: { ...env, QMD_INDEX: undefined } });
+  if (file === unnamed || file === defaultIndexPath(env)) return undefined;
   return indexProblem.missing(file);
 }
 

@@ -194,6 +194,32 @@ describe('an index named but not there yet', () => {
   });
 });
 
+describe('the peer’s INDEX_PATH, its folder not made yet', () => {
+  it('is served as the default is (the peer makes its folders), and the first collection add makes them', async () => {
+    const m = freshMachine();
+    const index = join(m.home, 'peer', 'deep', 'index.sqlite');
+    const env = { ...m.env, INDEX_PATH: index };
+    const p = spawnMcp(env, [], { keepStdout: false });
+    const transport = new ChildTransport(p.child);
+    try {
+      const client = new Client({ name: 'first-run', version: '1.0.0' });
+      await client.connect(transport);
+      expect(textOf(await client.callTool({ name: 'status', arguments: {} }))).toBe(
+        `No index yet at ${index}: qmd collection add DIR`,
+      );
+      expect(existsSync(join(m.home, 'peer'))).toBe(false);
+      const added = await runQmd(['collection', 'add', m.notes, '--name', 'notes'], env);
+      expect(added.code, added.stderr).toBe(0);
+      const found = await client.callTool({ name: 'query', arguments: { query: 'sourdough' } });
+      expect(textOf(found)).toContain('notes/bread.md');
+      await transport.close();
+      expect(await waitForExit(p)).toEqual({ code: 0, signal: null });
+    } finally {
+      p.kill();
+    }
+  });
+});
+
 describe('a mistyped index path (its folder does not exist either)', () => {
   const cases: ReadonlyArray<{ how: string; args: string[]; env?: (typo: string) => Record<string, string> }> = [
     { how: 'stdio, --index', args: ['mcp'] },

@@ -95,7 +95,7 @@ describe('awaitIndex: an index that does not exist yet', () => {
 });
 
 describe('mistypedIndex', () => {
-  it('refuses a missing index whose folder is missing too, unless it is the default one', () => {
+  it('refuses a missing index whose folder is missing too, unless it is the default one or INDEX_PATH', () => {
     const env = { XDG_CACHE_HOME: `${box.dir}/cache` };
     const typo = `${box.dir}/no-such-folder/index.sqlite`;
     expect(mistypedIndex(typo, env)?.message).toBe(
@@ -103,6 +103,12 @@ describe('mistypedIndex', () => {
     );
     expect(mistypedIndex(`${box.dir}/cache/qmd/index.sqlite`, env)).toBeUndefined();
     expect(mistypedIndex(`${box.dir}/notes/new.sqlite`, env)).toBeUndefined();
+    // The peer's INDEX_PATH is served like the default (the peer makes its folders), even when
+    // QMD_INDEX names the same path, as it does for the shared server a relay starts.
+    const peers = `${box.dir}/peer/deep/index.sqlite`;
+    expect(mistypedIndex(peers, { ...env, INDEX_PATH: peers })).toBeUndefined();
+    expect(mistypedIndex(peers, { ...env, INDEX_PATH: peers, QMD_INDEX: peers })).toBeUndefined();
+    expect(mistypedIndex(peers, { ...env, QMD_INDEX: peers })?.code).toBe('INDEX_MISSING');
     expect(fs.existsSync(`${box.dir}/cache`)).toBe(false);
   });
 });
