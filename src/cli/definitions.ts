@@ -46,7 +46,7 @@ function clientName(value: string): McpClient {
   return client;
 }
 
-const clientsHelpText = (): string => clientsHelp(process.platform);
+const clientsHelpText = (): string => clientsHelp();
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').filter(Boolean)];

@@ -103,8 +103,11 @@ describe('qmd mcp config: each client’s configuration', () => {
         expect(client.files(platform)[0], `${client.id} on ${platform}`).toContain(expected[client.id]?.[platform]);
       }
     }
-    const help = clientsHelp('darwin');
-    for (const client of CLIENTS) expect(help).toContain(client.id);
-    expect(help).toContain('~/Library/Application Support/Claude/claude_desktop_config.json');
+    const help = clientsHelp();
+    for (const client of CLIENTS) {
+      expect(help).toContain(client.id);
+      for (const platform of ['darwin', 'win32', 'linux'] as const)
+        expect(help).toContain(expected[client.id]?.[platform]);
+    }
   });
 });

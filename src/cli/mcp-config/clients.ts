@@ -61,7 +61,9 @@ export const CLIENTS: readonly McpClient[] = [
     aliases: ['claude desktop', 'claude-app'],
     format: 'json',
     files: (platform) => [
-      `${appData(platform, 'Claude/claude_desktop_config.json')}${platform === 'linux' ? ' (no Linux release from Anthropic; where Linux builds of it look)' : ''} (Settings > Developer > Edit Config opens it)`,
+      `${appData(platform, 'Claude/claude_desktop_config.json')} (${
+        platform === 'linux' ? 'Anthropic has no Linux release: where Linux builds look; ' : ''
+      }Settings > Developer > Edit Config opens it)`,
     ],
     render(name, launch) {
       if (launch.transport === 'http') {
