@@ -7,6 +7,7 @@ import { packageVersion } from '../cli/version.js';
 import type { Failpoints } from '../failpoints.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
+import { DEFAULT_EMBED_MODEL } from '../llm/index.js';
 import type { Log } from '../log.js';
 import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
@@ -96,7 +97,13 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
     log.line(
       `No index yet at ${ctx.indexPath}: serving; the first qmd collection add makes it, and it is read from then on`,
     );
-    store = awaitIndex(ctx.indexPath, open);
+    const { embed } = ctx.config;
+    store = awaitIndex(ctx.indexPath, open, {
+      model:
+        embed.model === undefined
+          ? { spec: DEFAULT_EMBED_MODEL, source: 'default' }
+          : { spec: embed.model, source: embed.modelSource ?? 'flag' },
+    });
   }
   const version = packageVersion();
   return { store, createServer: (gate) => createMcpServer({ store, gate, failpoints, log, version }) };

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { QmdError } from '../errors.js';
+import type { ModelChoice } from '../llm/index.js';
 import { indexProblem } from './index-problems.js';
 import type {
   CollectionInfo,
@@ -30,10 +31,12 @@ import type {
  * with `open` — quick_check, schema check and the query worker included, as at a server's
  * start — and hands every later call to it: the first `collection add` is served without a
  * restart. If the file is there but will not open (damaged, another program's, still locked),
- * that call gets the error and the next one tries again.
+ * that call gets the error and the next one tries again. `model` is the embedding model
+ * searches would use until then (one named, else the default: there is no index to remember
+ * one), what `embeddingModel()` reports.
  */
-export function awaitIndex(file: string, open: () => Store): Store {
-  return new AwaitingStore(file, open);
+export function awaitIndex(file: string, open: () => Store, options: { model?: ModelChoice } = {}): Store {
+  return new AwaitingStore(file, open, options.model);
 }
 
 class AwaitingStore implements Store {
@@ -43,6 +46,7 @@ class AwaitingStore implements Store {
   constructor(
     readonly path: string,
     private readonly open: () => Store,
+    private readonly model: ModelChoice | undefined,
   ) {}
 
   /** The real store once the file exists, else undefined. */
@@ -61,18 +65,26 @@ class AwaitingStore implements Store {
   }
 
   /**
-   * What the server's instructions and the resource list read: empty until the index exists.
-   * A file that is there but will not open reads as empty here too; the tool call that meets
-   * it reports why.
+   * The real store if it can be had now, without throwing: what the server's instructions, the
+   * resource list and the shared server's status read. A file that is there but will not open
+   * reads as no index here; the tool call that meets it reports why.
    */
-  private listed<T>(read: (store: Store) => T[]): T[] {
-    let store: Store | undefined;
+  private quietly(): Store | undefined {
     try {
-      store = this.current();
+      return this.current();
     } catch {
-      return [];
+      return undefined;
     }
+  }
+
+  private listed<T>(read: (store: Store) => T[]): T[] {
+    const store = this.quietly();
     return store === undefined ? [] : read(store);
+  }
+
+  embeddingModel(): ModelChoice | undefined {
+    const store = this.quietly();
+    return store === undefined ? this.model : store.embeddingModel();
   }
 
   listCollections(): CollectionInfo[] {

@@ -82,6 +82,23 @@ describe('awaitIndex: an index that does not exist yet', () => {
     await store.close();
   });
 
+  it('reports the model searches would use: the one given until the index exists, then the store’s', async () => {
+    const given = { spec: '/models/named.gguf', source: 'flag' as const };
+    const store = awaitIndex(
+      box.index,
+      () => openStore(box.index, { readonly: true, embedModel: '/models/other.gguf' }),
+      {
+        model: given,
+      },
+    );
+    expect(store.embeddingModel()).toEqual(given);
+    const writer = openStore(box.index);
+    await writer.addCollection(root);
+    await writer.close();
+    expect(store.embeddingModel()).toMatchObject({ spec: '/models/other.gguf' });
+    await store.close();
+  });
+
   it('once closed, opens nothing, even when the index has appeared (a call during teardown)', async () => {
     const store = awaiting();
     await store.close();

@@ -115,6 +115,6 @@ function noIndexYet(index: string): z.infer<z.ZodObject<typeof outputSchema>> {
     hasVectorIndex: false,
     collections: [],
     contexts: [],
-    embeddings: { model: null, chunks: 0, embeddedChunks: 0, vectorBackend: 'none' },
+    embeddings: { model: null, fingerprint: null, chunks: 0, embeddedChunks: 0, vectorBackend: 'none' },
   };
 }
