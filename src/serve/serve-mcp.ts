@@ -73,8 +73,9 @@ export interface Serving {
  * No index yet (a client configured before the first `qmd collection add`, issue 32): the
  * server starts and serves anyway, creating nothing; its tools say `No index yet at PATH: qmd
  * collection add DIR` until the file appears, and the first call after that opens it as above
- * (`awaitIndex`). A path whose folder does not exist either is a typo, unless it is the default
- * one (a fresh machine has no ~/.cache/qmd): it still fails at once (`mistypedIndex`).
+ * (`awaitIndex`). A path named by --index or QMD_INDEX whose folder does not exist either is a
+ * typo, and still fails at once (`mistypedIndex`); the default one (a fresh machine has no
+ * ~/.cache/qmd) and the peer's INDEX_PATH are served.
  */
 export function openServing(ctx: CliContext, options: ServingOptions = {}): Serving {
   const { log } = ctx;

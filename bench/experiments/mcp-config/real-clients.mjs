@@ -4,7 +4,8 @@
 // printed configuration in the file that client reads, and PATH=/usr/bin:/bin (this machine's
 // Node 20, which qmd refuses): a server started through PATH would fail, so "connected" means
 // the absolute paths in the configuration were used. The HTTP rows run against
-// `qmd mcp --http --daemon`; "wrong token" replaces the printed token, and must not connect.
+// `qmd mcp --http --daemon`; "wrong token" replaces the printed token, and must not connect;
+// "no index yet" names an index not made yet (a client set up before `collection add`).
 //
 // Usage: node bench/experiments/mcp-config/real-clients.mjs CLIENTS_DIR [--install]
 //   CLIENTS_DIR gets (with --install): npm i opencode-ai@1.18.33 @openai/codex@0.171.0
@@ -13,7 +14,7 @@
 // Codex 0.171 connects to servers only inside a session with a model (none here): its row shows
 // what `codex mcp get --json` read from the file.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -115,18 +116,22 @@ function stripColours(text) {
   return text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '');
 }
 
+/** [name, what goes before `mcp config`, after it]. "No index yet": a client set up before `collection add`. */
+const FRESH = join(work, 'fresh', 'index.sqlite');
+mkdirSync(dirname(FRESH));
 const VARIANTS = [
-  ['stdio', []],
-  ['--shared', ['--shared']],
-  ['--http', ['--http', '--port', PORT]],
-  ['--http, wrong token', ['--http', '--port', PORT]],
+  ['stdio', [], []],
+  ['--shared', [], ['--shared']],
+  ['--http', [], ['--http', '--port', PORT]],
+  ['--http, wrong token', [], ['--http', '--port', PORT]],
+  ['stdio, no index yet', ['--index', FRESH], []],
 ];
 const rows = [];
 for (const [client, how] of Object.entries(CLIENTS)) {
-  for (const [variant, args] of VARIANTS) {
+  for (const [variant, before, args] of VARIANTS) {
     const home = mkdtempSync(join(work, 'home-'));
     mkdirSync(join(home, dirname(how.file)), { recursive: true });
-    let config = qmd(['mcp', 'config', '--client', client, ...args]);
+    let config = qmd([...before, 'mcp', 'config', '--client', client, ...args]);
     if (variant.includes('wrong')) config = config.replace(/Bearer [\w-]+/, 'Bearer not-the-token-0123456789');
     writeFileSync(join(home, how.file), config);
     chmodSync(join(home, how.file), 0o600);
@@ -143,6 +148,8 @@ for (const [client, how] of Object.entries(CLIENTS)) {
 }
 qmd(['mcp', 'stop']);
 spawnSync(node, [QMD, 'mcp', 'stop', '--shared'], { env });
+spawnSync(node, [QMD, '--index', FRESH, 'mcp', 'stop', '--shared'], { env });
+if (existsSync(FRESH)) throw new Error(`a client's server made ${FRESH}`);
 rmSync(work, { recursive: true, force: true });
 
 const versions = ['claude --version', 'opencode --version'].map(
