@@ -51,7 +51,7 @@ class Runtime {
     this.home = join(ROOT, `.ci/runtimes/node_modules/node${major}`);
     this.node = join(this.home, 'bin/node');
     this.oursDir = join(TMP, `node${major}`);
-    this.oursBin = join(this.oursDir, 'node_modules/qmd/dist/qmd.mjs');
+    this.oursBin = join(this.oursDir, 'node_modules/qmd-search/dist/qmd.mjs');
     this.peerDir = join(TMP, `peer-node${major}`);
   }
 

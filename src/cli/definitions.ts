@@ -3,6 +3,8 @@ import { parseWholeNumber } from '../env.js';
 import { MCP_DEFAULTS, type McpFlags, mcpCommand } from '../serve/mcp.js';
 import type { GetFlags, MultiGetFlags, SearchFlags } from './commands/read-commands.js';
 import type { CliContext } from './context.js';
+import { CLIENTS, findClient, type McpClient } from './mcp-config/clients.js';
+import { clientsHelp } from './mcp-config/help.js';
 
 /** Wraps a lazily loaded action: builds the context from the command's options, reports errors. */
 export type Runner = <A extends unknown[]>(
@@ -34,6 +36,17 @@ function score(value: string): number {
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('must be a number from 0 to 1.');
   return n;
 }
+
+/** `--client`: a client by any of its names; an unknown one is a usage error listing them. */
+function clientName(value: string): McpClient {
+  const client = findClient(value);
+  if (client === undefined) {
+    throw new InvalidArgumentError(`unknown client; one of: ${CLIENTS.map((c) => c.id).join(', ')}.`);
+  }
+  return client;
+}
+
+const clientsHelpText = (): string => clientsHelp();
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').filter(Boolean)];
@@ -281,6 +294,23 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         )
         .addOption(new Option('--shared-server', 'run the shared server itself (relays start it)').hideHelp())
         .action(run((ctx, opts: McpFlags) => mcpCommand(ctx, opts)));
+      mcp
+        .command('config')
+        .description('print the configuration of an MCP client for this qmd (stdout), and where that client reads it')
+        .addOption(
+          new Option('--client <name>', 'claude-desktop, claude-code, cursor, vscode, gemini-cli, codex or opencode')
+            .argParser(clientName)
+            .makeOptionMandatory(),
+        )
+        .option('--name <name>', 'the server’s name in the client’s configuration', 'qmd')
+        .addHelpText('after', () => clientsHelpText())
+        .action(
+          run(async (ctx, opts: { client: McpClient; name: string }) => {
+            const { mcpConfig } = await import('./mcp-config/command.js');
+            // Commander hands `--http`, `--shared`, `--port`… to `mcp`, which defines them (as for stop).
+            await mcpConfig(ctx, opts, mcp.opts<McpFlags>());
+          }),
+        );
       mcp
         .command('stop')
         .description('stop the background HTTP server started with --daemon, or with --shared the shared server')

@@ -1,5 +1,7 @@
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
 import type { CliContext } from '../cli/context.js';
 import { packageVersion } from '../cli/version.js';
 import { QmdError } from '../errors.js';
@@ -151,6 +153,14 @@ function bearerAuth(auth: { token?: string } | 'none', indexPath: string, log: C
     return createBearerAuth(auth.token);
   }
   const file = tokenPath(indexPath);
+  // With no index yet (openServing), its folder may be missing too: the default one on a fresh
+  // machine (a mistyped path was refused before this). The token file is the one file this
+  // server then writes.
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  } catch {
+    // loadOrCreateToken says why it cannot write there, in its own words.
+  }
   const { token, created } = loadOrCreateToken(file);
   log.line(`HTTP access: bearer token in ${file}${created ? ' (new)' : ''}`);
   return createBearerAuth(token);

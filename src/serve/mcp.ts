@@ -58,6 +58,11 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
   }
   const { daemonHooks } = await import('./daemon/child.js');
   if (flags.daemon && !ctx.config.daemonChild) {
+    // Here, before the daemon's log is made beside the index: its folder would then exist, and
+    // a mistyped path would be served as "no index yet" (serve-mcp.ts, openServing).
+    const { mistypedIndex } = await import('../store/paths.js');
+    const mistyped = mistypedIndex(ctx.indexPath, ctx.env);
+    if (mistyped !== undefined) throw mistyped;
     const { startDaemon } = await import('./daemon/start.js');
     await startDaemon(ctx);
     return;

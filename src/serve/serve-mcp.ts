@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { CliContext } from '../cli/context.js';
@@ -6,10 +7,11 @@ import { packageVersion } from '../cli/version.js';
 import type { Failpoints } from '../failpoints.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
+import { DEFAULT_EMBED_MODEL } from '../llm/index.js';
 import type { Log } from '../log.js';
 import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
-import { openStore } from '../store/index.js';
+import { awaitIndex, mistypedIndex, openStore } from '../store/index.js';
 import type { Store, StoreOptions } from '../store/types.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 
@@ -67,19 +69,43 @@ export interface Serving {
  * line) rather than answering every request with an error; a large one is not read through at
  * every start (StoreOptions.quickCheck), its damage meets the request that touches it as
  * INDEX_CORRUPT.
+ *
+ * No index yet (a client configured before the first `qmd collection add`, issue 32): the
+ * server starts and serves anyway, creating nothing; its tools say `No index yet at PATH: qmd
+ * collection add DIR` until the file appears, and the first call after that opens it as above
+ * (`awaitIndex`). A path named by --index or QMD_INDEX whose folder does not exist either is a
+ * typo, and still fails at once (`mistypedIndex`); the default one (a fresh machine has no
+ * ~/.cache/qmd) and the peer's INDEX_PATH are served.
  */
 export function openServing(ctx: CliContext, options: ServingOptions = {}): Serving {
   const { log } = ctx;
   const { failpoints } = ctx.config;
-  const store = openStore(ctx.indexPath, {
-    readonly: true,
-    quickCheck: 'small',
-    log: options.storeLog ?? log,
-    failpoints,
-    queryWorker: ctx.config.queryWorker,
-    ...embedStoreOptions(ctx),
-    ...(options.createEmbedder !== undefined && { createEmbedder: options.createEmbedder }),
-  });
+  const open = () =>
+    openStore(ctx.indexPath, {
+      readonly: true,
+      quickCheck: 'small',
+      log: options.storeLog ?? log,
+      failpoints,
+      queryWorker: ctx.config.queryWorker,
+      ...embedStoreOptions(ctx),
+      ...(options.createEmbedder !== undefined && { createEmbedder: options.createEmbedder }),
+    });
+  let store: Store;
+  if (existsSync(ctx.indexPath)) store = open();
+  else {
+    const mistyped = mistypedIndex(ctx.indexPath, ctx.env);
+    if (mistyped !== undefined) throw mistyped;
+    log.line(
+      `No index yet at ${ctx.indexPath}: serving; the first qmd collection add makes it, and it is read from then on`,
+    );
+    const { embed } = ctx.config;
+    store = awaitIndex(ctx.indexPath, open, {
+      model:
+        embed.model === undefined
+          ? { spec: DEFAULT_EMBED_MODEL, source: 'default' }
+          : { spec: embed.model, source: embed.modelSource ?? 'flag' },
+    });
+  }
   const version = packageVersion();
   return { store, createServer: (gate) => createMcpServer({ store, gate, failpoints, log, version }) };
 }

@@ -26,6 +26,11 @@ export const indexProblem = {
       'INDEX_MISSING',
       `No index at ${file}: make one with qmd collection add DIR, or point --index or QMD_INDEX at yours`,
     ),
+  /**
+   * `qmd mcp` serving before the first `collection add` (awaiting.ts): not a failure, a state
+   * the server leaves as soon as the file appears.
+   */
+  notYet: (file: string) => new QmdError('INDEX_MISSING', `No index yet at ${file}: qmd collection add DIR`),
   damaged: (file: string, detail: string, cause?: unknown) =>
     new QmdError(
       'INDEX_CORRUPT',

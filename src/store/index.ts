@@ -7,7 +7,8 @@ import { fromSqliteError } from './sqlite-errors.js';
 import { SqliteStore } from './store.js';
 import type { Store, StoreOptions } from './types.js';
 
-export { resolveIndexPath } from './paths.js';
+export { awaitIndex } from './awaiting.js';
+export { defaultIndexPath, mistypedIndex, resolveIndexPath } from './paths.js';
 export type * from './types.js';
 
 export const defaultBusyTimeoutMs = 5000;

@@ -1,6 +1,8 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { nonBlank, qmdCacheDir } from '../env.js';
 import { QmdError } from '../errors.js';
+import { indexProblem } from './index-problems.js';
 import { climbs } from './refs.js';
 
 /**
@@ -13,7 +15,27 @@ import { climbs } from './refs.js';
 export function resolveIndexPath(options: { flag?: string; env?: NodeJS.ProcessEnv } = {}): string {
   const env = options.env ?? process.env;
   const chosen = nonBlank(options.flag) ?? nonBlank(env.QMD_INDEX) ?? nonBlank(env.INDEX_PATH);
-  return chosen === undefined ? qmdCacheDir(env, 'index.sqlite') : path.resolve(chosen);
+  return chosen === undefined ? defaultIndexPath(env) : path.resolve(chosen);
+}
+
+/** The index when none is named: `index.sqlite` in qmd's cache directory. */
+export function defaultIndexPath(env: NodeJS.ProcessEnv = process.env): string {
+  return qmdCacheDir(env, 'index.sqlite');
+}
+
+/**
+ * INDEX_MISSING (`No index at PATH: make one with …`) when `file` is missing with its folder
+ * and was named by `--index` or `QMD_INDEX`, else undefined. `qmd mcp` serves before the first
+ * `collection add` (issue 32), but a mistyped `--index ~/note/idx.sqlite` must fail at once
+ * rather than leave a server answering "no index yet" forever. The default folder may be
+ * missing on a fresh machine, and so may the peer's `INDEX_PATH` folder (the peer makes it; a
+ * client configured for it may name one that does not exist yet): `collection add` makes them.
+ */
+export function mistypedIndex(file: string, env: NodeJS.ProcessEnv = process.env): QmdError | undefined {
+  if (fs.existsSync(file) || fs.existsSync(path.dirname(file))) return undefined;
+  const unnamed = resolveIndexPath({ env: { ...env, QMD_INDEX: undefined } });
+  if (file === unnamed || file === defaultIndexPath(env)) return undefined;
+  return indexProblem.missing(file);
 }
 
 /** True when `child` is `root` itself or below it (both absolute, already real paths). */

@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
+import { isQmdError } from '../../errors.js';
 import type { StatusReport } from '../../store/types.js';
 import type { McpDeps } from '../deps.js';
 import { formatStatus } from '../format.js';
@@ -56,7 +57,17 @@ export function registerStatusTool(server: McpServer, deps: McpDeps): void {
     },
     (_args, ctx) =>
       runTool(deps, 'status', ctx.mcpReq.signal, async (signal) => {
-        const status = await deps.store.readStatus({ signal });
+        let status: StatusReport;
+        try {
+          status = await deps.store.readStatus({ signal });
+        } catch (error) {
+          // No index yet (the server started before the first `qmd collection add`): what the
+          // status is, not a failure. The line says what to run; the counts are all zero.
+          if (isQmdError(error) && error.code === 'INDEX_MISSING') {
+            return { content: [{ type: 'text', text: error.message }], structuredContent: noIndexYet(deps.store.path) };
+          }
+          throw error;
+        }
         return { content: [{ type: 'text', text: formatStatus(status) }], structuredContent: pickStatus(status) };
       }),
   );
@@ -90,5 +101,20 @@ function pickStatus(status: StatusReport): z.infer<z.ZodObject<typeof outputSche
       embeddedChunks: embeddings.embeddedChunks,
       vectorBackend: embeddings.vectorBackend,
     },
+  };
+}
+
+/** The status of an index that does not exist yet: its path, and nothing in it. */
+function noIndexYet(index: string): z.infer<z.ZodObject<typeof outputSchema>> {
+  return {
+    index,
+    sizeBytes: 0,
+    documents: 0,
+    totalDocuments: 0,
+    needsEmbedding: 0,
+    hasVectorIndex: false,
+    collections: [],
+    contexts: [],
+    embeddings: { model: null, fingerprint: null, chunks: 0, embeddedChunks: 0, vectorBackend: 'none' },
   };
 }
