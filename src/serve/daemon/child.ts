@@ -5,17 +5,20 @@ import type { HttpServeOptions } from '../http.js';
 import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './pidfile.js';
 
 /**
- * The daemon side: once listening (the port is known, even with `--port 0`), claim the pidfile
- * and open the control socket (`control`, derived from the index) that `qmd mcp stop` and the
- * starting parent talk to; when teardown is done, close it and remove the pidfile if it is
- * still ours. The parent waits for the control socket to answer with this pid.
+ * The server side of the index's one HTTP claim, for the daemon (`detached`) and a foreground
+ * `qmd mcp --http` alike: once listening (the port is known, even with `--port 0`), claim the
+ * pidfile and open the control socket (`control`, derived from the index) that `qmd status`,
+ * `qmd mcp stop` and a starting daemon's parent talk to; when teardown is done, close it and
+ * remove the pidfile if it is still ours. The parent waits for the control socket to answer
+ * with this pid.
  */
-export function daemonHooks(
+export function claimHooks(
   pidfile: string,
   control: string,
   indexPath: string,
   host: string,
-): NonNullable<HttpServeOptions['daemon']> {
+  detached: boolean,
+): NonNullable<HttpServeOptions['claim']> {
   const self = selfRecord();
   let closeControl: (() => void) | undefined;
   return {
@@ -32,12 +35,14 @@ export function daemonHooks(
       };
       const claim = await claimPidfile(pidfile, record);
       if (!claim.claimed)
-        throw new Error(`another daemon (pid ${claim.holder.pid}, ${claim.holder.url}) already serves this index`);
+        throw new Error(
+          `another qmd mcp --http (pid ${claim.holder.pid}, ${claim.holder.url}) already serves ${indexPath}; use it, or stop it with qmd mcp stop`,
+        );
       const started = performance.now();
       closeControl = await listenControl(control, {
         index: indexPath,
         status: () => ({
-          kind: 'daemon',
+          kind: detached ? 'daemon' : 'http',
           pid: process.pid,
           index: indexPath,
           version: record.version,
