@@ -3,6 +3,9 @@
 // node bench/experiments/token-recheck.mjs [ROUNDS]. Per call, in µs: an lstat with BigInt
 // times (what `qmd mcp --http` does on each request, re-reading only when the file changed),
 // against reading the file each time, and the SHA-256 comparison every request pays anyway.
+// Measured (200,000 rounds, load 11): lstat 12.79 / 9.79 µs (Node 24.22.3 / 22.23.5), read
+// 35.48 / 31.26 µs, SHA-256 + compare 11.56 / 6.15 µs. So qmd stats on every request and reads
+// only on a change (or a second after the last read).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
