@@ -95,7 +95,7 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
     host: flags.host,
     port: flags.port,
     auth: httpAuth(ctx, flags),
-    claim: claimHooks(pidfilePath(ctx.indexPath), control, ctx.indexPath, flags.host, ctx.config.daemonChild),
+    claim: claimHooks(pidfilePath(ctx.indexPath), control, ctx.indexPath, flags.host, ctx.config.daemonChild, ctx.log),
   });
 }
 

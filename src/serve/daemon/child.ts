@@ -1,5 +1,6 @@
 import { packageVersion } from '../../cli/version.js';
 import type { Lifecycle } from '../../lifecycle/host.js';
+import type { Log } from '../../log.js';
 import { listenControl } from '../control/listen.js';
 import type { HttpServeOptions } from '../http.js';
 import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './pidfile.js';
@@ -18,6 +19,7 @@ export function claimHooks(
   indexPath: string,
   host: string,
   detached: boolean,
+  log: Log,
 ): NonNullable<HttpServeOptions['claim']> {
   const self = selfRecord();
   let closeControl: (() => void) | undefined;
@@ -33,7 +35,19 @@ export function claimHooks(
         startedAt: new Date().toISOString(),
         control,
       };
-      const claim = await claimPidfile(pidfile, record);
+      let claim: Awaited<ReturnType<typeof claimPidfile>>;
+      try {
+        claim = await claimPidfile(pidfile, record);
+      } catch (error) {
+        // An index in a folder this user cannot write (served read-only): a foreground server
+        // still serves, unclaimed; the daemon's parent needs the claim to find its child.
+        const code = (error as NodeJS.ErrnoException).code ?? '';
+        if (detached || !['EACCES', 'EPERM', 'EROFS'].includes(code)) throw error;
+        log.warn(
+          `cannot write ${pidfile} (${code}): serving without the index's claim, so qmd status and qmd mcp stop will not see this server (stop it with a signal)`,
+        );
+        return;
+      }
       if (!claim.claimed)
         throw new Error(
           `another qmd mcp --http (pid ${claim.holder.pid}, ${claim.holder.url}) already serves ${indexPath}; use it, or stop it with qmd mcp stop`,
