@@ -198,6 +198,15 @@ describe('the bearer token', () => {
     } finally {
       fromEnv.p.kill();
     }
+    // qmd mcp config writes the token the server would use, from the same sources.
+    for (const [args, extra, token] of [
+      [['--token-file', given], {}, 'a-token-kept-in-a-file-of-mine'],
+      [[], { QMD_HTTP_TOKEN: variable }, variable],
+    ] as const) {
+      const config = await runQmd(['mcp', 'config', '--client', 'cursor', '--http', ...args], qmdEnv(ws.index, extra));
+      expect(config.code, config.stderr).toBe(0);
+      expect(config.stdout).toContain(`"Authorization": "Bearer ${token}"`);
+    }
     const open = await startHttpServer(qmdEnv(ws.index), ['--no-auth']);
     try {
       expect(open.p.stderr()).toContain(

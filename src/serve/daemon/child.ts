@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { packageVersion } from '../../cli/version.js';
 import type { Lifecycle } from '../../lifecycle/host.js';
 import type { Log } from '../../log.js';
@@ -37,12 +39,14 @@ export function claimHooks(
       };
       let claim: Awaited<ReturnType<typeof claimPidfile>>;
       try {
+        // With no index yet, the default folder may not exist (the token file made it, unless --no-auth).
+        mkdirSync(dirname(pidfile), { recursive: true, mode: 0o700 });
         claim = await claimPidfile(pidfile, record);
       } catch (error) {
         // An index in a folder this user cannot write (served read-only): a foreground server
         // still serves, unclaimed; the daemon's parent needs the claim to find its child.
         const code = (error as NodeJS.ErrnoException).code ?? '';
-        if (detached || !['EACCES', 'EPERM', 'EROFS'].includes(code)) throw error;
+        if (detached || !['EACCES', 'EPERM', 'EROFS', 'ENOENT'].includes(code)) throw error;
         log.warn(
           `cannot write ${pidfile} (${code}): serving without the index's claim, so qmd status and qmd mcp stop will not see this server (stop it with a signal)`,
         );
