@@ -16,8 +16,21 @@ import { envText, qmdCacheDir } from '../env.js';
  *   script with a V8 code cache of its own (code-cache.ts), cheaper still.
  */
 export function boot(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
+  privateFiles();
   if (argv.includes('--debug')) process.setSourceMapsEnabled(true);
   enableCompileCache(env);
+}
+
+/**
+ * Every file and folder this process makes is its user's alone (0600, 0700), whatever the umask
+ * it was started with (issue 34): the index and its `-wal`, the token, the daemon's log, the
+ * shared server's files, the compile cache and downloaded models, and what a library makes
+ * (SQLite, Node's compile cache). The umask only ever takes bits away, so a stricter one stays.
+ * First in `boot`, before anything can write.
+ */
+export function privateFiles(): void {
+  // Two calls: reading the umask without setting it is deprecated (DEP0139).
+  process.umask(process.umask(0o077) | 0o077);
 }
 
 type EnableCompileCache = (directory?: string) => { status: number; message?: string; directory?: string };

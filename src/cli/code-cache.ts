@@ -59,9 +59,9 @@ export function loadCachedScript<T>(
     save() {
       if (cached) return;
       try {
-        mkdirSync(cacheDir, { recursive: true });
+        mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
         const temporary = `${cacheFile}.${process.pid}.tmp`;
-        writeFileSync(temporary, script.createCachedData());
+        writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
         renameSync(temporary, cacheFile);
         const stem = name.replace(/-[^-]+\.cjs$/, '-');
         for (const other of readdirSync(cacheDir)) {

@@ -70,6 +70,12 @@ export interface HttpConfig {
   maxSessions: number;
   /** `QMD_HTTP_MAX_BODY_BYTES` (≥ 1): a larger request body is refused with 413. */
   maxBodyBytes: number;
+  /**
+   * `QMD_HTTP_TOKEN`: the bearer token, for a server whose token comes from a secret store
+   * (`--token-file` beats it; unset: the token file beside the index). Never a flag: a command
+   * line is every local user's to read.
+   */
+  token?: string;
 }
 
 export interface SharedConfig {
@@ -187,6 +193,7 @@ function readHttp(env: NodeJS.ProcessEnv): HttpConfig {
     sessionIdleMs: milliseconds(env, 'QMD_HTTP_SESSION_IDLE_MS', 1) ?? DEFAULT_SESSION_IDLE_MS,
     maxSessions: whole(env, 'QMD_HTTP_MAX_SESSIONS', { min: 1 }) ?? DEFAULT_MAX_SESSIONS,
     maxBodyBytes: whole(env, 'QMD_HTTP_MAX_BODY_BYTES', { min: 1 }) ?? DEFAULT_MAX_BODY_BYTES,
+    ...(envText(env, 'QMD_HTTP_TOKEN') !== undefined && { token: envText(env, 'QMD_HTTP_TOKEN') }),
   };
 }
 

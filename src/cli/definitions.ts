@@ -284,9 +284,11 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--host <host>', 'HTTP host (loopback by default)', MCP_DEFAULTS.host)
         .option('--daemon', 'with --http: run in the background and write a pidfile')
         .option(
-          '--token <token>',
-          'with --http: the bearer token clients must send (default: a token file beside the index)',
+          '--token-file <file>',
+          'with --http: the file holding the bearer token clients must send, read again when it changes (default: INDEX.mcp-token, made on first start; or QMD_HTTP_TOKEN)',
         )
+        // Refused with a line saying why and what to use instead (src/serve/mcp.ts).
+        .addOption(new Option('--token <token>').hideHelp())
         .option('--no-auth', 'with --http: no token; any local user can read your notes (a warning says so)')
         .option(
           '--shared',

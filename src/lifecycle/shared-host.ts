@@ -52,6 +52,8 @@ export interface SharedLifecycle {
   sessions(): number;
   /** Sessions opened since the start. */
   opened(): number;
+  /** The server's actor (its sessions are its children): for tests that watch the machine run. */
+  readonly actor: AnyActorRef;
 }
 
 /**
@@ -157,6 +159,7 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
 
   return {
     done: host.done,
+    actor,
     start(given) {
       steps ??= given;
       host.start();

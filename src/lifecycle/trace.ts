@@ -51,7 +51,7 @@ export function createJsonlFile(file: string, log: Log) {
     write(line: object): void {
       if (failed) return;
       try {
-        fd ??= openSync(file, 'a');
+        fd ??= openSync(file, 'a', 0o600);
         writeSync(fd, `${JSON.stringify(line)}\n`);
       } catch (error) {
         failed = true;

@@ -13,24 +13,27 @@ import { createOriginGuard } from '../mcp/http/guard.js';
 import { createLegacyLeg } from '../mcp/http/legacy.js';
 import { createModernLeg } from '../mcp/http/modern.js';
 import { createRestHandler } from '../mcp/http/rest.js';
-import { isUsableToken, loadOrCreateToken, tokenPath } from './http-token.js';
+import { bindFailure } from './http-claim.js';
+import { fileTokenAuth, isUsableToken, loadOrCreateToken, readTokenFile, tokenPath } from './http-token.js';
 import { serveMcp } from './serve-mcp.js';
-import { STARTUP_PPID } from './startup.js';
 
 export interface HttpServeOptions {
   host: string;
   /** 0 picks a free port; the one bound is printed (`Listening on http://HOST:PORT/mcp`). */
   port: number;
   /**
-   * Who may use `/mcp`, `/query` and `/search`: the bearer token given (`--token`), the one in
-   * the token file beside the index (`{}`, the default), or anyone local (`'none'`, `--no-auth`).
+   * Who may use `/mcp`, `/query` and `/search`: a bearer token from a file (`{ file }`,
+   * `--token-file`; `{}` is the default file beside the index, made on first start), from
+   * `QMD_HTTP_TOKEN` (`{ variable }`), or anyone local (`'none'`, `--no-auth`). Never from the
+   * command line: other users read it there (`ps`).
    */
-  auth?: { token?: string } | 'none';
+  auth?: { file?: string } | { variable: string } | 'none';
   /**
-   * Set when this process is the detached daemon: no parent watch; `onListening` writes the
-   * pidfile and opens the control socket (`qmd mcp stop` asks it to call `lifecycle.shutdown()`).
+   * The index's one HTTP server, the daemon or a foreground one: `onListening` claims the
+   * pidfile and opens the control socket (`qmd status` asks it; `qmd mcp stop` asks it to call
+   * `lifecycle.shutdown()`), `onDone` gives both up.
    */
-  daemon?: { onListening(url: string, port: number, lifecycle: Lifecycle): void | Promise<void>; onDone(): void };
+  claim?: { onListening(url: string, port: number, lifecycle: Lifecycle): void | Promise<void>; onDone(): void };
 }
 
 /**
@@ -39,8 +42,11 @@ export interface HttpServeOptions {
  * 2026-07-28 clients are sessionless, one `McpServer` per exchange (`src/mcp/http/modern.ts`).
  *
  * Stdin is not a client here (`stdin: null`): a backgrounded server has stdin at EOF from the
- * start. Signals stop it, `qmd mcp stop` asks its control socket (`shutdown()`), and the listener dying sends
- * `http.closed`. The same machine drives the teardown:
+ * start. Nor is its parent (`parent: null`): over HTTP the clients are the sockets, and a
+ * shell that starts `nohup qmd mcp --http &` and exits has not asked it to stop (issue 31; over
+ * stdio the parent is the client, and the watch stays). Signals stop it, `qmd mcp stop` asks
+ * its control socket (`shutdown()`), and the listener dying sends `http.closed`. The same
+ * machine drives the teardown:
  * - `closeTransport`: stop accepting (the listener closes; requests on kept-alive sockets get
  *   503), close every session's event stream and the sessions with nothing in flight;
  * - `draining`: each POST exchange is one gate unit until its response is closed, so the
@@ -58,8 +64,8 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
       stdin: null,
       // Nothing is written to stdout in HTTP mode, so its EPIPE cannot mean a client left.
       stdout: null,
-      // A daemon's parent leaves on purpose, right after start-up.
-      parent: options.daemon ? null : { ppid: () => process.ppid, original: STARTUP_PPID },
+      // Not a client: see above.
+      parent: null,
     },
     async open({ createServer: createMcpServer, lifecycle, log, store, failpoints }) {
       const auth = bearerAuth(options.auth ?? {}, ctx.indexPath, log);
@@ -96,7 +102,11 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
         port = await listen(listener, options.port, options.host);
       } catch (error) {
         await legacy.closeAll();
-        throw error;
+        throw await bindFailure(
+          error as NodeJS.ErrnoException,
+          { host: options.host, port: options.port, index: ctx.indexPath },
+          ctx.env,
+        );
       }
       const detachListener = watchHttpListener(listener, lifecycle.trigger, (error, fatal) =>
         log.warn(`http listener: ${error.message}${fatal ? '' : ' (still serving)'}`),
@@ -122,15 +132,15 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
     },
   });
 
-  if (options.daemon) {
-    const daemon = options.daemon;
-    void lifecycle.done.then(() => daemon.onDone());
+  if (options.claim) {
+    const claim = options.claim;
+    void lifecycle.done.then(() => claim.onDone());
     try {
-      await daemon.onListening(url, port, lifecycle);
+      await claim.onListening(url, port, lifecycle);
     } catch (error) {
-      ctx.log.warn(`daemon: ${(error as Error).message}`);
+      ctx.log.line(`qmd: ${(error as Error).message}`);
       process.exitCode = 1;
-      void lifecycle.shutdown('daemon could not start');
+      void lifecycle.shutdown('another server holds this index');
     }
   }
   return lifecycle;
@@ -138,19 +148,34 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
 
 /**
  * The bearer check for this server, and one stderr line saying where its token is (never the
- * token itself: the log may be read by others, e.g. a daemon's).
+ * token itself: the log may be read by others, e.g. a daemon's). A token in a file is read
+ * again when the file changes (`fileTokenAuth`): rotating it needs no restart.
  */
-function bearerAuth(auth: { token?: string } | 'none', indexPath: string, log: CliContext['log']): BearerAuth | null {
+function bearerAuth(
+  auth: NonNullable<HttpServeOptions['auth']>,
+  indexPath: string,
+  log: CliContext['log'],
+): BearerAuth | null {
   if (auth === 'none') {
     log.warn('--no-auth: any local user can reach this server and read every indexed note');
     return null;
   }
-  if (auth.token !== undefined) {
-    if (!isUsableToken(auth.token)) {
-      throw new QmdError('BAD_ARGUMENT', '--token needs at least 16 visible characters and no spaces');
+  if ('variable' in auth) {
+    if (!isUsableToken(auth.variable)) {
+      throw new QmdError('BAD_ARGUMENT', 'QMD_HTTP_TOKEN needs at least 16 visible characters and no spaces');
     }
-    log.line('HTTP access: bearer token from --token');
-    return createBearerAuth(auth.token);
+    log.line('HTTP access: bearer token from QMD_HTTP_TOKEN (fixed until restart; a token file can be rotated)');
+    return createBearerAuth(auth.variable);
+  }
+  if (auth.file !== undefined) {
+    if (readTokenFile(auth.file) === undefined) {
+      throw new QmdError(
+        'BAD_ARGUMENT',
+        `the token file ${auth.file} (--token-file) does not exist: write a token of 16 or more visible characters to it, mode 600, or leave --token-file out to use ${tokenPath(indexPath)}`,
+      );
+    }
+    log.line(`HTTP access: bearer token in ${auth.file}`);
+    return fileTokenAuth(auth.file, log);
   }
   const file = tokenPath(indexPath);
   // With no index yet (openServing), its folder may be missing too: the default one on a fresh
@@ -161,17 +186,17 @@ function bearerAuth(auth: { token?: string } | 'none', indexPath: string, log: C
   } catch {
     // loadOrCreateToken says why it cannot write there, in its own words.
   }
-  const { token, created } = loadOrCreateToken(file);
+  const { created } = loadOrCreateToken(file);
   log.line(`HTTP access: bearer token in ${file}${created ? ' (new)' : ''}`);
-  return createBearerAuth(token);
+  return fileTokenAuth(file, log);
 }
 
-/** Binds and resolves the port; a bind failure is the user's to fix (another port or host). */
+/** Binds and resolves the port; a bind failure is the user's to fix (`bindFailure` says how). */
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
       server.off('listening', onListening);
-      reject(new QmdError('BAD_ARGUMENT', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`));
+      reject(error);
     };
     const onListening = (): void => {
       server.off('error', onError);

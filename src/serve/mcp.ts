@@ -1,6 +1,8 @@
+import { resolve } from 'node:path';
 import { runAction } from '../cli/action.js';
 import type { CliContext } from '../cli/context.js';
 import { QmdError } from '../errors.js';
+import { tokenPath } from './token-path.js';
 
 export interface McpFlags {
   http?: boolean;
@@ -9,8 +11,10 @@ export interface McpFlags {
   daemon?: boolean;
   shared?: boolean;
   sharedServer?: boolean;
-  /** `--token T`: the HTTP bearer token, instead of the token file beside the index. */
+  /** `--token T`: refused (a token on the command line is every local user's to read); kept to say so. */
   token?: string;
+  /** `--token-file FILE`: the HTTP bearer token's file, instead of the one beside the index. */
+  tokenFile?: string;
   /** `--no-auth` sets it false: HTTP without a token, for any local user. */
   auth?: boolean;
 }
@@ -34,12 +38,21 @@ export function runMcp(flags: McpFlags = MCP_DEFAULTS): Promise<void> {
  * reports it; the detached child runs the same command line with `QMD_DAEMON_CHILD=1` and serves.
  */
 export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void> {
-  if (flags.daemon && !flags.http) throw new QmdError('BAD_ARGUMENT', '--daemon needs --http (stdio needs its client)');
-  if (!flags.http && (flags.token !== undefined || flags.auth === false)) {
-    throw new QmdError('BAD_ARGUMENT', '--token and --no-auth are for --http (stdio and --shared are yours alone)');
+  if (flags.token !== undefined) {
+    throw new QmdError(
+      'BAD_ARGUMENT',
+      `--token is refused: every local user can read a command line (ps); put the token in a file only you can read and pass --token-file FILE, or set QMD_HTTP_TOKEN (by default the token is in ${tokenPath(ctx.indexPath)})`,
+    );
   }
-  if (flags.token !== undefined && flags.auth === false) {
-    throw new QmdError('BAD_ARGUMENT', '--token and --no-auth contradict each other: give one');
+  if (flags.daemon && !flags.http) throw new QmdError('BAD_ARGUMENT', '--daemon needs --http (stdio needs its client)');
+  if (!flags.http && (flags.tokenFile !== undefined || flags.auth === false)) {
+    throw new QmdError(
+      'BAD_ARGUMENT',
+      '--token-file and --no-auth are for --http (stdio and --shared are yours alone)',
+    );
+  }
+  if (flags.tokenFile !== undefined && flags.auth === false) {
+    throw new QmdError('BAD_ARGUMENT', '--token-file and --no-auth contradict each other: give one');
   }
   if (flags.sharedServer) {
     const { runSharedServer } = await import('./shared-start.js');
@@ -56,7 +69,6 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
     await serveStdio(ctx);
     return;
   }
-  const { daemonHooks } = await import('./daemon/child.js');
   if (flags.daemon && !ctx.config.daemonChild) {
     // Here, before the daemon's log is made beside the index: its folder would then exist, and
     // a mistyped path would be served as "no index yet" (serve-mcp.ts, openServing).
@@ -67,14 +79,30 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
     await startDaemon(ctx);
     return;
   }
-  const { pidfilePath } = await import('./daemon/pidfile.js');
-  const { daemonControlPath } = await import('../relay/paths.js');
-  const { serveHttp } = await import('./http.js');
+  const [{ claimHooks }, { pidfilePath }, { daemonControlPath }, { serveHttp }] = await Promise.all([
+    import('./daemon/child.js'),
+    import('./daemon/pidfile.js'),
+    import('../relay/paths.js'),
+    import('./http.js'),
+  ]);
   const control = daemonControlPath(ctx.indexPath, ctx.env);
+  // One HTTP server per index, daemon or not (the daemon's parent asked before starting it).
+  if (!ctx.config.daemonChild) {
+    const { refuseIfServed } = await import('./http-claim.js');
+    await refuseIfServed(control);
+  }
   await serveHttp(ctx, {
     host: flags.host,
     port: flags.port,
-    auth: flags.auth === false ? 'none' : flags.token !== undefined ? { token: flags.token } : {},
-    ...(flags.daemon && { daemon: daemonHooks(pidfilePath(ctx.indexPath), control, ctx.indexPath, flags.host) }),
+    auth: httpAuth(ctx, flags),
+    claim: claimHooks(pidfilePath(ctx.indexPath), control, ctx.indexPath, flags.host, ctx.config.daemonChild, ctx.log),
   });
+}
+
+/** Where the HTTP token comes from: `--no-auth`, `--token-file`, `QMD_HTTP_TOKEN`, the file beside the index (a flag beats its variable). */
+function httpAuth(ctx: CliContext, flags: McpFlags): { file?: string } | { variable: string } | 'none' {
+  if (flags.auth === false) return 'none';
+  if (flags.tokenFile !== undefined) return { file: resolve(flags.tokenFile) };
+  const variable = ctx.config.http.token;
+  return variable === undefined ? {} : { variable };
 }

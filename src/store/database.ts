@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { errorMessage, QmdError } from '../errors.js';
-import type { Log } from '../log.js';
+import { type Log, silentLog } from '../log.js';
 import { indexProblem, problemFromFileSystem } from './index-problems.js';
+import { createPrivateIndex, tightenIndex } from './private.js';
 import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema.js';
 import { Sqlite, sqliteCode } from './sqlite.js';
 import { fromSqliteError } from './sqlite-errors.js';
@@ -11,6 +12,8 @@ export interface OpenDatabaseOptions {
   readonly: boolean;
   busyTimeoutMs: number;
   quickCheck: boolean | 'small';
+  /** Where the one line goes when an index open to other users is made private (`private.ts`). */
+  log?: Log;
 }
 
 export interface OpenedDatabase {
@@ -36,7 +39,7 @@ export interface OpenedDatabase {
  * `-shm` file (or it exists).
  */
 export function openDatabase(file: string, options: OpenDatabaseOptions): OpenedDatabase {
-  const fileReadOnly = prepareLocation(file, options.readonly);
+  const fileReadOnly = prepareLocation(file, options.readonly, options.log ?? silentLog);
   let db: Sqlite;
   try {
     db = new Sqlite(file, { readOnly: fileReadOnly, timeoutMs: options.busyTimeoutMs, allowExtension: true });
@@ -101,10 +104,12 @@ function quickCheck(db: Sqlite, file: string): void {
 }
 
 /**
- * Makes sure the file can be created or written, before SQLite gives a vaguer answer.
- * Returns true when the file exists but only a read-only connection is possible.
+ * Makes sure the file can be created or written, before SQLite gives a vaguer answer; a new
+ * index is made private (0600 in a 0700 folder) and an existing one of this user open to others
+ * is tightened (`private.ts`). Returns true when the file exists but only a read-only
+ * connection is possible.
  */
-function prepareLocation(file: string, readonly: boolean): boolean {
+function prepareLocation(file: string, readonly: boolean, log: Log): boolean {
   const dir = path.dirname(file);
   let stat: fs.Stats | undefined;
   try {
@@ -114,13 +119,15 @@ function prepareLocation(file: string, readonly: boolean): boolean {
   }
   if (stat === undefined) {
     try {
-      fs.mkdirSync(dir, { recursive: true });
+      createPrivateIndex(file);
     } catch (error) {
-      throw cannotWrite(file, error);
+      // Another process made it first: open theirs.
+      if (errno(error) !== 'EEXIST') throw cannotWrite(file, error);
     }
     return false;
   }
   if (!stat.isFile()) throw new QmdError('BAD_ARGUMENT', `The index ${file} is not a file`);
+  tightenIndex(file, log);
   try {
     // The directory too: WAL needs to create the -wal and -shm files beside the index.
     fs.accessSync(file, fs.constants.W_OK);

@@ -36,7 +36,8 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
   const opened = openDatabase(absolute, {
     readonly: options.readonly ?? false,
     busyTimeoutMs,
-    quickCheck: options.quickCheck ?? !(options.readonly ?? false),
+    quickCheck: options.quickCheck ?? ((options.readonly ?? false) ? 'small' : true),
+    ...(options.log !== undefined && { log: options.log }),
   });
   try {
     return new SqliteStore(absolute, opened, { ...options, busyTimeoutMs });

@@ -435,14 +435,14 @@ export interface StoreOptions {
   /** How long to wait for another process's write lock before INDEX_LOCKED (default 5000). */
   busyTimeoutMs?: number;
   /**
-   * Run `PRAGMA quick_check` on open and refuse a damaged index. Default: only when not
-   * `readonly`, since it reads the whole file (its cost: docs/design.md §5, "Start-up"): an
-   * update pays it once before writing into the index, while a read-only open (each
-   * `qmd mcp`, `qmd search`) stays cheap and meets any damage as
-   * INDEX_CORRUPT from the query that touches it. `'small'` (each `qmd mcp` start): only
-   * when the file is at most `QUICK_CHECK_SMALL_BYTES`, so a server start refuses a damaged
-   * small index at once but never pays a read of a large one (about 10 ms per MB on a busy
-   * machine, `bench/experiments/quick-check.mjs`: seconds at 100,000 notes).
+   * Run `PRAGMA quick_check` on open and refuse a damaged index (INDEX_CORRUPT). It reads the
+   * whole file (its cost: docs/design.md §5, "Start-up"), so: `true` always (a writer, which
+   * pays it once before writing into the index; `qmd status`); `'small'` only when the file is
+   * at most `QUICK_CHECK_SMALL_BYTES` (every reader: each `qmd mcp` start, `qmd search`,
+   * `get`…: a damaged small index is refused by every command alike, issue 34, while a large one
+   * is never read through at each start or search: about 10 ms per MB on a busy machine,
+   * `bench/experiments/quick-check.mjs`); `false` never. A large index's damage meets the
+   * statement that touches it, as INDEX_CORRUPT. Default: `true`, or `'small'` when `readonly`.
    */
   quickCheck?: boolean | 'small';
   /** Warnings go here (stderr); the store never writes to stdout. Default: silent. */

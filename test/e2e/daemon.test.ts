@@ -149,6 +149,6 @@ describe.each(PROC_MODES)('the daemon, $mode', ({ extra }) => {
   it('stop with no daemon and no pidfile says so and exits 1', async () => {
     const result = await runQmd(['mcp', 'stop'], env);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('no daemon is running');
+    expect(result.stderr).toContain('no HTTP server (daemon or qmd mcp --http) is running');
   });
 });

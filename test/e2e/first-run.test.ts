@@ -3,7 +3,7 @@
  * with no index and not even its folder (`$XDG_CACHE_HOME/qmd`). Over stdio, `--shared` and
  * `--http` the server starts and serves; `status` says `No index yet at PATH: qmd collection
  * add DIR`, the other tools return that line as their error; nothing is created (but the HTTP
- * token file, which a client needs to connect); and the first `qmd collection add`, run beside
+ * token file, which a client needs to connect, and while it serves the HTTP server's claim); and the first `qmd collection add`, run beside
  * the running server, is what its next calls read, with no restart. A mistyped index path, whose
  * folder does not exist either, still fails at once with its line.
  */
@@ -103,7 +103,8 @@ const MODES: ReadonlyArray<{ mode: string; serve(m: Machine): Promise<Served>; c
   },
   {
     mode: '--http',
-    created: [join('qmd', 'index.sqlite.mcp-token')],
+    // The token, and while it serves the index's one-HTTP-server claim (removed at its exit).
+    created: [join('qmd', 'index.sqlite.mcp-token'), join('qmd', 'index.sqlite.mcp.pid')],
     async serve(m) {
       const server = await startHttpServer(m.env, [], { auth: true });
       const token = readFileSync(`${m.index}.mcp-token`, 'utf8').trim();

@@ -14,6 +14,10 @@
  * shortest paths a second time unobserved (its host counts handlers in the gate when nothing
  * inspects it; the shared host has no such path), and the simple paths use smaller bounds
  * than the shortest ones, chosen per machine.
+ *
+ * Every run (one path replayed, one end probed, one property sequence) is bounded
+ * (./run-bounds.ts): a machine that loops without time passing, or a run that never ends,
+ * fails with a message naming the loop instead of hanging the test file.
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -25,6 +29,7 @@ import {
   transition,
 } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, getSimplePaths } from 'xstate/graph';
+import { bounded } from './run-bounds.js';
 import { seedOptions } from './seeds.js';
 
 type Snapshot = AnyMachineSnapshot;
@@ -155,11 +160,14 @@ export interface PropertyTest<C> {
 export function describePropertyTest<C>(p: PropertyTest<C>): void {
   describe(p.title, () => {
     it(p.name, async () => {
-      await fc.assert(fc.asyncProperty(p.commands, p.run), {
-        numRuns: p.numRuns,
-        ...seedOptions(p.label),
-        examples: p.fixedCases.map((c) => [c]),
-      });
+      await fc.assert(
+        fc.asyncProperty(p.commands, (commands) => bounded(p.label, () => p.run(commands))),
+        {
+          numRuns: p.numRuns,
+          ...seedOptions(p.label),
+          examples: p.fixedCases.map((c) => [c]),
+        },
+      );
     });
   });
 }
@@ -182,7 +190,7 @@ export async function brokenGuarantee(guarantee: string, cuts: Array<Cut<EventOb
     const paths = getShortestPaths(cut.machine, cut.traversal as never) as unknown as Array<Path<EventObject>>;
     for (const path of paths) {
       try {
-        await cut.probe(path, cut.ignoredAt(path));
+        await bounded(describePath(path.steps), () => cut.probe(path, cut.ignoredAt(path)));
       } catch (error) {
         const message = (error as Error).message;
         if (message.includes(`guarantee "${guarantee}" broken: `)) return message;
@@ -254,7 +262,7 @@ export async function replayAll<E extends EventObject>(
   const failures: string[] = [];
   for (const path of paths) {
     try {
-      await run(path.steps, observe);
+      await bounded(describePath(path.steps), () => run(path.steps, observe));
     } catch (error) {
       failures.push(`${describePath(path.steps)}\n  ${firstLines(error)}`);
     }
@@ -271,7 +279,7 @@ export async function probeAll<E extends EventObject>(
   const failures: string[] = [];
   for (const path of paths) {
     try {
-      await probe(path, ignoredAt(path));
+      await bounded(describePath(path.steps), () => probe(path, ignoredAt(path)));
     } catch (error) {
       failures.push(firstLines(error));
     }
@@ -303,7 +311,9 @@ export function expectNone(failures: string[], total: number): void {
   if (failures.length === 0) return;
   const byGuarantee = new Map<string, string[]>();
   for (const f of failures) {
-    const name = /guarantee "([^"]+)" broken/.exec(f)?.[1] ?? 'the host does what the machine says';
+    const name =
+      /guarantee "([^"]+)" broken/.exec(f)?.[1] ??
+      (f.includes('run bound passed') ? 'every run ends (./run-bounds.ts)' : 'the host does what the machine says');
     byGuarantee.set(name, [...(byGuarantee.get(name) ?? []), f]);
   }
   const lines = [...byGuarantee].map(([name, list]) => `- "${name}" ×${list.length}, first: ${list[0]}`);

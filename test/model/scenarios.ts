@@ -33,6 +33,7 @@ import { createHarness, type Harness } from '../support/host-harness.js';
 import { DOCUMENTED_TIMING, type Signal, type Step, type Timing } from './contract.js';
 import { perform, stepRunning } from './model.js';
 import { Oracle } from './oracle.js';
+import { bounded } from './run-bounds.js';
 
 export type Trigger =
   | 'stdin.end'
@@ -170,7 +171,7 @@ export async function runAll(list: Array<{ config: Config; cmds: Cmd[] }>): Prom
     // Five say enough about a broken machine, and a mutant run need not wait for the rest.
     if (failures.length >= 5) break;
     try {
-      await runScenario(config, cmds);
+      await bounded(`${JSON.stringify(config)}: ${cmds.map(describeCmd).join(' → ')}`, () => runScenario(config, cmds));
     } catch (error) {
       failures.push((error as Error).message.split('\n').slice(0, 3).join('\n  '));
     }

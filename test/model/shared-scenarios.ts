@@ -25,6 +25,7 @@
 
 import { createSharedHarness } from '../support/host-harness.js';
 import type { Signal as ContractSignal } from './contract.js';
+import { bounded } from './run-bounds.js';
 import { type ConnectionEnd, DOCUMENTED_SHARED_TIMING, type SharedTiming } from './shared-contract.js';
 import { SharedOracle } from './shared-oracle.js';
 import {
@@ -157,7 +158,7 @@ export async function runAllShared(list: Array<{ config: SharedConfig; cmds: SCm
     // Five say enough about a broken machine, and a mutant run need not wait for the rest.
     if (failures.length >= 5) break;
     try {
-      await runShared(config, cmds);
+      await bounded(JSON.stringify(config), () => runShared(config, cmds));
     } catch (error) {
       failures.push((error as Error).message.split('\n').slice(0, 3).join('\n  '));
     }

@@ -22,6 +22,7 @@ import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
 import { fakeStep, type StepMode } from './fake-step.js';
 import { recordProcess } from './process-record.js';
+import { announceHost } from './run-watch.js';
 
 export type { StepMode };
 
@@ -192,6 +193,7 @@ export function createHarness(options: HarnessOptions = {}) {
     parent: { ppid: () => ppid, intervalMs: options.parentPollMs ?? 100 },
     activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
   });
+  announceHost({ actor: lifecycle.actor, clock });
   const start = (): void =>
     lifecycle.start({
       closeTransport: step('closeTransport', options.closeTransport ?? 'ok'),
@@ -308,6 +310,7 @@ export function createSharedHarness(options: SharedHarnessOptions = {}) {
     sessionDrainTimeoutMs: options.sessionDrainTimeoutMs,
     sessionStepTimeoutMs: options.sessionStepTimeoutMs,
   });
+  announceHost({ actor: lifecycle.actor, clock });
   lifecycle.start({
     closeListener: step('closeListener', options.closeListener ?? 'ok'),
     disposeStore: step('disposeStore', options.disposeStore ?? 'ok'),

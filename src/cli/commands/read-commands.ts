@@ -1,4 +1,5 @@
 import { openStore } from '../../store/index.js';
+import { privacyProblems } from '../../store/private.js';
 import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { formatHits, formatQueryResult, formatStatus, hitsJson } from '../format.js';
@@ -106,18 +107,45 @@ export async function multiGet(ctx: CliContext, pattern: string, flags: MultiGet
 /**
  * `qmd status`: the index's health too. It runs quick_check, as `qmd mcp` does at start, so a
  * damaged index is reported here in the same words (exit 1) even where a search would not
- * touch the damaged pages.
+ * touch the damaged pages. It says who else can read the index (an index of this user is made
+ * private when opened; one of another user is not ours to change), and which servers run for
+ * it, asked over their control sockets.
  */
 export async function status(ctx: CliContext, flags: { json?: boolean }) {
   const store = openStore(ctx.indexPath, { readonly: true, quickCheck: true, log: ctx.log });
   try {
     const report = store.status();
-    const { formatSharedStatus, readSharedStatus } = await import('../../serve/control/shared-status.js');
-    const shared = await readSharedStatus(ctx.indexPath, ctx.env);
+    const [{ formatSharedStatus, readSharedStatus }, { formatHttpStatus, readHttpStatus }, { tokenPath }] =
+      await Promise.all([
+        import('../../serve/control/shared-status.js'),
+        import('../../serve/control/http-status.js'),
+        import('../../serve/token-path.js'),
+      ]);
+    const [shared, http] = await Promise.all([
+      readSharedStatus(ctx.indexPath, ctx.env),
+      readHttpStatus(ctx.indexPath, ctx.env),
+    ]);
+    const privacy = privacyProblems(ctx.indexPath, [tokenPath(ctx.indexPath)]);
     ctx.out(
       flags.json
-        ? JSON.stringify({ ...report, sharedServer: shared }, null, 2)
-        : `${formatStatus(report, embeddingModelLine(report.embeddings, ctx.config.embed, ctx.env))}\n${formatSharedStatus(shared)}`,
+        ? JSON.stringify(
+            {
+              ...report,
+              privacy: { private: privacy.length === 0, problems: privacy },
+              sharedServer: shared,
+              httpServer: http,
+            },
+            null,
+            2,
+          )
+        : [
+            formatStatus(report, embeddingModelLine(report.embeddings, ctx.config.embed, ctx.env)),
+            privacy.length === 0
+              ? 'Privacy: the index and its files are yours alone'
+              : `Privacy: ${privacy.join('; ')}`,
+            formatSharedStatus(shared),
+            formatHttpStatus(http),
+          ].join('\n'),
     );
   } finally {
     await store.close();

@@ -2,7 +2,7 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { envText } from '../../env.js';
 import { QmdError } from '../../errors.js';
-import { loadOrCreateToken, tokenPath } from '../../serve/http-token.js';
+import { loadOrCreateToken, readTokenFile, tokenPath } from '../../serve/http-token.js';
 import type { McpFlags } from '../../serve/mcp.js';
 import { mistypedIndex } from '../../store/paths.js';
 import type { CliContext } from '../context.js';
@@ -24,12 +24,15 @@ export interface McpConfigFlags {
  *   model file made absolute); `--shared` when asked (or `QMD_SHARED=1`);
  * - `XDG_CACHE_HOME` when set, since downloaded models live under it.
  * `--http` describes a client of `qmd mcp --http` at `--host`/`--port`, with the bearer token
- * read from its file beside the index (made now, 0600, if the server has not made it yet), or
- * none with `--no-auth`. The token is written only into the output, never onto a command line.
+ * the server would use: from `--token-file`, else `QMD_HTTP_TOKEN`, else its file beside the
+ * index (made now, 0600, if the server has not made it yet); none with `--no-auth`. The token is written only into the output, never onto a command line.
  */
 export async function mcpConfig(ctx: CliContext, flags: McpConfigFlags, mcp: McpFlags): Promise<void> {
   if (mcp.token !== undefined) {
-    throw new QmdError('BAD_ARGUMENT', 'qmd mcp config reads the token from its file beside the index; drop --token');
+    throw new QmdError(
+      'BAD_ARGUMENT',
+      'qmd mcp config reads the token from its file (--token-file, else the one beside the index) or QMD_HTTP_TOKEN; drop --token',
+    );
   }
   const shared = mcp.shared === true || ctx.config.shared.requested;
   if (mcp.http && mcp.shared) {
@@ -90,6 +93,16 @@ function httpLaunch(ctx: CliContext, mcp: McpFlags): Launch {
   const host = mcp.host.includes(':') ? `[${mcp.host}]` : mcp.host;
   const url = `http://${host}:${mcp.port}/mcp`;
   if (mcp.auth === false) return { transport: 'http', url, headers: {} };
+  // The server's own order (src/serve/mcp.ts): --token-file, QMD_HTTP_TOKEN, the default file.
+  if (mcp.tokenFile !== undefined) {
+    const given = resolve(mcp.tokenFile);
+    const token = readTokenFile(given);
+    if (token === undefined)
+      throw new QmdError('BAD_ARGUMENT', `the token file ${given} (--token-file) does not exist`);
+    return { transport: 'http', url, headers: { Authorization: `Bearer ${token}` } };
+  }
+  const variable = ctx.config.http.token;
+  if (variable !== undefined) return { transport: 'http', url, headers: { Authorization: `Bearer ${variable}` } };
   const file = tokenPath(ctx.indexPath);
   try {
     // As the server does on its first start (src/serve/http.ts): the default folder may not exist yet.

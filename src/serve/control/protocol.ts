@@ -34,7 +34,8 @@ export interface SessionCounts {
 
 /** What a running server says of itself. */
 export interface ServerStatus {
-  kind: 'shared' | 'daemon';
+  /** `daemon`: `qmd mcp --http --daemon`; `http`: a foreground `qmd mcp --http`; `shared`: `--shared`. */
+  kind: 'shared' | 'daemon' | 'http';
   pid: number;
   index: string;
   version: string;
@@ -42,7 +43,7 @@ export interface ServerStatus {
   uptimeMs: number;
   /** The lifecycle machine's state (`connected.idle`, `connected`, `draining`, …). */
   state: string;
-  /** The daemon's HTTP endpoint. */
+  /** The HTTP server's endpoint (daemon or foreground). */
   url?: string;
   /** The shared server's sessions. */
   sessions?: SessionCounts;

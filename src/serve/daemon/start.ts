@@ -28,18 +28,19 @@ export async function startDaemon(ctx: CliContext): Promise<void> {
   if (!('unreachable' in running))
     throw new QmdError(
       'INDEX_LOCKED',
-      `a daemon already serves ${running.url} (pid ${running.pid}); stop it with: qmd mcp stop`,
+      `${running.kind === 'http' ? 'qmd mcp --http' : 'a daemon'} already serves ${running.url} (pid ${running.pid}); stop it with: qmd mcp stop`,
     );
   const existing = readPidfile(pidfile);
   if (existing !== null) {
-    ctx.log.line(`qmd: removing stale pidfile ${pidfile}`);
+    // A note, not an error: no `qmd:` prefix (issue 31).
+    ctx.log.line(`Removed a stale pidfile ${pidfile} (its server is gone)`);
     removePidfile(pidfile);
   }
 
   const logPath = daemonLogPath(ctx.indexPath);
-  mkdirSync(dirname(logPath), { recursive: true });
+  mkdirSync(dirname(logPath), { recursive: true, mode: 0o700 });
   const logStart = safeSize(logPath);
-  const fd = openSync(logPath, 'a');
+  const fd = openSync(logPath, 'a', 0o600);
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
     detached: true,
     stdio: ['ignore', fd, fd],

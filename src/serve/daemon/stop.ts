@@ -6,8 +6,9 @@ import { askStatus, requestStop } from '../control/client.js';
 import { pidfilePath, readPidfile, removePidfile } from './pidfile.js';
 
 /**
- * `qmd mcp stop [--shared]`: the index's daemon, or with `--shared` its shared server (their
- * control sockets and records are both derived from the index).
+ * `qmd mcp stop [--shared]`: the index's HTTP server (the daemon, or a foreground `qmd mcp
+ * --http`: both answer on the index's control socket), or with `--shared` its shared server
+ * (their control sockets and records are both derived from the index).
  */
 export async function mcpStop(ctx: CliContext, flags: { shared?: boolean } = {}): Promise<void> {
   if (flags.shared) {
@@ -16,7 +17,9 @@ export async function mcpStop(ctx: CliContext, flags: { shared?: boolean } = {})
     return;
   }
   const control = daemonControlPath(ctx.indexPath, ctx.env);
-  await stopServer(ctx, { control, record: pidfilePath(ctx.indexPath), what: 'daemon' });
+  const running = await askStatus(control);
+  const what = !('unreachable' in running) && running.kind === 'http' ? 'HTTP server' : 'daemon';
+  await stopServer(ctx, { control, record: pidfilePath(ctx.indexPath), what });
 }
 
 /**
@@ -41,19 +44,20 @@ const REAPED_WITHIN_MS = 1000;
  */
 export async function stopServer(
   ctx: CliContext,
-  target: { control: string; record: string; what: 'daemon' | 'shared server' },
+  target: { control: string; record: string; what: 'daemon' | 'HTTP server' | 'shared server' },
 ): Promise<void> {
   const { control, record, what } = target;
   const result = await requestStop(control, ctx.indexPath, EXIT_WITHIN_MS);
   if ('unreachable' in result) {
     const stale = readPidfile(record);
+    const nothing = what === 'shared server' ? 'no shared server' : 'no HTTP server (daemon or qmd mcp --http)';
     if (stale === null)
-      throw new QmdError('NOT_FOUND', `no ${what} is running for ${ctx.indexPath} (${result.unreachable})`);
+      throw new QmdError('NOT_FOUND', `${nothing} is running for ${ctx.indexPath} (${result.unreachable})`);
     removePidfile(record);
     const who = stale === 'corrupt' ? 'an unreadable record' : `a record naming pid ${stale.pid}`;
     throw new QmdError(
       'NOT_FOUND',
-      `no ${what} is running for ${ctx.indexPath} (${result.unreachable}); removed ${who} (${record}) and signalled nothing`,
+      `${nothing} is running for ${ctx.indexPath} (${result.unreachable}); removed ${who} (${record}) and signalled nothing`,
     );
   }
   if ('refused' in result) throw new QmdError('BAD_ARGUMENT', `the ${what} refused to stop: ${result.refused}`);
@@ -65,11 +69,11 @@ export async function stopServer(
   // The connection closes when the process closes its files, a moment before the process is
   // gone: wait that moment out (`kill(pid, 0)` sends nothing; the pid is the server's own word).
   await until(() => !processExists(result.stopped), REAPED_WITHIN_MS);
-  ctx.log.line(`qmd: the ${what} (pid ${result.stopped}) ran its teardown and exited`);
   // It removes its own record; one killed outright mid-teardown could not, and a record that
   // names another process was never its. Once nothing answers, whatever is left is stale.
   if (readPidfile(record) !== null && 'unreachable' in (await askStatus(control))) removePidfile(record);
-  ctx.out(`Stopped the ${what} (pid ${result.stopped})`);
+  // Success goes to stdout, without the `qmd:` of errors (issue 31).
+  ctx.out(`Stopped the ${what} (pid ${result.stopped}): it ran its teardown and exited`);
 }
 
 async function until(fact: () => boolean, ms: number): Promise<void> {
