@@ -278,7 +278,8 @@ describe('a relay trusts nothing on its socket but JSON-RPC', () => {
     const ENDLESS_BYTES = 256 * 1024 * 1024;
     let sent = 0;
     await listen((socket) => {
-      socket.write(greetingLine({ pid: 1, index: s.ws.index, version: '0.0.0' }));
+      // As a real server started with this env greets: it names the model QMD_EMBED_MODEL gave it.
+      socket.write(greetingLine({ pid: 1, index: s.ws.index, version: '0.0.0', model: s.env.QMD_EMBED_MODEL ?? null }));
       let partial = '';
       socket.on('data', (chunk: Buffer) => {
         const parts = (partial + chunk.toString()).split('\n');
