@@ -1,4 +1,5 @@
 import type { CollectionInfo, IndexReport, QueryResult, SearchHit, StatusReport } from '../store/types.js';
+import { formatIgnored, type IgnoredHint } from './commands/index-messages.js';
 
 /** `#1a2b3c4d  0.87  notes/a.md:12  Title`, then the snippet indented on one line. */
 export function formatHits(hits: SearchHit[], header?: string): string {
@@ -22,7 +23,8 @@ export function hitsJson(hits: SearchHit[], extra: Record<string, unknown> = {})
   return JSON.stringify({ ...extra, results: hits }, null, 2);
 }
 
-export function formatReport(report: IndexReport): string {
+/** The summary of `collection add` and `update`; `hint` says how to include files the mask passed by. */
+export function formatReport(report: IndexReport, hint?: IgnoredHint): string {
   const parts = [
     `${report.scanned} files scanned`,
     `${report.added} added`,
@@ -32,6 +34,8 @@ export function formatReport(report: IndexReport): string {
   ];
   const seconds = (report.ms / 1000).toFixed(2);
   const lines = [`${parts.join(', ')} in ${seconds} s`];
+  const ignored = hint && formatIgnored(report.ignored, hint);
+  if (ignored !== undefined) lines.push(ignored);
   for (const e of report.errors.slice(0, 20)) lines.push(`  skipped ${e.file}: ${e.error}`);
   if (report.errors.length > 20) lines.push(`  … and ${report.errors.length - 20} more skipped`);
   return lines.join('\n');

@@ -1,0 +1,73 @@
+import type { Log } from '../../log.js';
+
+/** What a shell reports for a command stopped by Ctrl-C (128 + SIGINT), and what qmd exits with then. */
+export const EXIT_INTERRUPTED = 130;
+
+/** The part of `process` this uses: a fake in tests. */
+export interface SignalSource {
+  on(event: 'SIGINT', listener: () => void): unknown;
+  off(event: 'SIGINT', listener: () => void): unknown;
+}
+
+export interface InterruptOptions {
+  /** Where the one acknowledging line goes (the progress bar's log, so the bar is cleared first). */
+  log: Log;
+  /** What is finished before stopping, for that line: `chunk`, `batch of files`. */
+  unit: string;
+  source?: SignalSource;
+  /** How the second Ctrl-C leaves. Default `process.exit`. */
+  exit?: (code: number) => void;
+}
+
+/**
+ * Ctrl-C for a long command (`embed`, `update`, `collection add`; issue 31). The first SIGINT
+ * fires `stop`: the work ends after its current unit, commits, and the command says what it
+ * kept and exits 130. The second exits 130 at once; the index is consistent all the same,
+ * since every unit is its own transaction (an uncommitted one is rolled back on the next open).
+ *
+ * The listener stays for the life of the process, after the work too. Without one, Node's
+ * default kills the process by SIGINT; and `signal-exit` (loaded by node-llama-cpp's `ora`)
+ * re-raises a SIGINT that no other listener handles, which is how the first Ctrl-C used to end
+ * `qmd embed` by the signal 10 times out of 10 (`process.once` had removed the listener).
+ */
+export interface Interrupt {
+  /** Fires at the first Ctrl-C. */
+  readonly stop: AbortSignal;
+  /** Ctrl-C was pressed: the command exits 130 after saying what it kept. */
+  readonly interrupted: boolean;
+  /** From now on the work is over: a Ctrl-C exits 130 at once, with nothing left to stop. */
+  finished(): void;
+  /** Removes the listener (tests; a command never does, see above). */
+  dispose(): void;
+}
+
+export function onInterrupt(options: InterruptOptions): Interrupt {
+  const source = options.source ?? process;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const controller = new AbortController();
+  let presses = 0;
+  let working = true;
+  const listener = (): void => {
+    presses++;
+    if (presses === 1 && working) {
+      options.log.line(`Stopping after the current ${options.unit} (Ctrl-C again to quit at once)...`);
+      controller.abort();
+      return;
+    }
+    options.log.line('Quitting at once; the index keeps everything committed before now.');
+    exit(EXIT_INTERRUPTED);
+  };
+  source.on('SIGINT', listener);
+  return {
+    stop: controller.signal,
+    get interrupted() {
+      return presses > 0;
+    },
+    finished() {
+      working = false;
+    },
+    dispose() {
+      source.off('SIGINT', listener);
+    },
+  };
+}
