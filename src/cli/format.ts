@@ -1,21 +1,28 @@
 import type { CollectionInfo, IndexReport, QueryResult, SearchHit, StatusReport } from '../store/types.js';
 import { formatIgnored, type IgnoredHint } from './commands/index-messages.js';
+import { fitWidth, type OutputStyle, PLAIN_OUTPUT } from './terminal/terminal.js';
 
-/** `#1a2b3c4d  0.87  notes/a.md:12  Title`, then the snippet indented on one line. */
-export function formatHits(hits: SearchHit[], header?: string): string {
-  const lines: string[] = header ? [header] : [];
+/**
+ * `#1a2b3c4d  0.87  notes/a.md:12  Title`, then the snippet indented on one line. On a terminal
+ * (`style`): coloured, and the snippet cut to the width; piped, plain and whole.
+ */
+export function formatHits(hits: SearchHit[], header?: string, style: OutputStyle = PLAIN_OUTPUT): string {
+  const { paint, width } = style;
+  const lines: string[] = header ? [paint.dim(header)] : [];
   if (hits.length === 0) lines.push('No results.');
   for (const hit of hits) {
     const where = hit.line !== undefined ? `${hit.file}:${hit.line}` : hit.file;
-    lines.push(`${hit.docid}  ${hit.score.toFixed(2)}  ${where}  ${hit.title}`);
+    lines.push(
+      `${paint.dim(hit.docid)}  ${paint.green(hit.score.toFixed(2))}  ${paint.cyan(where)}  ${paint.bold(hit.title)}`,
+    );
     const snippet = hit.snippet.replace(/\s+/g, ' ').trim();
-    if (snippet) lines.push(`    ${snippet}`);
+    if (snippet) lines.push(width === undefined ? `    ${snippet}` : fitWidth(`    ${snippet}`, width - 1));
   }
   return lines.join('\n');
 }
 
-export function formatQueryResult(result: QueryResult): string {
-  return formatHits(result.hits, result.note ? `(${result.mode}: ${result.note})` : `(${result.mode})`);
+export function formatQueryResult(result: QueryResult, style: OutputStyle = PLAIN_OUTPUT): string {
+  return formatHits(result.hits, result.note ? `(${result.mode}: ${result.note})` : `(${result.mode})`, style);
 }
 
 /** Results as JSON, each with its path as `get` accepts it. */

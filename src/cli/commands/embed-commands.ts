@@ -6,6 +6,7 @@ import { embedStoreOptions } from '../embed-model.js';
 import { formatQueryResult, hitsJson } from '../format.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../terminal/interrupt.js';
 import { count, createProgress } from '../terminal/progress.js';
+import { outputStyle } from '../terminal/terminal.js';
 import { type SearchFlags, searchOptions } from './read-commands.js';
 
 /**
@@ -51,7 +52,7 @@ export async function embed(ctx: CliContext, flags: { batch?: number; json?: boo
         progress.update(done, total);
       },
     });
-    interrupt.finished();
+    await interrupt.finish();
     progress.stop();
     if (interrupt.interrupted) {
       ctx.log.line(interruptedEmbed(report));
@@ -98,11 +99,12 @@ export function formatEmbedReport(report: EmbedReport): string {
 export async function vsearch(ctx: CliContext, query: string, flags: SearchFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log, ...embedStoreOptions(ctx) });
   try {
-    const result = await store.vsearch(query, searchOptions(flags));
+    const style = outputStyle(process.stdout, ctx.env);
+    const result = await store.vsearch(query, searchOptions(flags, style));
     ctx.out(
       flags.json
         ? hitsJson(result.hits, { mode: result.mode, ...(result.note && { note: result.note }) })
-        : formatQueryResult(result),
+        : formatQueryResult(result, style),
     );
   } finally {
     await store.close();

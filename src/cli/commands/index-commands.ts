@@ -15,8 +15,16 @@ import { addHint, interruptedAdd, interruptedUpdate, updateHint } from './index-
  */
 export async function collectionAdd(ctx: CliContext, dir: string, options: { name?: string; mask?: string }) {
   const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
-  const interrupt = onInterrupt({ log: progress.log, unit: 'batch of files' });
   const created = !existsSync(ctx.indexPath);
+  let committed = false;
+  const interrupt = onInterrupt({
+    log: progress.log,
+    unit: 'batch of files',
+    // Quitting before the add committed leaves the index as it was: none, if it made it.
+    onQuit: () => {
+      if (created && !committed) discardIndex(ctx.indexPath);
+    },
+  });
   const store = openStore(ctx.indexPath, { log: progress.log });
   try {
     const before = new Set(store.listCollections().map((c) => c.name));
@@ -26,7 +34,8 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
       onProgress: indexProgress(progress),
       stop: interrupt.stop,
     });
-    interrupt.finished();
+    committed = true;
+    await interrupt.finish();
     progress.stop();
     const added = store.listCollections().find((c) => !before.has(c.name));
     if (interrupt.interrupted) {
@@ -72,7 +81,7 @@ export async function update(ctx: CliContext) {
   const store = openStore(ctx.indexPath, { create: false, log: progress.log });
   try {
     const report = await store.update({ onProgress: indexProgress(progress), stop: interrupt.stop });
-    interrupt.finished();
+    await interrupt.finish();
     progress.stop();
     if (interrupt.interrupted) {
       ctx.log.line(interruptedUpdate(report));

@@ -89,3 +89,31 @@ export function fitWidth(text: string, width: number): string {
   }
   return `${out}…${styled ? '\x1b[0m' : ''}`;
 }
+
+/**
+ * How a command's results are drawn on its stdout: on a terminal, coloured (unless
+ * `NO_COLOR`), matched words highlighted in colour instead of `**`, and snippet lines cut to
+ * the width; anything else gets the plain text scripts read (docs/design.md §6).
+ */
+export interface OutputStyle {
+  paint: Paint;
+  /** The terminal's width, or `undefined` when lines are never cut (not a terminal). */
+  width: number | undefined;
+  /** The marks the store puts around matched terms, when not its plain `**`. */
+  highlight?: { open: string; close: string };
+}
+
+export const PLAIN_OUTPUT: OutputStyle = { paint: paintFor({ colour: false }), width: undefined };
+
+export function outputStyle(
+  stream: TerminalStream = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): OutputStyle {
+  const terminal = terminalOf(stream, env);
+  if (!terminal.tty) return PLAIN_OUTPUT;
+  return {
+    paint: paintFor(terminal),
+    width: terminal.width(),
+    ...(terminal.colour && { highlight: { open: '\x1b[1;33m', close: '\x1b[22;39m' } }),
+  };
+}
