@@ -123,7 +123,6 @@ async function interrupted(args: string[], index: string, point: Point, twice: b
   try {
     await reach(p, point);
     const late = over(p.output());
-    if (process.env.QMD_TEST_LATE) console.log(`LATE ${late} ${args[0]} ${JSON.stringify(point)} twice=${twice}`);
     p.write(CTRL_C);
     if (twice && !late) {
       await p.waitFor(
