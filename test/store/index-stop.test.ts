@@ -1,17 +1,13 @@
 /**
- * `stop` (Ctrl-C, issue 31): indexing and embedding end after their current unit, commit what
- * they finished, and say so in their report; the next run goes on from there. Real SQLite
- * files, the real tiny model; `stop` is fired from the work's own progress, so no timing.
+ * `stop` (Ctrl-C, issue 31) for indexing: `collection add` and `update` end after the batch of
+ * files being read, write what was read, and say so in their report; the next run goes on from
+ * there. Real SQLite files; `stop` is fired from the work's own progress, so no timing.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Failpoints } from '../../src/failpoints.js';
-import { createEmbedder } from '../../src/llm/index.js';
-import { silentLog } from '../../src/log.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { Sqlite } from '../../src/store/sqlite.js';
-import { tinyModelPath } from '../support/gguf.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
 let box: Sandbox;
@@ -126,50 +122,5 @@ describe('update with stop', () => {
     expect(rest.stopped).toBeUndefined();
     expect(rest).toMatchObject({ updated: 599 - 256, removed: 2 });
     expect(integrity()).toEqual({ check: 'ok', documents: 1 + 599, fts: 600 });
-  });
-});
-
-describe('embed with stop', () => {
-  // One Llama for the file, as test/store/embeddings.test.ts does.
-  const keeper = createEmbedder({ model: tinyModelPath(), log: silentLog, maxThreads: 1 });
-  beforeAll(() => keeper.dimensions());
-  afterAll(() => keeper.dispose());
-
-  /** Fires `stop` from inside the `call`-th embedding, which then completes: the chunk in flight. */
-  function stopInside(call: number, stop: AbortController): Failpoints {
-    let calls = 0;
-    return {
-      names: ['llm.embed'],
-      has: (name) => name === 'llm.embed',
-      carry: () => undefined,
-      hit: (name) => {
-        if (name === 'llm.embed' && ++calls === call) stop.abort();
-        return undefined;
-      },
-    };
-  }
-
-  it('finishes the chunk in flight, saves its batch, resolves stopped; the next run embeds the rest', async () => {
-    const root = box.notes('notes', manyNotes(8));
-    await open().addCollection(root, { name: 'notes' });
-    const stop = new AbortController();
-    const store = open({ embedModel: tinyModelPath(), embedThreads: 1, failpoints: stopInside(3, stop) });
-    const report = await store.embed({ stop: stop.signal, batchSize: 2 });
-    expect(report).toMatchObject({ stopped: true, embedded: 3, chunks: 8 });
-    const rest = await open({ embedModel: tinyModelPath(), embedThreads: 1 }).embed();
-    expect(rest).toMatchObject({ embedded: 5, skipped: 3 });
-    expect(rest.stopped).toBeUndefined();
-  });
-
-  it('stopped before it starts: chunks nothing, embeds nothing', async () => {
-    const root = box.notes('notes', manyNotes(4));
-    await open().addCollection(root, { name: 'notes' });
-    const store = open({ embedModel: tinyModelPath(), embedThreads: 1 });
-    expect(await store.embed({ stop: AbortSignal.abort() })).toMatchObject({
-      stopped: true,
-      documents: 0,
-      embedded: 0,
-    });
-    expect(store.status().embeddings).toMatchObject({ chunks: 0, embeddedChunks: 0 });
   });
 });
