@@ -44,7 +44,8 @@ export async function embedIndex(
   throwIfAborted(signal);
 
   // With the signal: Ctrl-C during a download stops waiting at once (closing the store ends it).
-  const fingerprint = await model.fingerprint(signal);
+  // `stop` too: a download is no unit to finish; it rejects with ABORTED, nothing embedded yet.
+  const fingerprint = await model.fingerprint(anyOf(signal, stop));
   // The same model file as last time: its shape is known, and llama.cpp is loaded only if
   // something needs embedding (a run with nothing to do reads the file's fingerprint only).
   const known = vectors.state();
@@ -201,6 +202,11 @@ class BodyCache {
 
 const cancelled = (): QmdError =>
   new QmdError('ABORTED', 'Embedding was cancelled; the vectors computed so far are saved');
+
+function anyOf(...signals: Array<AbortSignal | undefined>): AbortSignal | undefined {
+  const given = signals.filter((s): s is AbortSignal => s !== undefined);
+  return given.length <= 1 ? given[0] : AbortSignal.any(given);
+}
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw cancelled();

@@ -287,7 +287,9 @@ export interface EmbedOptions {
   signal?: AbortSignal;
   /**
    * Stops after the chunk being embedded (Ctrl-C): its batch is saved, and `embed()` resolves
-   * with `stopped: true`. Checked between pages of notes while chunking too.
+   * with `stopped: true`. Checked between pages of notes while chunking too. While the model
+   * is still being fetched (downloaded, or its file read for its fingerprint) it rejects with
+   * ABORTED instead: nothing was embedded, and a download resumes on the next run.
    */
   stop?: AbortSignal;
   onProgress?: EmbedProgressFn;

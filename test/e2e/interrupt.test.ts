@@ -10,11 +10,13 @@
  * in each test's name). A point is an observable state of the work — the first thing drawn,
  * or the bar past k of n — never a delay.
  */
-import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { tinyModelPath } from '../support/gguf.js';
+import { DEFAULT_MODEL_PATH } from '../support/model-server.js';
 import { CTRL_C, frames, type PtyProcess, ptyExit, runInPty, screenLines } from '../support/pty.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 
@@ -264,6 +266,41 @@ describe(`Ctrl-C at random points (seed ${SEED}; QMD_TEST_SEED=${SEED} replays)`
         : await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], env(index));
       expect(rest.code, rest.stderr).toBe(0);
       expect(facts(index)).toMatchObject({ integrity: 'ok', documents: FILES, fts: FILES });
+    }
+  });
+});
+
+describe('Ctrl-C while the model downloads', () => {
+  it('stops waiting for it at once: one line, exit 130, nothing embedded', async () => {
+    // A host that sends the first 64 KiB of the model and then holds the rest for good.
+    const model = readFileSync(tinyModelPath());
+    const server = createServer((req, res) => {
+      if ((req.url ?? '').split('?')[0] !== DEFAULT_MODEL_PATH) {
+        res.writeHead(req.method === 'HEAD' ? 200 : 404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-length': model.length, 'accept-ranges': 'bytes' });
+      res.write(model.subarray(0, 64 * 1024));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const index = copyOf(embedTemplate, 'download');
+    const p = runInPty(process.execPath, [QMD_BIN, 'embed'], {
+      env: qmdEnv(index, { XDG_CACHE_HOME: join(small.dir, 'cache'), HF_ENDPOINT: `http://127.0.0.1:${port}/` }),
+    });
+    try {
+      await p.waitForOutput(/Downloading \[/, 60_000);
+      p.write(CTRL_C);
+      const exit = await ptyExit(p);
+      expect(exit, p.output()).toEqual({ code: 130, signal: null });
+      expect(screenLines(p.output())).toContain(
+        'Interrupted before anything was embedded; qmd embed goes on from there.',
+      );
+      expect(facts(index)).toMatchObject({ integrity: 'ok', vectors: 0 });
+    } finally {
+      p.kill();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

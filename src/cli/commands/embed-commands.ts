@@ -1,10 +1,11 @@
+import { isQmdError } from '../../errors.js';
 import { openStore } from '../../store/index.js';
 import type { EmbedReport, ModelChange } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { downloadReporter } from '../download-progress.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { formatQueryResult, hitsJson } from '../format.js';
-import { EXIT_INTERRUPTED, onInterrupt } from '../terminal/interrupt.js';
+import { EXIT_INTERRUPTED, type Interrupt, onInterrupt } from '../terminal/interrupt.js';
 import { count, createProgress } from '../terminal/progress.js';
 import { outputStyle } from '../terminal/terminal.js';
 import { type SearchFlags, searchOptions } from './read-commands.js';
@@ -33,26 +34,35 @@ export async function embed(ctx: CliContext, flags: { batch?: number; json?: boo
   try {
     progress.stage('Preparing');
     let embedding = false;
-    const report = await store.embed({
-      stop: interrupt.stop,
-      onModelChange: (change) => progress.log.line(modelChangeLine(change)),
-      ...(flags.batch !== undefined && { batchSize: flags.batch }),
-      onChunked: (notes) => {
-        if (notes === 0 || embedding) return;
-        download.stop();
-        progress.stage('Chunking notes', { unit: 'notes' });
-        progress.update(notes);
-      },
-      onProgress: ({ done, total }) => {
-        if (!embedding) {
+    const report = await stoppedEarly(
+      interrupt,
+      store.embed({
+        stop: interrupt.stop,
+        onModelChange: (change) => progress.log.line(modelChangeLine(change)),
+        ...(flags.batch !== undefined && { batchSize: flags.batch }),
+        onChunked: (notes) => {
+          if (notes === 0 || embedding) return;
           download.stop();
-          progress.stage('Embedding', { unit: 'chunks', total });
-        }
-        embedding = true;
-        progress.update(done, total);
-      },
-    });
+          progress.stage('Chunking notes', { unit: 'notes' });
+          progress.update(notes);
+        },
+        onProgress: ({ done, total }) => {
+          if (!embedding) {
+            download.stop();
+            progress.stage('Embedding', { unit: 'chunks', total });
+          }
+          embedding = true;
+          progress.update(done, total);
+        },
+      }),
+    );
     await interrupt.finish();
+    if (report === undefined) {
+      progress.stop();
+      ctx.log.line('Interrupted before anything was embedded; qmd embed goes on from there.');
+      process.exitCode = EXIT_INTERRUPTED;
+      return;
+    }
     progress.stop();
     if (interrupt.interrupted) {
       ctx.log.line(interruptedEmbed(report));
@@ -72,6 +82,16 @@ export function modelChangeLine(change: ModelChange): string {
   return change.reembed
     ? `Re-embedding every chunk with ${change.to}: the index was embedded with ${change.from} (its vectors are replaced)`
     : `The index's embedding model is now at ${change.to} (was ${change.from}; the same model, nothing to re-embed)`;
+}
+
+/** The work's result, or `undefined` when Ctrl-C stopped it before it began (the model's download). */
+async function stoppedEarly<T>(interrupt: Interrupt, work: Promise<T>): Promise<T | undefined> {
+  try {
+    return await work;
+  } catch (error) {
+    if (interrupt.stop.aborted && isQmdError(error) && error.code === 'ABORTED') return undefined;
+    throw error;
+  }
 }
 
 /** What `qmd embed` says when Ctrl-C stopped it (stderr, one line). */
