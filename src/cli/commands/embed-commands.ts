@@ -74,6 +74,7 @@ export async function embed(ctx: CliContext, flags: { batch?: number; json?: boo
     download.stop();
     progress.stop();
     await store.close();
+    interrupt.leaveIfInterrupted();
   }
 }
 

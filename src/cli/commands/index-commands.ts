@@ -48,6 +48,7 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
   } finally {
     progress.stop();
     await closeOrDiscard(store, created);
+    interrupt.leaveIfInterrupted();
   }
 }
 
@@ -92,6 +93,7 @@ export async function update(ctx: CliContext) {
   } finally {
     progress.stop();
     await store.close();
+    interrupt.leaveIfInterrupted();
   }
 }
 

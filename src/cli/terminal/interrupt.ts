@@ -45,6 +45,13 @@ export interface Interrupt {
    * are unref'd; bench/experiments/interrupt/pending-signal.mjs: never heard, 3 of 3).
    */
   finish(): Promise<void>;
+  /**
+   * Called once the index is closed: if Ctrl-C was pressed, exits 130 now. Left to end by
+   * itself, Node closes its signal watchers during its own teardown (llama.cpp's takes a
+   * while), and a SIGINT then meets the default action: a second Ctrl-C typed right after the
+   * command's last line killed it by the signal (seen in test/e2e/interrupt.test.ts).
+   */
+  leaveIfInterrupted(): void;
   /** Removes the listener (tests; a command never does, see above). */
   dispose(): void;
 }
@@ -78,6 +85,9 @@ export function onInterrupt(options: InterruptOptions): Interrupt {
     async finish() {
       await new Promise<void>((resolve) => setImmediate(resolve));
       working = false;
+    },
+    leaveIfInterrupted() {
+      if (presses > 0) exit(EXIT_INTERRUPTED);
     },
     dispose() {
       source.off('SIGINT', listener);

@@ -69,4 +69,13 @@ describe('Ctrl-C: the first stops after the current unit, the second quits at on
     expect(() => source.emit('SIGINT')).toThrow('cannot remove');
     expect(order).toEqual(['onQuit', 'exit 130']);
   });
+
+  it('leaveIfInterrupted: exit 130 once the work is closed if Ctrl-C was pressed, nothing otherwise', () => {
+    const { source, exits, interrupt } = setup();
+    interrupt.leaveIfInterrupted();
+    expect(exits).toEqual([]);
+    source.emit('SIGINT');
+    interrupt.leaveIfInterrupted();
+    expect(exits).toEqual([EXIT_INTERRUPTED]);
+  });
 });
