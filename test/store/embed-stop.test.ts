@@ -8,7 +8,7 @@ import { createEmbedder } from '../../src/llm/index.js';
 import { silentLog } from '../../src/log.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { tinyModelPath } from '../support/gguf.js';
-import { type Sandbox, sandbox } from './helpers.js';
+import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
 let box: Sandbox;
 const stores: Store[] = [];
@@ -65,15 +65,11 @@ describe('embed with stop', () => {
     expect(rest.stopped).toBeUndefined();
   });
 
-  it('stopped before it starts: chunks nothing, embeds nothing', async () => {
+  it('stopped before the model is read: rejects ABORTED (nothing to keep), chunks nothing, embeds nothing', async () => {
     const root = box.notes('notes', manyNotes(4));
     await open().addCollection(root, { name: 'notes' });
     const store = open({ embedModel: tinyModelPath(), embedThreads: 1 });
-    expect(await store.embed({ stop: AbortSignal.abort() })).toMatchObject({
-      stopped: true,
-      documents: 0,
-      embedded: 0,
-    });
+    await expectQmdError(() => store.embed({ stop: AbortSignal.abort() }), 'ABORTED');
     expect(store.status().embeddings).toMatchObject({ chunks: 0, embeddedChunks: 0 });
   });
 });
