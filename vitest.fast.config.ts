@@ -31,6 +31,7 @@ export default defineConfig({
       'test/llm/model-errors.test.ts',
       'test/mcp/query.test.ts',
       'test/store/chunk-counts.test.ts',
+      'test/store/embed-stop.test.ts',
       'test/store/embeddings.test.ts',
       'test/store/folder-vectors.test.ts',
       'test/store/query.test.ts',

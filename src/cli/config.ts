@@ -111,6 +111,11 @@ export interface Config {
    * test/e2e/query-awake.test.ts fails without it, not a user setting.
    */
   readonly queryWorker: boolean;
+  /**
+   * `QMD_PROGRESS_INTERVAL_MS` (≥ 1): when stderr is not a terminal, long commands print a
+   * progress line at least this often (unset: every 10 s, `src/cli/terminal/progress.ts`).
+   */
+  readonly progressIntervalMs: number | undefined;
 }
 
 /** Reads the flags now and each variable section when first used (then keeps it). Never throws itself. */
@@ -143,6 +148,9 @@ export function readConfig(options: GlobalOptions, env: NodeJS.ProcessEnv, log?:
     },
     get daemonChild() {
       return envText(env, DAEMON_CHILD_ENV) === '1';
+    },
+    get progressIntervalMs() {
+      return milliseconds(env, 'QMD_PROGRESS_INTERVAL_MS', 1);
     },
   };
 }

@@ -1,20 +1,28 @@
 import type { CollectionInfo, IndexReport, QueryResult, SearchHit, StatusReport } from '../store/types.js';
+import { formatIgnored, type IgnoredHint } from './commands/index-messages.js';
+import { fitWidth, type OutputStyle, PLAIN_OUTPUT } from './terminal/terminal.js';
 
-/** `#1a2b3c4d  0.87  notes/a.md:12  Title`, then the snippet indented on one line. */
-export function formatHits(hits: SearchHit[], header?: string): string {
-  const lines: string[] = header ? [header] : [];
+/**
+ * `#1a2b3c4d  0.87  notes/a.md:12  Title`, then the snippet indented on one line. On a terminal
+ * (`style`): coloured, and the snippet cut to the width; piped, plain and whole.
+ */
+export function formatHits(hits: SearchHit[], header?: string, style: OutputStyle = PLAIN_OUTPUT): string {
+  const { paint, width } = style;
+  const lines: string[] = header ? [paint.dim(header)] : [];
   if (hits.length === 0) lines.push('No results.');
   for (const hit of hits) {
     const where = hit.line !== undefined ? `${hit.file}:${hit.line}` : hit.file;
-    lines.push(`${hit.docid}  ${hit.score.toFixed(2)}  ${where}  ${hit.title}`);
+    lines.push(
+      `${paint.dim(hit.docid)}  ${paint.green(hit.score.toFixed(2))}  ${paint.cyan(where)}  ${paint.bold(hit.title)}`,
+    );
     const snippet = hit.snippet.replace(/\s+/g, ' ').trim();
-    if (snippet) lines.push(`    ${snippet}`);
+    if (snippet) lines.push(width === undefined ? `    ${snippet}` : fitWidth(`    ${snippet}`, width - 1));
   }
   return lines.join('\n');
 }
 
-export function formatQueryResult(result: QueryResult): string {
-  return formatHits(result.hits, result.note ? `(${result.mode}: ${result.note})` : `(${result.mode})`);
+export function formatQueryResult(result: QueryResult, style: OutputStyle = PLAIN_OUTPUT): string {
+  return formatHits(result.hits, result.note ? `(${result.mode}: ${result.note})` : `(${result.mode})`, style);
 }
 
 /** Results as JSON, each with its path as `get` accepts it. */
@@ -22,7 +30,8 @@ export function hitsJson(hits: SearchHit[], extra: Record<string, unknown> = {})
   return JSON.stringify({ ...extra, results: hits }, null, 2);
 }
 
-export function formatReport(report: IndexReport): string {
+/** The summary of `collection add` and `update`; `hint` says how to include files the mask passed by. */
+export function formatReport(report: IndexReport, hint?: IgnoredHint): string {
   const parts = [
     `${report.scanned} files scanned`,
     `${report.added} added`,
@@ -32,6 +41,8 @@ export function formatReport(report: IndexReport): string {
   ];
   const seconds = (report.ms / 1000).toFixed(2);
   const lines = [`${parts.join(', ')} in ${seconds} s`];
+  const ignored = hint && formatIgnored(report.ignored, hint);
+  if (ignored !== undefined) lines.push(ignored);
   for (const e of report.errors.slice(0, 20)) lines.push(`  skipped ${e.file}: ${e.error}`);
   if (report.errors.length > 20) lines.push(`  … and ${report.errors.length - 20} more skipped`);
   return lines.join('\n');

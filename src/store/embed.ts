@@ -25,7 +25,8 @@ interface Pending {
  * loses at most the batch in flight: the next run picks up where this one stopped.
  *
  * The signal is checked between chunks; when it fires, the vectors already computed are
- * stored and the run rejects with ABORTED.
+ * stored and the run rejects with ABORTED. `stop` is checked there too, but lets the chunk in
+ * flight finish: its batch is stored and the run resolves with `stopped` (Ctrl-C, issue 31).
  */
 export async function embedIndex(
   db: Sqlite,
@@ -34,7 +35,7 @@ export async function embedIndex(
   options: EmbedOptions,
 ): Promise<EmbedReport> {
   const started = performance.now();
-  const { signal } = options;
+  const { signal, stop } = options;
   const batchSize = options.batchSize ?? DEFAULT_EMBED_BATCH;
   if (!Number.isInteger(batchSize) || batchSize < 1)
     throw new QmdError('BAD_ARGUMENT', 'batchSize must be a positive integer');
@@ -43,7 +44,8 @@ export async function embedIndex(
   throwIfAborted(signal);
 
   // With the signal: Ctrl-C during a download stops waiting at once (closing the store ends it).
-  const fingerprint = await model.fingerprint(signal);
+  // `stop` too: a download is no unit to finish; it rejects with ABORTED, nothing embedded yet.
+  const fingerprint = await model.fingerprint(anyOf(signal, stop));
   // The same model file as last time: its shape is known, and llama.cpp is loaded only if
   // something needs embedding (a run with nothing to do reads the file's fingerprint only).
   const known = vectors.state();
@@ -59,7 +61,7 @@ export async function embedIndex(
   if (previousModel !== undefined) options.onModelChange?.(previousModel);
   db.transaction(() => vectors.adopt({ spec, fingerprint, dims, maxTokens, chunker }));
 
-  const documents = chunkPending(db, maxTokens, format, signal);
+  const documents = await chunkPending(db, maxTokens, format, options);
   const removed = db.transaction(() => {
     const collected = vectors.collectOrphans(fingerprint);
     // Brings the codes in step even when nothing is left to embed (another writer may have
@@ -80,11 +82,16 @@ export async function embedIndex(
     embedded += db.transaction(() => vectors.write(fingerprint, dims, rows, now));
   };
   options.onProgress?.({ done: 0, total: todo.length });
-  for (let i = 0; i < todo.length; i += batchSize) {
+  let stopped = stop?.aborted ?? false;
+  for (let i = 0; i < todo.length && !stopped; i += batchSize) {
     const batch: NewVector[] = [];
     try {
       for (const chunk of todo.slice(i, i + batchSize)) {
         throwIfAborted(signal);
+        if (stop?.aborted) {
+          stopped = true;
+          break;
+        }
         const body = bodies.get(chunk.contentHash);
         // `qmd update` in another process may have replaced the text since the plan.
         if (body !== undefined) {
@@ -108,11 +115,20 @@ export async function embedIndex(
     removed,
     ms: Math.round(performance.now() - started),
     vectorBackend: vectors.backend(),
+    ...(stopped && { stopped }),
   };
 }
 
-/** Chunks every text that has none yet (a page of notes per transaction). Returns how many. */
-function chunkPending(db: Sqlite, maxTokens: number, format: PromptFormat, signal: AbortSignal | undefined): number {
+/**
+ * Chunks every text that has none yet (a page of notes per transaction, then a turn of the event
+ * loop, so progress and Ctrl-C are heard). Returns how many; `stop` ends it after a page.
+ */
+async function chunkPending(
+  db: Sqlite,
+  maxTokens: number,
+  format: PromptFormat,
+  options: Pick<EmbedOptions, 'signal' | 'stop' | 'onChunked'>,
+): Promise<number> {
   const pending = db.prepare<{ after: string }, { hash: string; body: string }>(
     `SELECT hash, body FROM content
      WHERE hash > @after AND length(trim(body, ' \n\r\t')) > 0
@@ -134,12 +150,15 @@ function chunkPending(db: Sqlite, maxTokens: number, format: PromptFormat, signa
   let after = '';
   let count = 0;
   for (;;) {
-    throwIfAborted(signal);
+    throwIfAborted(options.signal);
+    if (options.stop?.aborted) return count;
     const rows = db.transaction(() => page(after));
     count += rows.length;
+    if (rows.length > 0) options.onChunked?.(count);
     const last = rows.at(-1);
     if (last === undefined || rows.length < CHUNK_PAGE) return count;
     after = last.hash;
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 
@@ -183,6 +202,11 @@ class BodyCache {
 
 const cancelled = (): QmdError =>
   new QmdError('ABORTED', 'Embedding was cancelled; the vectors computed so far are saved');
+
+function anyOf(...signals: Array<AbortSignal | undefined>): AbortSignal | undefined {
+  const given = signals.filter((s): s is AbortSignal => s !== undefined);
+  return given.length <= 1 ? given[0] : AbortSignal.any(given);
+}
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw cancelled();

@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import type { CollectionScan, KnownFile, ReadFile } from './scan.js';
 import type { Sqlite } from './sqlite.js';
 
+/** Staged files applied between two yields of the write phase (progress, a second Ctrl-C). */
+const APPLY_PAGE = 256;
+
 export interface WriteCounts {
   added: number;
   updated: number;
@@ -35,6 +38,7 @@ export class IndexWriter {
   private readonly clearStaged;
   private readonly insertSeen;
   private readonly clearSeen;
+  private readonly countStaged;
   private runs = 0;
 
   constructor(private readonly db: Sqlite) {
@@ -49,6 +53,7 @@ export class IndexWriter {
       { path: string; mtime_ms: number; size: number; hash: string; text: string | null; title: string | null }
     >('SELECT path, mtime_ms, size, hash, text, title FROM temp.staged WHERE run = ? AND collection = ? ORDER BY seq');
     this.clearStaged = db.prepare<[bigint]>('DELETE FROM temp.staged WHERE run = ?');
+    this.countStaged = db.column<[bigint], number>('SELECT count(*) FROM temp.staged WHERE run = ?');
     // Paths arrive sorted within a collection, so the key appends at the b-tree's end.
     db.exec(`CREATE TEMP TABLE IF NOT EXISTS seen (
       run INTEGER NOT NULL, collection TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (run, collection, path)) WITHOUT ROWID`);
@@ -119,9 +124,30 @@ export class IndexWriter {
     this.clearSeen.run(run);
   }
 
-  /** Applies a collection's staged files (inside the caller's transaction), adding to `counts`. */
-  apply(run: bigint, collection: string, now: string, counts: WriteCounts): void {
+  /** How many files a run has staged, for the write phase's progress. */
+  stagedCount(run: bigint): number {
+    return this.countStaged.get(run) ?? 0;
+  }
+
+  /**
+   * Applies a collection's staged files (inside the caller's transaction), adding to `counts`;
+   * returns how many. Yields to the event loop every `APPLY_PAGE` files, after telling
+   * `progress` how many it has applied; nothing else writes on this connection meanwhile (the
+   * command that owns it is waiting on this).
+   */
+  async apply(
+    run: bigint,
+    collection: string,
+    now: string,
+    counts: WriteCounts,
+    progress?: (applied: number) => void,
+  ): Promise<number> {
+    let seen = 0;
     for (const staged of this.selectStaged.iterate(run, collection)) {
+      if (++seen % APPLY_PAGE === 0) {
+        progress?.(seen);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
       const file = {
         path: staged.path,
         mtimeMs: staged.mtime_ms,
@@ -149,12 +175,17 @@ export class IndexWriter {
         counts.updated++;
       }
     }
+    progress?.(seen);
+    return seen;
   }
 
-  /** After the last batch: deletes the rows of files no batch saw, and stamps the collection. */
+  /**
+   * After the last batch: deletes the rows of files no batch saw, and stamps the collection.
+   * A scan that was stopped saw only some of its files: nothing of it is deleted or stamped.
+   */
   finish(run: bigint, scan: CollectionScan, now: string, counts: WriteCounts): void {
     counts.unchanged += scan.unchangedByStat;
-    if (scan.skipped) return;
+    if (scan.skipped || scan.stopped) return;
     const gone: number[] = [];
     for (const row of this.selectGone.iterate(scan.collection, run)) gone.push(row.id);
     for (const id of gone) this.deleteDocument.run(id);

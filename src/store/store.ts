@@ -11,6 +11,7 @@ import { DocumentReader } from './documents.js';
 import { embedIndex } from './embed.js';
 import { EmbeddingModel } from './embedding-model.js';
 import { checkFolder } from './folder.js';
+import { addIgnored, noneIgnored } from './ignore.js';
 import { IndexWriter, type WriteCounts } from './indexing.js';
 import { type GivenAs, modelMismatch, rememberedModelGone } from './model-problems.js';
 import { checkCollectionName, checkMask, nameFromDirectory } from './paths.js';
@@ -27,6 +28,7 @@ import type {
   DocumentSlice,
   EmbedOptions,
   EmbedReport,
+  IndexOptions,
   IndexReport,
   MultiGetOptions,
   MultiGetResult,
@@ -137,7 +139,7 @@ export class SqliteStore implements Store {
 
   async addCollection(
     root: string,
-    options: { name?: string; mask?: string; onProgress?: ProgressFn } = {},
+    options: { name?: string; mask?: string } & IndexOptions = {},
   ): Promise<IndexReport> {
     const started = performance.now();
     const { real, name, mask } = this.guard(() => {
@@ -152,8 +154,13 @@ export class SqliteStore implements Store {
       return { real, name, mask };
     });
     const run = this.guard(() => this.writer.newRun());
-    const scan = await this.scan(run, { name, root: real, mask }, { onProgress: options.onProgress });
-    return this.write(run, started, [scan], (now) => {
+    const scan = await this.scan(run, { name, root: real, mask }, options);
+    // Stopped before a file was read: nothing to keep, so the collection is not added.
+    if (scan.stopped && scan.found === 0) {
+      this.writer.unstage(run);
+      return this.report(started, [scan], { added: 0, updated: 0, removed: 0, unchanged: 0 }, []);
+    }
+    return this.write(run, started, [scan], options.onProgress, (now) => {
       // Checked again under the write lock: another process may have added it meanwhile.
       this.collections.refuseDuplicate(name, real);
       this.collections.add({ name, root: real, mask }, now);
@@ -172,7 +179,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  async update(options: { onProgress?: ProgressFn; signal?: AbortSignal } = {}): Promise<IndexReport> {
+  async update(options: IndexOptions = {}): Promise<IndexReport> {
     const started = performance.now();
     const targets = this.guard(() => {
       this.requireWritable();
@@ -181,8 +188,12 @@ export class SqliteStore implements Store {
     });
     const run = this.guard(() => this.writer.newRun());
     const scans: CollectionScan[] = [];
-    for (const target of targets) scans.push(await this.scan(run, target, options));
-    return this.write(run, started, scans, () => {});
+    for (const target of targets) {
+      if (options.stop?.aborted) break;
+      scans.push(await this.scan(run, target, options));
+    }
+    const untouched = targets.slice(scans.length).map((t) => t.name);
+    return this.write(run, started, scans, options.onProgress, () => {}, untouched);
   }
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
@@ -370,7 +381,7 @@ export class SqliteStore implements Store {
   private async scan(
     run: bigint,
     target: { name: string; root: string; mask: string },
-    options: { onProgress?: ProgressFn | undefined; signal?: AbortSignal | undefined },
+    options: IndexOptions,
   ): Promise<CollectionScan> {
     try {
       return await scanCollection({
@@ -381,6 +392,7 @@ export class SqliteStore implements Store {
         onBatch: (files, seen) => this.guard(() => this.writer.stage(run, target.name, files, seen)),
         onProgress: options.onProgress,
         signal: options.signal,
+        stop: options.stop,
       });
     } catch (error) {
       this.writer.unstage(run);
@@ -394,24 +406,33 @@ export class SqliteStore implements Store {
    * (WAL frames of an uncommitted transaction are ignored on the next open). The staged files
    * are streamed in from the TEMP table; SQLite spills a large transaction's pages to the WAL,
    * so its memory is the page cache, not the corpus. It is a manual transaction rather than
-   * `db.transaction()` only so the failpoint can be awaited inside it.
+   * `db.transaction()` so that it can yield inside: to the failpoint, and between pages of
+   * staged files (`IndexWriter.apply`), where progress is drawn and a second Ctrl-C can exit
+   * (leaving the transaction uncommitted: the index as it was).
    */
   private async write(
     run: bigint,
     started: number,
     scans: CollectionScan[],
+    onProgress: ProgressFn | undefined,
     before: (now: string) => void,
+    untouched: string[] = [],
   ): Promise<IndexReport> {
     const counts: WriteCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
     try {
       this.guard(() => this.db.exec('BEGIN IMMEDIATE'));
       const now = new Date().toISOString();
+      this.guard(() => before(now));
+      const progress = this.writeProgress(run, scans, onProgress);
+      let applied = 0;
+      for (const scan of scans) {
+        const base = applied;
+        const each = progress && ((n: number) => progress(base + n));
+        if (!scan.skipped)
+          applied += await this.guardAsync(() => this.writer.apply(run, scan.collection, now, counts, each));
+        this.guard(() => this.writer.finish(run, scan, now, counts));
+      }
       this.guard(() => {
-        before(now);
-        for (const scan of scans) {
-          if (!scan.skipped) this.writer.apply(run, scan.collection, now, counts);
-          this.writer.finish(run, scan, now, counts);
-        }
         if (counts.updated + counts.removed > 0) this.writer.collectOrphanContent();
         // Documents added, changed or gone changed where vectors are found (triggers on
         // `vector_rows`): the codes follow in the same transaction (docs/design.md §8.3).
@@ -429,11 +450,42 @@ export class SqliteStore implements Store {
     } finally {
       this.writer.unstage(run);
     }
+    return this.report(started, scans, counts, untouched);
+  }
+
+  /** The write phase's progress: files applied of those staged, when someone is listening. */
+  private writeProgress(
+    run: bigint,
+    scans: CollectionScan[],
+    onProgress: ProgressFn | undefined,
+  ): ((applied: number) => void) | undefined {
+    if (onProgress === undefined) return undefined;
+    const total = this.guard(() => this.writer.stagedCount(run));
+    const collection = scans.map((scan) => scan.collection).join(', ');
+    onProgress({ stage: 'writing', collection, done: 0, total });
+    return (applied) => onProgress({ stage: 'writing', collection, done: applied, total });
+  }
+
+  private report(started: number, scans: CollectionScan[], counts: WriteCounts, untouched: string[]): IndexReport {
+    const ignored = noneIgnored();
+    for (const scan of scans) addIgnored(ignored, scan.ignored, `${scan.collection}/`);
+    const stopped = scans.find((scan) => scan.stopped);
     return {
       collections: scans.length,
       scanned: scans.reduce((sum, scan) => sum + scan.listed, 0),
       ...counts,
       errors: scans.flatMap((scan) => scan.errors),
+      ignored,
+      ...((stopped !== undefined || untouched.length > 0) && {
+        stopped: {
+          complete: scans.filter((scan) => !scan.stopped).map((scan) => scan.collection),
+          ...(stopped !== undefined &&
+            stopped.found > 0 && {
+              partial: { collection: stopped.collection, read: stopped.found, listed: stopped.listed },
+            }),
+          untouched: [...(stopped !== undefined && stopped.found === 0 ? [stopped.collection] : []), ...untouched],
+        },
+      }),
       ms: Math.round(performance.now() - started),
     };
   }
@@ -449,6 +501,16 @@ export class SqliteStore implements Store {
 
   /** `guard` for the read calls, which may run in the query worker. */
   private async read<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new QmdError('CLOSED', 'The index is closed');
+    try {
+      return await work();
+    } catch (error) {
+      throw fromSqliteError(error, this.path, this.busyTimeoutMs);
+    }
+  }
+
+  /** `guard` for work that yields (the write phase). */
+  private async guardAsync<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new QmdError('CLOSED', 'The index is closed');
     try {
       return await work();

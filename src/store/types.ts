@@ -22,13 +22,33 @@ export interface CollectionInfo {
   updatedAt: string;
 }
 
+/**
+ * Where `addCollection` and `update` are: listing a collection's folder (`total` unknown yet:
+ * 0), reading its files (`done` of `total` listed), or writing everything read into the index
+ * (`done` of `total` files staged; `collection` is then every collection written, joined).
+ */
 export interface IndexProgress {
+  stage: 'listing' | 'reading' | 'writing';
   collection: string;
   done: number;
   total: number;
 }
 
 export type ProgressFn = (progress: IndexProgress) => void;
+
+/** Why the mask's wildcards passed a file by: it is under `node_modules`, or hidden (a name starting with `.`, `.git` included). */
+export type IgnoreReason = 'node_modules' | 'hidden';
+
+/** Files the mask matched but its wildcards do not enter (`scan.ts`), by reason. */
+export interface IgnoredFiles {
+  /** How many files, for each reason. */
+  counts: Record<IgnoreReason, number>;
+  /**
+   * A few of the folders they were in (`.obsidian/`, `vendor/node_modules/`) or hidden files
+   * (`.draft.md`): relative to the root in a scan, addressed as `collection/…` in a report.
+   */
+  examples: Record<IgnoreReason, string[]>;
+}
 
 /** What a scan did. */
 export interface IndexReport {
@@ -40,7 +60,30 @@ export interface IndexReport {
   unchanged: number;
   /** Files that could not be read (permissions, vanished mid-scan), with why. */
   errors: Array<{ file: string; error: string }>;
+  /** Files the mask matched under `node_modules` or hidden folders, not indexed unless the mask names them. */
+  ignored: IgnoredFiles;
+  /**
+   * Set when `stop` fired: the collections scanned in full were written as usual; `partial`
+   * is the one being read then, whose files read so far were written (added or changed; none
+   * removed); the others are as they were.
+   */
+  stopped?: {
+    complete: string[];
+    partial?: { collection: string; read: number; listed: number };
+    untouched: string[];
+  };
   ms: number;
+}
+
+export interface IndexOptions {
+  onProgress?: ProgressFn;
+  /** Cancels: rejects with ABORTED and the index is unchanged. */
+  signal?: AbortSignal;
+  /**
+   * Stops after the batch of files being read (Ctrl-C): what was read so far is written and
+   * committed, and the report says so (`stopped`).
+   */
+  stop?: AbortSignal;
 }
 
 export interface SearchOptions {
@@ -242,7 +285,16 @@ export type EmbedProgressFn = (progress: { done: number; total: number }) => voi
 export interface EmbedOptions {
   /** Checked between chunks: the vectors computed so far are saved, then it rejects with ABORTED. */
   signal?: AbortSignal;
+  /**
+   * Stops after the chunk being embedded (Ctrl-C): its batch is saved, and `embed()` resolves
+   * with `stopped: true`. Checked between pages of notes while chunking too. While the model
+   * is still being fetched (downloaded, or its file read for its fingerprint) it rejects with
+   * ABORTED instead: nothing was embedded, and a download resumes on the next run.
+   */
+  stop?: AbortSignal;
   onProgress?: EmbedProgressFn;
+  /** Before embedding, new and changed notes are chunked: how many so far, after each page of them. */
+  onChunked?: (notes: number) => void;
   /** Chunks per write transaction (default 32): a kill loses at most one batch. */
   batchSize?: number;
   /**
@@ -279,6 +331,8 @@ export interface EmbedReport {
   removed: number;
   ms: number;
   vectorBackend: 'sqlite-vec' | 'fallback';
+  /** `stop` fired: `embedded` were saved, the other chunks wait for the next run. */
+  stopped?: boolean;
 }
 
 /**
@@ -339,13 +393,13 @@ export interface Store {
   readonly path: string;
   listCollections(): CollectionInfo[];
   /** Adds a collection and indexes it at once. */
-  addCollection(
-    root: string,
-    options?: { name?: string; mask?: string; onProgress?: ProgressFn },
-  ): Promise<IndexReport>;
+  addCollection(root: string, options?: { name?: string; mask?: string } & IndexOptions): Promise<IndexReport>;
   removeCollection(name: string): void;
-  /** Re-scans every collection incrementally (mtime + hash); all or nothing. */
-  update(options?: { onProgress?: ProgressFn; signal?: AbortSignal }): Promise<IndexReport>;
+  /**
+   * Re-scans every collection incrementally (mtime + hash); all or nothing, but for `stop`,
+   * which keeps what was read before it (`IndexOptions`).
+   */
+  update(options?: IndexOptions): Promise<IndexReport>;
   /** BM25 full-text search; scores relative to the best hit (1). */
   search(query: string, options?: SearchOptions): SearchHit[];
   /**

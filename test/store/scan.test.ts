@@ -30,8 +30,18 @@ async function batchesOf(
     },
   });
   expect(scan.found).toBe(batches.reduce((sum, b) => sum + b.seen.length, 0));
-  // The scan itself keeps no text and no paths: what it returns is counts (docs/design.md §8.5).
-  expect(Object.keys(scan).sort()).toEqual(['collection', 'errors', 'found', 'listed', 'skipped', 'unchangedByStat']);
+  // The scan itself keeps no text and no paths: what it returns is counts, and at most three
+  // example folders per ignore reason (docs/design.md §8.5).
+  expect(Object.keys(scan).sort()).toEqual([
+    'collection',
+    'errors',
+    'found',
+    'ignored',
+    'listed',
+    'skipped',
+    'stopped',
+    'unchangedByStat',
+  ]);
   expect(typeof scan.found).toBe('number');
   return batches;
 }
@@ -65,5 +75,33 @@ describe('the read phase hands files over in bounded batches (docs/design.md §8
     expect(batches.map((b) => b.files)).toEqual([0, 0, 0]);
     expect(batches.map((b) => b.seen.length)).toEqual([256, 256, 88]);
     expect(batches.flatMap((b) => b.seen)).toEqual(Object.keys(files));
+  });
+});
+
+describe('an aborted listing is never taken for the whole folder', () => {
+  // tinyglobby returns what it has listed (even nothing) when its signal fires: a scan that
+  // went on with it would have every other file of the collection deleted by the write phase.
+  const input = (root: string, options: Partial<ScanInput>): ScanInput => ({
+    collection: 'notes',
+    root,
+    mask: '**/*.md',
+    known: () => undefined,
+    onBatch: () => {
+      throw new Error('nothing may be handed on');
+    },
+    ...options,
+  });
+
+  it('cancelled (signal): rejects with ABORTED', async () => {
+    const root = box.notes('notes', { 'a.md': 'alpha\n' });
+    await expect(scanCollection(input(root, { signal: AbortSignal.abort() }))).rejects.toMatchObject({
+      code: 'ABORTED',
+    });
+  });
+
+  it('stopped (stop): returns stopped with nothing found', async () => {
+    const root = box.notes('notes', { 'a.md': 'alpha\n' });
+    const scan = await scanCollection(input(root, { stop: AbortSignal.abort() }));
+    expect(scan).toMatchObject({ stopped: true, found: 0, skipped: false });
   });
 });

@@ -113,12 +113,16 @@ describe('update', () => {
     expect(files('date')).toEqual([]);
   });
 
-  it('reports progress per collection, ending at done = total', async () => {
+  it('reports progress per collection, ending at done = total, then the write of what changed', async () => {
     box.notes('notes', { 'd.md': 'delta\n' });
-    const seen: Array<[number, number]> = [];
-    await store.update({ onProgress: (p) => seen.push([p.done, p.total]) });
-    expect(seen[0]).toEqual([0, 4]);
-    expect(seen.at(-1)).toEqual([4, 4]);
+    const seen: Array<[string, number, number]> = [];
+    await store.update({ onProgress: (p) => seen.push([p.stage, p.done, p.total]) });
+    expect(seen[0]).toEqual(['listing', 0, 0]);
+    const reading = seen.filter(([stage]) => stage === 'reading');
+    expect(reading[0]).toEqual(['reading', 0, 4]);
+    expect(reading.at(-1)).toEqual(['reading', 4, 4]);
+    // Only d.md is new: one file staged, written.
+    expect(seen.at(-1)).toEqual(['writing', 1, 1]);
   });
 
   it('keeps a collection whose root vanished, and says why', async () => {

@@ -1,59 +1,80 @@
-import { QmdError } from '../../errors.js';
+import { isQmdError } from '../../errors.js';
 import { openStore } from '../../store/index.js';
 import type { EmbedReport, ModelChange } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { downloadReporter } from '../download-progress.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { formatQueryResult, hitsJson } from '../format.js';
-import { progressBar } from '../progress.js';
+import { EXIT_INTERRUPTED, type Interrupt, onInterrupt } from '../terminal/interrupt.js';
+import { count, createProgress } from '../terminal/progress.js';
+import { outputStyle } from '../terminal/terminal.js';
 import { type SearchFlags, searchOptions } from './read-commands.js';
 
-/** Exit code after Ctrl-C, as shells report a SIGINT death (128 + 2). */
-const EXIT_INTERRUPTED = 130;
-
 /**
- * `qmd embed [--batch N] [--json]`: embeds what changed since the last run. A progress bar on
- * stderr (TTY only), one summary line on stdout. Ctrl-C stops between chunks, keeps what was
- * computed, and disposes the model safely; a second Ctrl-C kills at once (the index stays
- * consistent: every batch is its own transaction).
+ * `qmd embed [--batch N] [--json]`: embeds what changed since the last run. Progress on stderr
+ * (a bar on a terminal, a line every 10 s otherwise), one summary line on stdout. The first
+ * Ctrl-C lets the chunk in flight finish, saves its batch, says what was kept and exits 130; a
+ * second exits 130 at once (the index stays consistent: every batch is its own transaction).
  */
 export async function embed(ctx: CliContext, flags: { batch?: number; json?: boolean }) {
+  const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
+  const interrupt = onInterrupt({ log: progress.log, unit: 'chunk' });
   const download = downloadReporter();
   const store = openStore(ctx.indexPath, {
     create: false,
-    log: ctx.log,
+    log: progress.log,
     failpoints: ctx.config.failpoints,
     ...embedStoreOptions(ctx),
-    onModelDownload: download.onProgress,
+    // The download draws its own bar (download-progress.ts): ours steps aside until the next stage.
+    onModelDownload: (p) => {
+      progress.hide();
+      download.onProgress(p);
+    },
   });
-  const progress = await progressBar('Embedding', 'chunks');
-  const interrupt = new AbortController();
-  const onSigint = (): void => {
-    ctx.log.line('Stopping after the current chunk (Ctrl-C again to quit at once)...');
-    interrupt.abort();
-  };
-  process.once('SIGINT', onSigint);
   try {
-    const report = await store.embed({
-      signal: interrupt.signal,
-      onModelChange: (change) => ctx.log.line(modelChangeLine(change)),
-      ...(flags.batch !== undefined && { batchSize: flags.batch }),
-      ...(progress.onProgress && {
-        onProgress: ({ done, total }) => progress.onProgress?.({ collection: 'chunks', done, total }),
+    progress.stage('Preparing');
+    let embedding = false;
+    const report = await stoppedEarly(
+      interrupt,
+      store.embed({
+        stop: interrupt.stop,
+        onModelChange: (change) => progress.log.line(modelChangeLine(change)),
+        ...(flags.batch !== undefined && { batchSize: flags.batch }),
+        onChunked: (notes) => {
+          if (notes === 0 || embedding) return;
+          download.stop();
+          progress.stage('Chunking notes', { unit: 'notes' });
+          progress.update(notes);
+        },
+        onProgress: ({ done, total }) => {
+          if (!embedding) {
+            download.stop();
+            progress.stage('Embedding', { unit: 'chunks', total });
+          }
+          embedding = true;
+          progress.update(done, total);
+        },
       }),
-    });
+    );
+    await interrupt.finish();
+    if (report === undefined) {
+      progress.stop();
+      ctx.log.line('Interrupted before anything was embedded; qmd embed goes on from there.');
+      process.exitCode = EXIT_INTERRUPTED;
+      return;
+    }
     progress.stop();
-    ctx.out(flags.json ? JSON.stringify(report, null, 2) : formatEmbedReport(report));
-  } catch (error) {
-    if (!(interrupt.signal.aborted && error instanceof QmdError && error.code === 'ABORTED')) throw error;
-    progress.stop();
-    ctx.log.line(`qmd: ${error.message}`);
-    process.exitCode = EXIT_INTERRUPTED;
+    if (interrupt.interrupted) {
+      ctx.log.line(interruptedEmbed(report));
+      process.exitCode = EXIT_INTERRUPTED;
+    }
+    if (flags.json) ctx.out(JSON.stringify(report, null, 2));
+    else if (!report.stopped) ctx.out(formatEmbedReport(report));
   } finally {
-    process.removeListener('SIGINT', onSigint);
     download.stop();
     progress.stop();
     await store.close();
+    interrupt.leaveIfInterrupted();
   }
 }
 
@@ -62,6 +83,26 @@ export function modelChangeLine(change: ModelChange): string {
   return change.reembed
     ? `Re-embedding every chunk with ${change.to}: the index was embedded with ${change.from} (its vectors are replaced)`
     : `The index's embedding model is now at ${change.to} (was ${change.from}; the same model, nothing to re-embed)`;
+}
+
+/** The work's result, or `undefined` when Ctrl-C stopped it before it began (the model's download). */
+async function stoppedEarly<T>(interrupt: Interrupt, work: Promise<T>): Promise<T | undefined> {
+  try {
+    return await work;
+  } catch (error) {
+    if (interrupt.stop.aborted && isQmdError(error) && error.code === 'ABORTED') return undefined;
+    throw error;
+  }
+}
+
+/** What `qmd embed` says when Ctrl-C stopped it (stderr, one line). */
+export function interruptedEmbed(report: EmbedReport): string {
+  if (!report.stopped) return 'Interrupted after the work was done: every chunk is embedded.';
+  const todo = report.chunks - report.skipped;
+  return (
+    `Interrupted: ${count(report.embedded)} of ${count(todo)} chunks embedded and saved` +
+    `${report.documents > 0 ? ` (${count(report.documents)} notes chunked)` : ''}; qmd embed goes on from there.`
+  );
 }
 
 /** `Embedded 12 chunks, skipped 30 unchanged, removed 2 (3 notes chunked; 42 chunks) in 1.20 s: 10.0 chunks/s …` */
@@ -79,11 +120,12 @@ export function formatEmbedReport(report: EmbedReport): string {
 export async function vsearch(ctx: CliContext, query: string, flags: SearchFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log, ...embedStoreOptions(ctx) });
   try {
-    const result = await store.vsearch(query, searchOptions(flags));
+    const style = outputStyle(process.stdout, ctx.env);
+    const result = await store.vsearch(query, searchOptions(flags, style));
     ctx.out(
       flags.json
         ? hitsJson(result.hits, { mode: result.mode, ...(result.note && { note: result.note }) })
-        : formatQueryResult(result),
+        : formatQueryResult(result, style),
     );
   } finally {
     await store.close();

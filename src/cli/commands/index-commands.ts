@@ -1,25 +1,54 @@
-import { openStore } from '../../store/index.js';
+import { existsSync } from 'node:fs';
+import { discardIndex, openStore } from '../../store/index.js';
+import type { IndexProgress, Store } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { formatCollections, formatReport } from '../format.js';
-import { progressBar } from '../progress.js';
+import { EXIT_INTERRUPTED, onInterrupt } from '../terminal/interrupt.js';
+import { createProgress, type Progress } from '../terminal/progress.js';
+import { addHint, interruptedAdd, interruptedUpdate, updateHint } from './index-messages.js';
 
-/** `qmd collection add DIR [--name NAME] [--mask GLOB]`: adds the collection and indexes it at once. */
+/**
+ * `qmd collection add DIR [--name NAME] [--mask GLOB]`: adds the collection and indexes it at
+ * once. Progress on stderr; Ctrl-C keeps the files read so far (`interruptedAdd`). An
+ * index this command created and could not add to is removed again: a failed first add leaves
+ * no empty index behind.
+ */
 export async function collectionAdd(ctx: CliContext, dir: string, options: { name?: string; mask?: string }) {
-  const store = openStore(ctx.indexPath, { log: ctx.log });
-  const progress = await progressBar('Indexing');
+  const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
+  const created = !existsSync(ctx.indexPath);
+  let committed = false;
+  const interrupt = onInterrupt({
+    log: progress.log,
+    unit: 'batch of files',
+    // Quitting before the add committed leaves the index as it was: none, if it made it.
+    onQuit: () => {
+      if (created && !committed) discardIndex(ctx.indexPath);
+    },
+  });
+  const store = openStore(ctx.indexPath, { log: progress.log });
   try {
     const before = new Set(store.listCollections().map((c) => c.name));
     const report = await store.addCollection(dir, {
       ...(options.name !== undefined && { name: options.name }),
       ...(options.mask !== undefined && { mask: options.mask }),
-      ...(progress.onProgress && { onProgress: progress.onProgress }),
+      onProgress: indexProgress(progress),
+      stop: interrupt.stop,
     });
+    committed = true;
+    await interrupt.finish();
     progress.stop();
     const added = store.listCollections().find((c) => !before.has(c.name));
-    ctx.out(`Added collection ${added?.name ?? dir} (${added?.root ?? dir}): ${formatReport(report)}`);
+    if (interrupt.interrupted) {
+      ctx.log.line(interruptedAdd(report, added?.name));
+      process.exitCode = EXIT_INTERRUPTED;
+      if (report.stopped !== undefined) return;
+    }
+    const hint = addHint(options.mask ?? added?.mask ?? '**/*.md');
+    ctx.out(`Added collection ${added?.name ?? dir} (${added?.root ?? dir}): ${formatReport(report, hint)}`);
   } finally {
     progress.stop();
-    await store.close();
+    await closeOrDiscard(store, created);
+    interrupt.leaveIfInterrupted();
   }
 }
 
@@ -43,16 +72,60 @@ export async function collectionRemove(ctx: CliContext, name: string) {
   }
 }
 
-/** `qmd update`: re-scans every collection incrementally, all or nothing. */
+/**
+ * `qmd update`: re-scans every collection incrementally, all or nothing; Ctrl-C keeps the
+ * collections read in full and the files read of the one being read.
+ */
 export async function update(ctx: CliContext) {
-  const store = openStore(ctx.indexPath, { create: false, log: ctx.log });
-  const progress = await progressBar('Updating');
+  const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
+  const interrupt = onInterrupt({ log: progress.log, unit: 'batch of files' });
+  const store = openStore(ctx.indexPath, { create: false, log: progress.log });
   try {
-    const report = await store.update(progress.onProgress ? { onProgress: progress.onProgress } : {});
+    const report = await store.update({ onProgress: indexProgress(progress), stop: interrupt.stop });
+    await interrupt.finish();
     progress.stop();
-    ctx.out(`Updated ${report.collections} collection(s): ${formatReport(report)}`);
+    if (interrupt.interrupted) {
+      ctx.log.line(interruptedUpdate(report));
+      process.exitCode = EXIT_INTERRUPTED;
+      if (report.stopped !== undefined) return;
+    }
+    ctx.out(`Updated ${report.collections} collection(s): ${formatReport(report, updateHint())}`);
   } finally {
     progress.stop();
     await store.close();
+    interrupt.leaveIfInterrupted();
   }
+}
+
+/** The store's indexing stages as progress: listing a folder, reading its files, writing them. */
+function indexProgress(progress: Progress): (p: IndexProgress) => void {
+  let stage = '';
+  return (p) => {
+    const key = `${p.stage}\0${p.collection}`;
+    if (key !== stage) {
+      stage = key;
+      if (p.stage === 'listing') progress.stage(`Listing ${p.collection}`);
+      else if (p.stage === 'reading') progress.stage(`Reading ${p.collection}`, { unit: 'files', total: p.total });
+      else progress.stage('Writing the index', { unit: 'files', total: p.total });
+    }
+    progress.update(p.done, p.total);
+  };
+}
+
+/**
+ * Closes the store; an index this command created is then removed if it holds no collection
+ * (the add failed, or was stopped before a file was read). One that another process has added
+ * a collection to meanwhile is kept.
+ */
+async function closeOrDiscard(store: Store, created: boolean): Promise<void> {
+  let empty = false;
+  if (created) {
+    try {
+      empty = store.listCollections().length === 0;
+    } catch {
+      // Unreadable: leave it for the next command to report.
+    }
+  }
+  await store.close();
+  if (empty) discardIndex(store.path);
 }

@@ -4,6 +4,7 @@ import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { formatHits, formatQueryResult, formatStatus, hitsJson } from '../format.js';
 import { embeddingModelLine } from '../model-status.js';
+import { type OutputStyle, outputStyle } from '../terminal/terminal.js';
 
 export interface SearchFlags {
   n?: number;
@@ -13,9 +14,13 @@ export interface SearchFlags {
   minScore?: number;
 }
 
-/** `search`, `query` and `vsearch`'s options; the store checks the folder (`folder.ts`). */
-export function searchOptions(flags: SearchFlags) {
+/**
+ * `search`, `query` and `vsearch`'s options; the store checks the folder (`folder.ts`). On a
+ * terminal, matched words come back marked in colour (`style.highlight`), never with --json.
+ */
+export function searchOptions(flags: SearchFlags, style?: OutputStyle) {
   return {
+    ...(style?.highlight !== undefined && !flags.json && { highlight: style.highlight }),
     ...(flags.n !== undefined && { limit: flags.n }),
     ...(flags.collection !== undefined && { collections: flags.collection }),
     ...(flags.folder !== undefined && { folder: flags.folder }),
@@ -27,8 +32,9 @@ export function searchOptions(flags: SearchFlags) {
 export async function search(ctx: CliContext, query: string, flags: SearchFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
   try {
-    const hits = store.search(query, searchOptions(flags));
-    ctx.out(flags.json ? hitsJson(hits, { mode: 'bm25' }) : formatHits(hits));
+    const style = outputStyle(process.stdout, ctx.env);
+    const hits = store.search(query, searchOptions(flags, style));
+    ctx.out(flags.json ? hitsJson(hits, { mode: 'bm25' }) : formatHits(hits, undefined, style));
   } finally {
     await store.close();
   }
@@ -38,11 +44,12 @@ export async function search(ctx: CliContext, query: string, flags: SearchFlags)
 export async function query(ctx: CliContext, text: string, flags: SearchFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log, ...embedStoreOptions(ctx) });
   try {
-    const result = await store.query(text, searchOptions(flags));
+    const style = outputStyle(process.stdout, ctx.env);
+    const result = await store.query(text, searchOptions(flags, style));
     ctx.out(
       flags.json
         ? hitsJson(result.hits, { mode: result.mode, ...(result.note && { note: result.note }) })
-        : formatQueryResult(result),
+        : formatQueryResult(result, style),
     );
   } finally {
     await store.close();
