@@ -2,8 +2,8 @@
 // One process = one binding on the Node that runs it:
 //   node bench/experiments/sqlite-binding.mjs --binding node|b13|b12 --mode bench
 //   node --expose-gc bench/experiments/sqlite-binding.mjs --binding b12 --mode soak --path natural
-// `b13`/`b12` load better-sqlite3 from a scratch install outside the repo: $BIND_DIR, or
-// /work/scratch/bind-<node major>-<binding>. `node` is node:sqlite (DatabaseSync).
+// `b13` loads the repo's own better-sqlite3 (13.2.0 since issue 35), `b12` a scratch install
+// outside the repo ($BIND_DIR, or /work/scratch/bind-<node major>-b12). `node` is node:sqlite.
 // The driver (sqlite-binding-driver.mjs) runs these interleaved and writes the results file.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -33,6 +33,13 @@ function parseArgs(argv) {
   return out;
 }
 
+/** `b13` is the repo's own better-sqlite3 (issue 35); `b12` a scratch install ($BIND_DIR or /work/scratch/bind-<major>-b12). */
+function requireBinding(binding) {
+  if (binding === 'b13' && process.env.BIND_DIR === undefined) return createRequire(join(repo, 'package.json'));
+  const dir = process.env.BIND_DIR ?? `/work/scratch/bind-${major}-${binding}`;
+  return createRequire(join(dir, 'node_modules', 'x.js'));
+}
+
 /** Opens a database through the chosen binding; both expose exec/prepare/close and run/get/all/iterate. */
 async function open(binding, file) {
   if (binding === 'node') {
@@ -41,8 +48,7 @@ async function open(binding, file) {
     db.loadExtension(vecPath);
     return db;
   }
-  const dir = process.env.BIND_DIR ?? `/work/scratch/bind-${major}-${binding}`;
-  const Database = createRequire(join(dir, 'node_modules', 'x.js'))('better-sqlite3');
+  const Database = requireBinding(binding)('better-sqlite3');
   const db = new Database(file);
   db.loadExtension(vecPath);
   return db;
@@ -51,8 +57,7 @@ async function open(binding, file) {
 function bindingVersion(binding, db) {
   const sqlite = db.prepare('SELECT sqlite_version() AS v, vec_version() AS vec').get();
   if (binding === 'node') return { lib: 'node:sqlite', sqlite: sqlite.v, vec: sqlite.vec };
-  const dir = process.env.BIND_DIR ?? `/work/scratch/bind-${major}-${binding}`;
-  const pkg = JSON.parse(readFileSync(join(dir, 'node_modules/better-sqlite3/package.json'), 'utf8'));
+  const pkg = requireBinding(binding)('better-sqlite3/package.json');
   return { lib: `better-sqlite3 ${pkg.version}`, sqlite: sqlite.v, vec: sqlite.vec };
 }
 

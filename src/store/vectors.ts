@@ -33,6 +33,9 @@ export type VectorBackend = 'sqlite-vec' | 'fallback';
 
 export const MAX_KNN = 4096;
 
+/** Rows coded per page when the codes are rebuilt or the queue drained (each page read, then written). */
+const CODE_PAGE = 512;
+
 export interface EmbeddingState {
   model: string | null;
   fingerprint: string | null;
@@ -346,11 +349,23 @@ export class Vectors {
     );
     this.indexPartitions();
     const insert = this.insertCode();
-    const source = this.db.prepare<[], CodeSource>(
+    // A collection at a time, a page of rows at a time: the connection cannot write while a
+    // read of it is unfinished (better-sqlite3 refuses, docs/design.md §5).
+    const page = this.db.prepare<[string, number, number], CodeSource>(
       `SELECT r.id, r.collection, r.path, e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id
-       ORDER BY r.collection, r.id`,
+       WHERE r.collection = ? AND r.id > ? ORDER BY r.id LIMIT ?`,
     );
-    for (const row of source.iterate()) insert(row, cells);
+    for (const collection of this.db
+      .column<[], string>('SELECT DISTINCT collection FROM vector_rows ORDER BY collection')
+      .all()) {
+      for (let after = 0; ; ) {
+        const rows = page.all(collection, after, CODE_PAGE);
+        for (const row of rows) insert(row, cells);
+        const last = rows.at(-1);
+        if (last === undefined || rows.length < CODE_PAGE) break;
+        after = last.id;
+      }
+    }
     this.db.exec('DELETE FROM code_queue');
     this.db
       .prepare('UPDATE embedding_state SET vec_dims = ?, cell_rows = ? WHERE id = 1')
@@ -429,15 +444,23 @@ export class Vectors {
       `SELECT r.id, r.collection, r.path, e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id
        WHERE r.id = ?`,
     );
-    // Streamed, not loaded: a big `qmd update` may queue a row per chunk of every note it moved.
-    for (const { row_id: id } of this.db
-      .prepare<[], { row_id: number }>('SELECT row_id FROM code_queue ORDER BY row_id')
-      .iterate()) {
-      // An id is queued when its row was added or deleted (ids can be reused): drop the old code, add the new.
-      const removed = remove.run(BigInt(id)).changes;
-      const row = source.get(id);
-      if (this.rows !== undefined) this.rows += (row === undefined ? 0 : 1) - removed;
-      if (row !== undefined) insert(row, cells);
+    // A page at a time, not loaded: a big `qmd update` may queue a row per chunk of every note
+    // it moved; and not streamed, as the connection cannot write while a read of it is unfinished.
+    const queued = this.db.column<[number, number], number>(
+      'SELECT row_id FROM code_queue WHERE row_id > ? ORDER BY row_id LIMIT ?',
+    );
+    for (let after = 0; ; ) {
+      const ids = queued.all(after, CODE_PAGE);
+      for (const id of ids) {
+        // An id is queued when its row was added or deleted (ids can be reused): drop the old code, add the new.
+        const removed = remove.run(BigInt(id)).changes;
+        const row = source.get(id);
+        if (this.rows !== undefined) this.rows += (row === undefined ? 0 : 1) - removed;
+        if (row !== undefined) insert(row, cells);
+      }
+      const last = ids.at(-1);
+      if (last === undefined || ids.length < CODE_PAGE) break;
+      after = last;
     }
     this.db.exec('DELETE FROM code_queue');
   }
