@@ -50,6 +50,9 @@ const NODES: Record<string, string> = {
   '22': join(ROOT, '.ci/runtimes/node_modules/node22/bin'),
   '24': join(ROOT, '.ci/runtimes/node_modules/node24/bin'),
 };
+for (const [major, dir] of Object.entries(NODES)) {
+  if (!existsSync(join(dir, 'node'))) throw new Error(`no Node ${major} at ${dir}: npm ci --prefix .ci/runtimes`);
+}
 const LABELS = ['before', 'after'] as const;
 type Label = (typeof LABELS)[number];
 const revs: Record<Label, string> = {
@@ -85,17 +88,26 @@ for (let round = 0; round < installRounds; round++) {
       rmSync(cache, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });
       execFileSync('bash', ['-c', `git archive ${revs[label]} | tar -x -C ${dir}`], { cwd: ROOT });
-      const env = { ...process.env, PATH: `${NODES[major]}:${process.env.PATH}`, npm_config_cache: cache };
+      // Not npx's npm_* variables: npm_node_execpath would make npm run the scripts with the
+      // Node that runs this driver.
+      const env: NodeJS.ProcessEnv = { PATH: `${NODES[major]}:${process.env.PATH}`, npm_config_cache: cache };
+      for (const [k, v] of Object.entries(process.env)) if (!/^(npm_|NODE$|PATH$)/i.test(k)) env[k] = v;
       const loadBefore = loadAverage();
       const started = performance.now();
+      // npm is found on (and runs with) that Node's PATH: the install, its scripts and the build.
       const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
         cwd: dir,
         env,
         encoding: 'utf8',
       });
       const seconds = (performance.now() - started) / 1000;
-      installs.push({ label, node: major, seconds, rc: r.status, load: `${loadBefore} → ${loadAverage()}` });
-      log(`install ${label} (${revs[label]}) with Node ${major}: ${seconds.toFixed(1)} s, exit ${r.status}`);
+      const npmNode = spawnSync('npm', ['exec', '--', 'node', '--version'], {
+        cwd: dir,
+        env,
+        encoding: 'utf8',
+      }).stdout.trim();
+      installs.push({ label, node: npmNode, seconds, rc: r.status, load: `${loadBefore} → ${loadAverage()}` });
+      log(`install ${label} (${revs[label]}) with Node ${npmNode}: ${seconds.toFixed(1)} s, exit ${r.status}`);
       if (r.status !== 0) log(r.stderr.slice(-3000));
       rmSync(cache, { recursive: true, force: true });
     }

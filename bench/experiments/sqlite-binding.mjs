@@ -41,15 +41,15 @@ function requireBinding(binding) {
 }
 
 /** Opens a database through the chosen binding; both expose exec/prepare/close and run/get/all/iterate. */
-async function open(binding, file) {
+async function open(binding, file, { readOnly = false } = {}) {
   if (binding === 'node') {
     const { DatabaseSync } = await import('node:sqlite');
-    const db = new DatabaseSync(file, { allowExtension: true });
+    const db = new DatabaseSync(file, { allowExtension: true, readOnly });
     db.loadExtension(vecPath);
     return db;
   }
   const Database = requireBinding(binding)('better-sqlite3');
-  const db = new Database(file);
+  const db = new Database(file, { readonly: readOnly });
   db.loadExtension(vecPath);
   return db;
 }
@@ -296,6 +296,17 @@ const registry = new FinalizationRegistry((db) => {
 
 async function soak() {
   const n = args.statements;
+  if (!isMainThread && args.path === 'worker-terminate-statement') {
+    // The query worker's shape: a read-only connection of its own, terminated while SQLite
+    // runs one of back-to-back statements (terminate() cannot interrupt one: it lands when the
+    // statement returns to JS). Almost no JS runs between them, so that is where it lands.
+    const db = await open(args.binding, workerData.file, { readOnly: true });
+    parentPort.postMessage('ready');
+    const long = db.prepare(
+      'WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200000) SELECT count(*) AS n FROM c',
+    );
+    for (;;) long.get();
+  }
   if (!isMainThread) {
     // Inside a worker: churn until terminated, or finish and leave everything for teardown.
     const db = await smallDb(args.binding);
@@ -305,6 +316,22 @@ async function soak() {
     return;
   }
   const path = args.path;
+  if (path === 'worker-terminate-statement') {
+    const db = await smallDb(args.binding);
+    db.exec('PRAGMA journal_mode = WAL');
+    const file = db.name ?? db.location();
+    const worker = new Worker(new URL(import.meta.url), { workerData: { args, file }, execArgv: [] });
+    await new Promise((resolve, reject) => {
+      worker.on('error', reject);
+      worker.on('message', (m) => {
+        if (m === 'ready') setTimeout(() => worker.terminate(), 300);
+      });
+      worker.on('exit', resolve);
+    });
+    await churn(db, 2000); // the main connection keeps working after the worker
+    gc();
+    return;
+  }
   if (path === 'worker-terminate' || path === 'worker-exit') {
     const worker = new Worker(new URL(import.meta.url), { workerData: { args }, execArgv: [] });
     await new Promise((resolve, reject) => {

@@ -26,8 +26,8 @@ import type { StatusReport } from './types.js';
  * typical component of a 768-dim vector.
  *
  * Two facts about sqlite-vec measured here: a vec0 rowid bound as a JS number is refused
- * ("Only integers are allows for primary key values"), because node:sqlite binds every
- * number as REAL (better-sqlite3 did too): rowids are passed as BigInt; and `k` is at most 4096.
+ * ("Only integers are allows for primary key values"), because better-sqlite3 binds every
+ * number as REAL (node:sqlite did too): rowids are passed as BigInt; and `k` is at most 4096.
  */
 export type VectorBackend = 'sqlite-vec' | 'fallback';
 
@@ -655,7 +655,7 @@ export function toBlob(vector: Float32Array): Buffer {
 }
 
 export function fromBlob(blob: Uint8Array): Float32Array {
-  // A view needs 4-byte alignment; SQLite's BLOBs do not promise it (node:sqlite's were
+  // A view needs 4-byte alignment; SQLite's BLOBs do not promise it (better-sqlite3's Buffers were
   // measured at offset 0, but nothing says so).
   if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
   return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
