@@ -218,6 +218,35 @@ describe('the binding: no write while a read is unfinished', () => {
   });
 });
 
+describe('read-only connections and the WAL files', () => {
+  // Why database.ts opens a read-only store read-write with query_only (docs/design.md §5).
+  const walFiles = () => ['-wal', '-shm'].filter((suffix) => fs.existsSync(path.join(box.dir, `db.sqlite${suffix}`)));
+
+  it('query_only refuses writes, and its close, the last, checkpoints and removes -wal and -shm', () => {
+    const [db] = open as [Sqlite];
+    db.prepare('INSERT INTO t VALUES (?, ?)').run(1, 'one');
+    db.close();
+    const reader = connect();
+    reader.pragma('query_only = ON');
+    expect(sqliteCode(thrown(() => reader.exec("INSERT INTO t VALUES (2, 'two')")))).toBe('SQLITE_READONLY');
+    expect(keys(reader)).toEqual([1]);
+    expect(walFiles()).toEqual(['-wal', '-shm']);
+    reader.close();
+    expect(walFiles()).toEqual([]);
+  });
+
+  it('readOnly refuses writes, and when it closes last it leaves -wal and -shm behind', () => {
+    const [db] = open as [Sqlite];
+    db.prepare('INSERT INTO t VALUES (?, ?)').run(1, 'one');
+    const reader = connect({ readOnly: true });
+    db.close();
+    expect(sqliteCode(thrown(() => reader.exec("INSERT INTO t VALUES (2, 'two')")))).toBe('SQLITE_READONLY');
+    expect(keys(reader)).toEqual([1]);
+    reader.close();
+    expect(walFiles()).toEqual(['-wal', '-shm']);
+  });
+});
+
 describe('sqliteCode', () => {
   it('names SQLite errors as SQLite does, extended where it has a name', () => {
     const [db] = open as [Sqlite];
