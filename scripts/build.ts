@@ -36,10 +36,12 @@ export const ENTRIES: ReadonlyArray<{ name: string; source: string }> = [
 
 /**
  * Native addons and what loads them stay in node_modules: esbuild cannot bundle a `.node`
- * file, node-llama-cpp finds its prebuilt binaries relative to its own package, and sqlite-vec
- * finds its `vec0` library the same way. SQLite itself is Node's (`node:sqlite`).
+ * file, better-sqlite3 finds its prebuilt addon (`prebuilds/<platform>-<arch>.node`) relative
+ * to its own package, as node-llama-cpp finds its binaries and sqlite-vec its `vec0` library.
+ * (src/store/sqlite.ts requires better-sqlite3 through `createRequire`, which esbuild does not
+ * follow anyway; listed here so that an `import` of it can never pull it into the bundle.)
  */
-export const EXTERNAL = ['sqlite-vec', 'node-llama-cpp'];
+export const EXTERNAL = ['better-sqlite3', 'sqlite-vec', 'node-llama-cpp'];
 
 /**
  * The SDK picks its JSON Schema validator through `@modelcontextprotocol/server/_shims`, whose
@@ -70,7 +72,7 @@ export const BUNDLE_OPTIONS = {
   splitting: true,
   format: 'esm',
   platform: 'node',
-  // Node 20's syntax though qmd needs 22.16: an older Node must parse dist/qmd.mjs far enough
+  // Node 20's syntax though qmd needs 22: an older Node must parse dist/qmd.mjs far enough
   // to say which Node it needs (src/cli/node-check.ts; test/e2e/old-node.test.ts runs it).
   target: 'node20',
   external: EXTERNAL,

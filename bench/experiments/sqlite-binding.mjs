@@ -2,8 +2,8 @@
 // One process = one binding on the Node that runs it:
 //   node bench/experiments/sqlite-binding.mjs --binding node|b13|b12 --mode bench
 //   node --expose-gc bench/experiments/sqlite-binding.mjs --binding b12 --mode soak --path natural
-// `b13`/`b12` load better-sqlite3 from a scratch install outside the repo: $BIND_DIR, or
-// /work/scratch/bind-<node major>-<binding>. `node` is node:sqlite (DatabaseSync).
+// `b13` loads the repo's own better-sqlite3 (13.2.0 since issue 35), `b12` a scratch install
+// outside the repo ($BIND_DIR, or /work/scratch/bind-<node major>-b12). `node` is node:sqlite.
 // The driver (sqlite-binding-driver.mjs) runs these interleaved and writes the results file.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -33,17 +33,23 @@ function parseArgs(argv) {
   return out;
 }
 
+/** `b13` is the repo's own better-sqlite3 (issue 35); `b12` a scratch install ($BIND_DIR or /work/scratch/bind-<major>-b12). */
+function requireBinding(binding) {
+  if (binding === 'b13' && process.env.BIND_DIR === undefined) return createRequire(join(repo, 'package.json'));
+  const dir = process.env.BIND_DIR ?? `/work/scratch/bind-${major}-${binding}`;
+  return createRequire(join(dir, 'node_modules', 'x.js'));
+}
+
 /** Opens a database through the chosen binding; both expose exec/prepare/close and run/get/all/iterate. */
-async function open(binding, file) {
+async function open(binding, file, { readOnly = false } = {}) {
   if (binding === 'node') {
     const { DatabaseSync } = await import('node:sqlite');
-    const db = new DatabaseSync(file, { allowExtension: true });
+    const db = new DatabaseSync(file, { allowExtension: true, readOnly });
     db.loadExtension(vecPath);
     return db;
   }
-  const dir = process.env.BIND_DIR ?? `/work/scratch/bind-${major}-${binding}`;
-  const Database = createRequire(join(dir, 'node_modules', 'x.js'))('better-sqlite3');
-  const db = new Database(file);
+  const Database = requireBinding(binding)('better-sqlite3');
+  const db = new Database(file, { readonly: readOnly });
   db.loadExtension(vecPath);
   return db;
 }
@@ -51,8 +57,7 @@ async function open(binding, file) {
 function bindingVersion(binding, db) {
   const sqlite = db.prepare('SELECT sqlite_version() AS v, vec_version() AS vec').get();
   if (binding === 'node') return { lib: 'node:sqlite', sqlite: sqlite.v, vec: sqlite.vec };
-  const dir = process.env.BIND_DIR ?? `/work/scratch/bind-${major}-${binding}`;
-  const pkg = JSON.parse(readFileSync(join(dir, 'node_modules/better-sqlite3/package.json'), 'utf8'));
+  const pkg = requireBinding(binding)('better-sqlite3/package.json');
   return { lib: `better-sqlite3 ${pkg.version}`, sqlite: sqlite.v, vec: sqlite.vec };
 }
 
@@ -291,6 +296,17 @@ const registry = new FinalizationRegistry((db) => {
 
 async function soak() {
   const n = args.statements;
+  if (!isMainThread && args.path === 'worker-terminate-statement') {
+    // The query worker's shape: a read-only connection of its own, terminated while SQLite
+    // runs one of back-to-back statements (terminate() cannot interrupt one: it lands when the
+    // statement returns to JS). Almost no JS runs between them, so that is where it lands.
+    const db = await open(args.binding, workerData.file, { readOnly: true });
+    parentPort.postMessage('ready');
+    const long = db.prepare(
+      'WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200000) SELECT count(*) AS n FROM c',
+    );
+    for (;;) long.get();
+  }
   if (!isMainThread) {
     // Inside a worker: churn until terminated, or finish and leave everything for teardown.
     const db = await smallDb(args.binding);
@@ -300,6 +316,22 @@ async function soak() {
     return;
   }
   const path = args.path;
+  if (path === 'worker-terminate-statement') {
+    const db = await smallDb(args.binding);
+    db.exec('PRAGMA journal_mode = WAL');
+    const file = db.name ?? db.location();
+    const worker = new Worker(new URL(import.meta.url), { workerData: { args, file }, execArgv: [] });
+    await new Promise((resolve, reject) => {
+      worker.on('error', reject);
+      worker.on('message', (m) => {
+        if (m === 'ready') setTimeout(() => worker.terminate(), 300);
+      });
+      worker.on('exit', resolve);
+    });
+    await churn(db, 2000); // the main connection keeps working after the worker
+    gc();
+    return;
+  }
   if (path === 'worker-terminate' || path === 'worker-exit') {
     const worker = new Worker(new URL(import.meta.url), { workerData: { args }, execArgv: [] });
     await new Promise((resolve, reject) => {

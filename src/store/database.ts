@@ -30,7 +30,7 @@ export interface OpenedDatabase {
  * it, and brings its schema up to date.
  *
  * A `readonly` store still opens the file read-write when it can and sets `query_only`:
- * measured here (better-sqlite3, and node:sqlite's `readOnly` again, docs/design.md §5), a
+ * measured here (better-sqlite3 12 and 13, and node:sqlite's `readOnly`, docs/design.md §5), a
  * read-only connection cannot checkpoint and, when it is the last to close, leaves the `-wal`
  * (and `-shm`) behind; a
  * `query_only` connection refuses every write (SQLITE_READONLY) yet its close checkpoints
@@ -54,10 +54,10 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
       db.pragma('synchronous = NORMAL');
     }
     db.pragma('foreign_keys = ON');
-    // What better-sqlite3's build of SQLite had and Node's does not (PRAGMA compile_options,
-    // docs/design.md §5): a 16 MB page cache (Node's: 2 MB) and recursive triggers off (Node
-    // builds with them on; qmd's triggers write other tables and it never REPLACEs, so this
-    // only keeps a future trigger from behaving differently).
+    // Set, not left to the build (PRAGMA compile_options, docs/design.md §5): a 16 MB page
+    // cache (better-sqlite3's default; Node's SQLite, which qmd ran on before, has 2 MB) and
+    // recursive triggers off (qmd's triggers write other tables and it never REPLACEs, so this
+    // only keeps a future trigger, or another build, from behaving differently).
     db.pragma('cache_size = -16000');
     db.pragma('recursive_triggers = OFF');
     if (options.quickCheck === true || (options.quickCheck === 'small' && fileSize(file) <= QUICK_CHECK_SMALL_BYTES))

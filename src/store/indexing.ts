@@ -2,8 +2,24 @@ import { createHash } from 'node:crypto';
 import type { CollectionScan, KnownFile, ReadFile } from './scan.js';
 import type { Sqlite } from './sqlite.js';
 
-/** Staged files applied between two yields of the write phase (progress, a second Ctrl-C). */
+/**
+ * Staged files applied per page: between two yields of the write phase (progress, a second
+ * Ctrl-C), and read as a page of keys before any is written (better-sqlite3 refuses a write
+ * while a read of the same connection is unfinished, docs/design.md §5).
+ */
 const APPLY_PAGE = 256;
+
+/** A staged file as a page of `apply` reads it: everything but its text. */
+interface StagedKeys {
+  seq: number;
+  path: string;
+  mtime_ms: number;
+  size: number;
+  hash: string;
+  /** 1 when its text was read (it is staged), 0 when the read phase saw the indexed hash. */
+  read: number;
+  title: string | null;
+}
 
 export interface WriteCounts {
   added: number;
@@ -35,6 +51,7 @@ export class IndexWriter {
   private readonly deleteOrphanContent;
   private readonly insertStaged;
   private readonly selectStaged;
+  private readonly selectStagedText;
   private readonly clearStaged;
   private readonly insertSeen;
   private readonly clearSeen;
@@ -48,10 +65,11 @@ export class IndexWriter {
     this.insertStaged = db.prepare<[bigint, string, string, number, number, string, string | null, string | null]>(
       'INSERT INTO temp.staged (run, collection, path, mtime_ms, size, hash, text, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    this.selectStaged = db.prepare<
-      [bigint, string],
-      { path: string; mtime_ms: number; size: number; hash: string; text: string | null; title: string | null }
-    >('SELECT path, mtime_ms, size, hash, text, title FROM temp.staged WHERE run = ? AND collection = ? ORDER BY seq');
+    this.selectStaged = db.prepare<[bigint, string, number, number], StagedKeys>(
+      `SELECT seq, path, mtime_ms, size, hash, text IS NOT NULL AS read, title FROM temp.staged
+       WHERE run = ? AND collection = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    );
+    this.selectStagedText = db.column<[number], string>('SELECT text FROM temp.staged WHERE seq = ?');
     this.clearStaged = db.prepare<[bigint]>('DELETE FROM temp.staged WHERE run = ?');
     this.countStaged = db.column<[bigint], number>('SELECT count(*) FROM temp.staged WHERE run = ?');
     // Paths arrive sorted within a collection, so the key appends at the b-tree's end.
@@ -64,9 +82,10 @@ export class IndexWriter {
     this.selectKnown = db.prepare<[string, string], { id: number; mtime_ms: number; size: number; hash: string }>(
       'SELECT id, mtime_ms, size, hash FROM documents WHERE collection = ? AND path = ?',
     );
-    this.selectGone = db.prepare<[string, bigint], { id: number }>(
-      `SELECT d.id FROM documents d WHERE d.collection = ?1 AND NOT EXISTS
-         (SELECT 1 FROM temp.seen s WHERE s.run = ?2 AND s.collection = ?1 AND s.path = d.path)`,
+    // Named, not `?1`: better-sqlite3 binds only bare `?` by position.
+    this.selectGone = db.prepare<{ collection: string; run: bigint }, { id: number }>(
+      `SELECT d.id FROM documents d WHERE d.collection = @collection AND NOT EXISTS
+         (SELECT 1 FROM temp.seen s WHERE s.run = @run AND s.collection = @collection AND s.path = d.path)`,
     );
     this.insertContent = db.prepare<[string, string]>('INSERT OR IGNORE INTO content (hash, body) VALUES (?, ?)');
     this.insertDocument = db.prepare<[string, string, string, string, string, number, number, string]>(
@@ -131,9 +150,10 @@ export class IndexWriter {
 
   /**
    * Applies a collection's staged files (inside the caller's transaction), adding to `counts`;
-   * returns how many. Yields to the event loop every `APPLY_PAGE` files, after telling
-   * `progress` how many it has applied; nothing else writes on this connection meanwhile (the
-   * command that owns it is waiting on this).
+   * returns how many. A page of `APPLY_PAGE` files' keys at a time, each text read only when it
+   * is written (a page of texts could be as large as the notes are); between pages it tells
+   * `progress` how many it has applied and yields to the event loop. Nothing else writes on
+   * this connection meanwhile (the command that owns it is waiting on this).
    */
   async apply(
     run: bigint,
@@ -143,40 +163,49 @@ export class IndexWriter {
     progress?: (applied: number) => void,
   ): Promise<number> {
     let seen = 0;
-    for (const staged of this.selectStaged.iterate(run, collection)) {
-      if (++seen % APPLY_PAGE === 0) {
-        progress?.(seen);
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-      const file = {
-        path: staged.path,
-        mtimeMs: staged.mtime_ms,
-        size: staged.size,
-        hash: staged.hash,
-        text: staged.text ?? undefined,
-        title: staged.title ?? undefined,
-      };
-      const row = this.selectKnown.get(collection, file.path);
-      if (row !== undefined && row.hash === file.hash) {
-        this.touchDocument.run(file.mtimeMs, file.size, row.id);
-        counts.unchanged++;
-        continue;
-      }
-      // No text: the read phase saw the indexed hash, and another process changed the row
-      // since. Leave it; the next update reads the file again.
-      if (file.text === undefined || file.title === undefined) continue;
-      this.insertContent.run(file.hash, file.text);
-      if (row === undefined) {
-        const docid = this.newDocid(collection, file.path);
-        this.insertDocument.run(collection, file.path, docid, file.title, file.hash, file.mtimeMs, file.size, now);
-        counts.added++;
-      } else {
-        this.updateDocument.run(file.title, file.hash, file.mtimeMs, file.size, now, row.id);
-        counts.updated++;
-      }
+    for (let after = 0; ; ) {
+      const page = this.selectStaged.all(run, collection, after, APPLY_PAGE);
+      for (const staged of page) this.applyOne(collection, staged, now, counts);
+      seen += page.length;
+      const last = page.at(-1);
+      if (last === undefined || page.length < APPLY_PAGE) break;
+      after = last.seq;
+      progress?.(seen);
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     progress?.(seen);
     return seen;
+  }
+
+  private applyOne(collection: string, staged: StagedKeys, now: string, counts: WriteCounts): void {
+    const row = this.selectKnown.get(collection, staged.path);
+    if (row !== undefined && row.hash === staged.hash) {
+      this.touchDocument.run(staged.mtime_ms, staged.size, row.id);
+      counts.unchanged++;
+      return;
+    }
+    // No text: the read phase saw the indexed hash, and another process changed the row
+    // since. Leave it; the next update reads the file again.
+    if (staged.read === 0 || staged.title === null) return;
+    const text = this.selectStagedText.get(staged.seq) as string;
+    this.insertContent.run(staged.hash, text);
+    if (row === undefined) {
+      const docid = this.newDocid(collection, staged.path);
+      this.insertDocument.run(
+        collection,
+        staged.path,
+        docid,
+        staged.title,
+        staged.hash,
+        staged.mtime_ms,
+        staged.size,
+        now,
+      );
+      counts.added++;
+    } else {
+      this.updateDocument.run(staged.title, staged.hash, staged.mtime_ms, staged.size, now, row.id);
+      counts.updated++;
+    }
   }
 
   /**
@@ -187,7 +216,7 @@ export class IndexWriter {
     counts.unchanged += scan.unchangedByStat;
     if (scan.skipped || scan.stopped) return;
     const gone: number[] = [];
-    for (const row of this.selectGone.iterate(scan.collection, run)) gone.push(row.id);
+    for (const row of this.selectGone.iterate({ collection: scan.collection, run })) gone.push(row.id);
     for (const id of gone) this.deleteDocument.run(id);
     counts.removed += gone.length;
     this.touchCollection.run(now, scan.collection);

@@ -183,7 +183,7 @@ export class QueryWorker implements QueryReads {
    * The call `id` was aborted. Still waiting here, it is dropped: the worker never runs it.
    * If the worker is running it, the worker is terminated, so a runaway call stops using a
    * core and no later call waits behind it; the next call goes to a fresh worker.
-   * `terminate()` stops JS at once but not a native call (node:sqlite has no interrupt:
+   * `terminate()` stops JS at once but not a native call (better-sqlite3 has no interrupt:
    * docs/design.md §8.4): such a thread lingers until its statement returns, beside the
    * fresh one.
    */

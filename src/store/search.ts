@@ -85,7 +85,7 @@ export class Searcher {
       }
       return statement;
     };
-    // The CAST matters. node:sqlite (as better-sqlite3 did) binds every JS number as REAL, and
+    // The CAST matters. better-sqlite3 (as node:sqlite did) binds every JS number as REAL, and
     // FTS5 silently drops a REAL `rowid = ?` constraint next to MATCH: measured on SQLite
     // 3.53.2, it returned every matching row, so each hit got the first match's snippet.
     this.snippet = db.column<[string, number], string>(

@@ -1,35 +1,50 @@
+import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
-import type * as NodeSqlite from 'node:sqlite';
+import * as path from 'node:path';
 
 /*
- * The one module that talks to SQLite: Node's built-in `node:sqlite` (DatabaseSync), no native
- * addon of our own (docs/design.md §5 says why, and what was measured). Everything else in the
- * store uses `Sqlite`, its typed statements and `sqliteCode`.
+ * The one module that talks to SQLite: better-sqlite3 13 (its N-API prebuilds, one binary for
+ * every Node; docs/design.md §5 says why, and what was measured). Everything else in the store
+ * uses `Sqlite`, its typed statements and `sqliteCode`.
  */
 
-/**
- * Loads `node:sqlite` without its ExperimentalWarning. Node 22 emits "SQLite is an experimental
- * feature" (on stderr) the first time the module loads, in every command; it is not something
- * a qmd user can act on, and MCP clients show a server's stderr as its log. Only that warning
- * is dropped, only while the module loads; every other warning still reaches stderr.
- */
-function loadNodeSqlite(): typeof NodeSqlite {
-  const emitWarning = process.emitWarning;
-  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
-    const text = typeof warning === 'string' ? warning : warning.message;
-    if (text.startsWith('SQLite is an experimental feature')) return;
-    return (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);
-  } as typeof process.emitWarning;
-  try {
-    return process.getBuiltinModule('node:sqlite') as typeof NodeSqlite;
-  } finally {
-    process.emitWarning = emitWarning;
-  }
+/** better-sqlite3's surface that qmd uses (13.x ships no type declarations). */
+interface NativeStatement {
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+  iterate(...params: unknown[]): IterableIterator<unknown>;
+  run(...params: unknown[]): RunResult;
+  pluck(toggle?: boolean): NativeStatement;
 }
 
-const { DatabaseSync } = loadNodeSqlite();
+interface NativeDatabase {
+  readonly open: boolean;
+  readonly inTransaction: boolean;
+  prepare(sql: string): NativeStatement;
+  exec(sql: string): unknown;
+  loadExtension(file: string): unknown;
+  close(): unknown;
+}
 
-/** What a statement binds: node:sqlite binds a JS number as REAL, a BigInt as INTEGER. */
+interface Binding {
+  new (file: string, options: { readonly: boolean; timeout: number }): NativeDatabase;
+  SqliteError: new (message: string, code: string) => Error & { code: string };
+}
+
+let binding: Binding | undefined;
+
+/**
+ * better-sqlite3, loaded on the first open rather than on import: its native addon segfaults
+ * on Node 20 as it loads (measured), and a command that never opens the index (`qmd --help`,
+ * an unsupported Node's one line) pays nothing for it. Required, not imported: a CommonJS
+ * package imported as ESM is scanned for named exports first.
+ */
+function loadBinding(): Binding {
+  binding ??= createRequire(import.meta.url)('better-sqlite3') as Binding;
+  return binding;
+}
+
+/** What a statement binds: better-sqlite3 binds a JS number as REAL, a BigInt as INTEGER. */
 export type SqlValue = string | number | bigint | null | Uint8Array;
 type Params = readonly SqlValue[] | Readonly<Record<string, SqlValue | undefined>>;
 type Args<P extends Params> = P extends readonly SqlValue[] ? P : [P];
@@ -40,9 +55,11 @@ export interface RunResult {
 }
 
 /**
- * A prepared statement with the types of its parameters and rows. It is node:sqlite's
- * StatementSync itself, typed: rows come back as objects with a null prototype, BLOBs as
- * Uint8Array, INTEGERs as numbers (a value beyond 2^53 throws ERR_OUT_OF_RANGE).
+ * A prepared statement with the types of its parameters and rows. It is better-sqlite3's
+ * Statement itself, typed: rows come back as plain objects, BLOBs as Buffers (a Uint8Array),
+ * INTEGERs as numbers. `get`/`all`/`iterate` throw on a statement that returns no rows; while
+ * an `iterate` is unfinished, `run` (on any statement of the connection) throws "This database
+ * connection is busy executing a query": read a page with `all`, then write.
  */
 export interface Statement<P extends Params = SqlValue[], R = unknown> {
   get(...params: Args<P>): R | undefined;
@@ -53,20 +70,18 @@ export interface Statement<P extends Params = SqlValue[], R = unknown> {
 
 /** A statement that returns its first column only (better-sqlite3's `pluck()`). */
 export class Column<P extends Params = SqlValue[], V = unknown> {
-  readonly #statement: NodeSqlite.StatementSync;
+  readonly #statement: NativeStatement;
 
-  constructor(statement: NodeSqlite.StatementSync) {
-    statement.setReturnArrays(true);
-    this.#statement = statement;
+  constructor(statement: NativeStatement) {
+    this.#statement = statement.pluck();
   }
 
   get(...params: Args<P>): V | undefined {
-    const row = this.#statement.get(...(params as SqlValue[])) as unknown as V[] | undefined;
-    return row?.[0];
+    return this.#statement.get(...params) as V | undefined;
   }
 
   all(...params: Args<P>): V[] {
-    return (this.#statement.all(...(params as SqlValue[])) as unknown as V[][]).map((row) => row[0] as V);
+    return this.#statement.all(...params) as V[];
   }
 }
 
@@ -78,25 +93,29 @@ export interface OpenOptions {
   allowExtension?: boolean;
 }
 
-/** A connection. Errors are node:sqlite's (`sqliteCode` names them). */
+/** A connection. Errors are better-sqlite3's SqliteError (`sqliteCode` names them). */
 export class Sqlite {
-  readonly #db: NodeSqlite.DatabaseSync;
+  readonly #db: NativeDatabase;
+  readonly #allowExtension: boolean;
   #savepoints = 0;
 
   constructor(file: string, options: OpenOptions = {}) {
-    this.#db = new DatabaseSync(file, {
-      readOnly: options.readOnly ?? false,
-      timeout: options.timeoutMs ?? 5000,
-      allowExtension: options.allowExtension ?? false,
-    });
+    const Database = loadBinding();
+    // better-sqlite3 answers a missing directory with a TypeError of its own; SQLite (and so
+    // the index's vocabulary, index-problems.ts) calls it SQLITE_CANTOPEN.
+    if (file !== ':memory:' && file !== '' && !fs.existsSync(path.dirname(file))) {
+      throw new Database.SqliteError('unable to open database file', 'SQLITE_CANTOPEN');
+    }
+    this.#db = new Database(file, { readonly: options.readOnly ?? false, timeout: options.timeoutMs ?? 5000 });
+    this.#allowExtension = options.allowExtension ?? false;
   }
 
   get isOpen(): boolean {
-    return this.#db.isOpen;
+    return this.#db.open;
   }
 
   get inTransaction(): boolean {
-    return this.#db.isOpen && this.#db.isTransaction;
+    return this.#db.open && this.#db.inTransaction;
   }
 
   prepare<P extends Params = SqlValue[], R = unknown>(sql: string): Statement<P, R> {
@@ -109,7 +128,10 @@ export class Sqlite {
 
   /** The first column of the first row of `sql`, prepared and dropped (for one-off reads). */
   value<V = unknown>(sql: string, ...params: SqlValue[]): V | undefined {
-    return new Column<SqlValue[], V>(this.#db.prepare(sql)).get(...params);
+    return this.#db
+      .prepare(sql)
+      .pluck()
+      .get(...params) as V | undefined;
   }
 
   exec(sql: string): void {
@@ -134,7 +156,7 @@ export class Sqlite {
    * synchronous: a transaction left open across an `await` would hold the lock for anyone.
    */
   transaction<T>(work: () => T): T {
-    const nested = this.#db.isTransaction;
+    const nested = this.#db.inTransaction;
     const savepoint = `qmd_${++this.#savepoints}`;
     this.#db.exec(nested ? `SAVEPOINT ${savepoint}` : 'BEGIN IMMEDIATE');
     let result: T;
@@ -142,7 +164,7 @@ export class Sqlite {
       result = work();
       if (result instanceof Promise) throw new TypeError('A transaction function must not return a promise');
     } catch (error) {
-      if (this.#db.isOpen && this.#db.isTransaction) {
+      if (this.#db.open && this.#db.inTransaction) {
         this.#db.exec(nested ? `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}` : 'ROLLBACK');
       }
       throw error;
@@ -155,12 +177,17 @@ export class Sqlite {
 
   /** Loads a SQLite extension; the connection must have been opened with `allowExtension`. */
   loadExtension(file: string): void {
+    if (!this.#allowExtension) throw new Error('This connection was not opened with allowExtension');
     this.#db.loadExtension(file);
   }
 
-  /** Closes; statements prepared on it are finalized with it. Closing twice is a no-op. */
+  /**
+   * Closes; statements prepared on it cannot run afterwards. Closing twice is a no-op. Throws
+   * while an `iterate` on it is unfinished (better-sqlite3 keeps the connection busy until the
+   * iterator ends or returns; a `for…of` returns it even when its body throws).
+   */
   close(): void {
-    if (this.#db.isOpen) this.#db.close();
+    if (this.#db.open) this.#db.close();
   }
 }
 
@@ -173,76 +200,23 @@ export function loadSqliteVec(db: Sqlite): void {
   db.loadExtension(sqliteVec.getLoadablePath());
 }
 
-/*
- * node:sqlite throws an Error with `code: 'ERR_SQLITE_ERROR'`, SQLite's extended result code
- * as a number in `errcode` and its text in `errstr`. qmd names them as SQLite does (and as
- * better-sqlite3 did): the primary code's name, with the extended name when it has one here.
+/**
+ * `SQLITE_BUSY`, `SQLITE_CONSTRAINT_PRIMARYKEY`…: the name of a SQLite error, as better-sqlite3
+ * gives it (its `SqliteError.code`: the extended code's name where it has one, else the
+ * primary's); undefined for any other error.
  */
-const PRIMARY: Readonly<Record<number, string>> = {
-  1: 'SQLITE_ERROR',
-  2: 'SQLITE_INTERNAL',
-  3: 'SQLITE_PERM',
-  4: 'SQLITE_ABORT',
-  5: 'SQLITE_BUSY',
-  6: 'SQLITE_LOCKED',
-  7: 'SQLITE_NOMEM',
-  8: 'SQLITE_READONLY',
-  9: 'SQLITE_INTERRUPT',
-  10: 'SQLITE_IOERR',
-  11: 'SQLITE_CORRUPT',
-  12: 'SQLITE_NOTFOUND',
-  13: 'SQLITE_FULL',
-  14: 'SQLITE_CANTOPEN',
-  15: 'SQLITE_PROTOCOL',
-  16: 'SQLITE_EMPTY',
-  17: 'SQLITE_SCHEMA',
-  18: 'SQLITE_TOOBIG',
-  19: 'SQLITE_CONSTRAINT',
-  20: 'SQLITE_MISMATCH',
-  21: 'SQLITE_MISUSE',
-  22: 'SQLITE_NOLFS',
-  23: 'SQLITE_AUTH',
-  24: 'SQLITE_FORMAT',
-  25: 'SQLITE_RANGE',
-  26: 'SQLITE_NOTADB',
-  27: 'SQLITE_NOTICE',
-  28: 'SQLITE_WARNING',
-};
-
-/** The extended codes a qmd index meets (sqlite3.h), by their number. */
-const EXTENDED: Readonly<Record<number, string>> = {
-  261: 'SQLITE_BUSY_RECOVERY',
-  517: 'SQLITE_BUSY_SNAPSHOT',
-  773: 'SQLITE_BUSY_TIMEOUT',
-  262: 'SQLITE_LOCKED_SHAREDCACHE',
-  264: 'SQLITE_READONLY_RECOVERY',
-  520: 'SQLITE_READONLY_CANTLOCK',
-  776: 'SQLITE_READONLY_ROLLBACK',
-  1032: 'SQLITE_READONLY_DBMOVED',
-  1288: 'SQLITE_READONLY_CANTINIT',
-  1544: 'SQLITE_READONLY_DIRECTORY',
-  266: 'SQLITE_IOERR_READ',
-  522: 'SQLITE_IOERR_SHORT_READ',
-  778: 'SQLITE_IOERR_WRITE',
-  1034: 'SQLITE_IOERR_FSYNC',
-  4618: 'SQLITE_IOERR_SHMOPEN',
-  4874: 'SQLITE_IOERR_SHMSIZE',
-  267: 'SQLITE_CORRUPT_VTAB',
-  779: 'SQLITE_CORRUPT_INDEX',
-  270: 'SQLITE_CANTOPEN_NOTEMPDIR',
-  526: 'SQLITE_CANTOPEN_ISDIR',
-  782: 'SQLITE_CANTOPEN_FULLPATH',
-  275: 'SQLITE_CONSTRAINT_CHECK',
-  787: 'SQLITE_CONSTRAINT_FOREIGNKEY',
-  1299: 'SQLITE_CONSTRAINT_NOTNULL',
-  1555: 'SQLITE_CONSTRAINT_PRIMARYKEY',
-  2067: 'SQLITE_CONSTRAINT_UNIQUE',
-};
-
-/** `SQLITE_BUSY`, `SQLITE_READONLY_DIRECTORY`…: the name of a node:sqlite error; undefined for any other error. */
 export function sqliteCode(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const { code, errcode } = error as { code?: unknown; errcode?: unknown };
-  if (code !== 'ERR_SQLITE_ERROR' || typeof errcode !== 'number') return undefined;
-  return EXTENDED[errcode] ?? PRIMARY[errcode & 0xff] ?? `SQLITE_${errcode}`;
+  if (!(error instanceof Error) || error.name !== 'SqliteError') return undefined;
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+}
+
+/**
+ * A SQLite error again from its message and name (one that crossed from the query worker),
+ * which `sqliteCode` names as it named the original. Builds it without loading the binding.
+ */
+export function sqliteError(message: string, code: string): Error {
+  const error = new Error(message);
+  Object.defineProperty(error, 'name', { value: 'SqliteError', writable: true, enumerable: false, configurable: true });
+  return Object.assign(error, { code });
 }

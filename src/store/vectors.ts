@@ -26,12 +26,15 @@ import type { StatusReport } from './types.js';
  * typical component of a 768-dim vector.
  *
  * Two facts about sqlite-vec measured here: a vec0 rowid bound as a JS number is refused
- * ("Only integers are allows for primary key values"), because node:sqlite binds every
- * number as REAL (better-sqlite3 did too): rowids are passed as BigInt; and `k` is at most 4096.
+ * ("Only integers are allows for primary key values"), because better-sqlite3 binds every
+ * number as REAL (node:sqlite did too): rowids are passed as BigInt; and `k` is at most 4096.
  */
 export type VectorBackend = 'sqlite-vec' | 'fallback';
 
 export const MAX_KNN = 4096;
+
+/** Rows coded per page when the codes are rebuilt or the queue drained (each page read, then written). */
+const CODE_PAGE = 512;
 
 export interface EmbeddingState {
   model: string | null;
@@ -346,11 +349,23 @@ export class Vectors {
     );
     this.indexPartitions();
     const insert = this.insertCode();
-    const source = this.db.prepare<[], CodeSource>(
+    // A collection at a time, a page of rows at a time: the connection cannot write while a
+    // read of it is unfinished (better-sqlite3 refuses, docs/design.md §5).
+    const page = this.db.prepare<[string, number, number], CodeSource>(
       `SELECT r.id, r.collection, r.path, e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id
-       ORDER BY r.collection, r.id`,
+       WHERE r.collection = ? AND r.id > ? ORDER BY r.id LIMIT ?`,
     );
-    for (const row of source.iterate()) insert(row, cells);
+    for (const collection of this.db
+      .column<[], string>('SELECT DISTINCT collection FROM vector_rows ORDER BY collection')
+      .all()) {
+      for (let after = 0; ; ) {
+        const rows = page.all(collection, after, CODE_PAGE);
+        for (const row of rows) insert(row, cells);
+        const last = rows.at(-1);
+        if (last === undefined || rows.length < CODE_PAGE) break;
+        after = last.id;
+      }
+    }
     this.db.exec('DELETE FROM code_queue');
     this.db
       .prepare('UPDATE embedding_state SET vec_dims = ?, cell_rows = ? WHERE id = 1')
@@ -429,15 +444,23 @@ export class Vectors {
       `SELECT r.id, r.collection, r.path, e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id
        WHERE r.id = ?`,
     );
-    // Streamed, not loaded: a big `qmd update` may queue a row per chunk of every note it moved.
-    for (const { row_id: id } of this.db
-      .prepare<[], { row_id: number }>('SELECT row_id FROM code_queue ORDER BY row_id')
-      .iterate()) {
-      // An id is queued when its row was added or deleted (ids can be reused): drop the old code, add the new.
-      const removed = remove.run(BigInt(id)).changes;
-      const row = source.get(id);
-      if (this.rows !== undefined) this.rows += (row === undefined ? 0 : 1) - removed;
-      if (row !== undefined) insert(row, cells);
+    // A page at a time, not loaded: a big `qmd update` may queue a row per chunk of every note
+    // it moved; and not streamed, as the connection cannot write while a read of it is unfinished.
+    const queued = this.db.column<[number, number], number>(
+      'SELECT row_id FROM code_queue WHERE row_id > ? ORDER BY row_id LIMIT ?',
+    );
+    for (let after = 0; ; ) {
+      const ids = queued.all(after, CODE_PAGE);
+      for (const id of ids) {
+        // An id is queued when its row was added or deleted (ids can be reused): drop the old code, add the new.
+        const removed = remove.run(BigInt(id)).changes;
+        const row = source.get(id);
+        if (this.rows !== undefined) this.rows += (row === undefined ? 0 : 1) - removed;
+        if (row !== undefined) insert(row, cells);
+      }
+      const last = ids.at(-1);
+      if (last === undefined || ids.length < CODE_PAGE) break;
+      after = last;
     }
     this.db.exec('DELETE FROM code_queue');
   }
@@ -632,7 +655,7 @@ export function toBlob(vector: Float32Array): Buffer {
 }
 
 export function fromBlob(blob: Uint8Array): Float32Array {
-  // A view needs 4-byte alignment; SQLite's BLOBs do not promise it (node:sqlite's were
+  // A view needs 4-byte alignment; SQLite's BLOBs do not promise it (better-sqlite3's Buffers were
   // measured at offset 0, but nothing says so).
   if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
   return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));

@@ -1,4 +1,5 @@
 import { QmdError, type QmdErrorCode } from '../errors.js';
+import { sqliteCode, sqliteError } from './sqlite.js';
 
 /** What the query worker is started with (`new Worker(…, { workerData })`). */
 export interface WorkerData {
@@ -12,8 +13,8 @@ export interface WireError {
   message: string;
   /** A QmdError's code. */
   qmd?: QmdErrorCode;
-  /** node:sqlite's numeric code, which `fromSqliteError` names (`sqliteCode`). */
-  errcode?: number;
+  /** A SQLite error's name (`SQLITE_BUSY`…: `sqliteCode`), which `fromSqliteError` maps. */
+  sqlite?: string;
 }
 
 /** The worker's messages: one answer per call (by id), or a line for the store's log. */
@@ -25,17 +26,13 @@ export type WorkerReply =
 export function wireError(error: unknown): WireError {
   if (error instanceof QmdError) return { message: error.message, qmd: error.code };
   const message = error instanceof Error ? error.message : String(error);
-  const { code, errcode } = (typeof error === 'object' && error !== null ? error : {}) as {
-    code?: unknown;
-    errcode?: unknown;
-  };
-  return code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number' ? { message, errcode } : { message };
+  const sqlite = sqliteCode(error);
+  return sqlite === undefined ? { message } : { message, sqlite };
 }
 
-/** The error again, on the main thread: a QmdError, node:sqlite's shape, or a plain Error. */
+/** The error again, on the main thread: a QmdError, a SQLite error (`sqliteCode` names it), or a plain Error. */
 export function fromWire(wire: WireError): Error {
   if (wire.qmd !== undefined) return new QmdError(wire.qmd, wire.message);
-  const error = new Error(wire.message);
-  if (wire.errcode !== undefined) Object.assign(error, { code: 'ERR_SQLITE_ERROR', errcode: wire.errcode });
-  return error;
+  if (wire.sqlite !== undefined) return sqliteError(wire.message, wire.sqlite);
+  return new Error(wire.message);
 }

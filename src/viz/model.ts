@@ -3,7 +3,7 @@ import type { AnyStateMachine } from 'xstate';
 /**
  * A plain, serialisable description of a machine, read from its state nodes (`machine.root`),
  * so every export format draws the same transitions: guarded ones, eventless (`always`) ones,
- * delayed (`after`) ones and an invoked actor's `onDone`/`onError`, which `xstate/graph`'s
+ * delayed (`after`) ones and an invoked actor's `onDone`/`onError`, which `@xstate/graph`'s
  * helpers leave out by default. Nothing here runs the machine.
  */
 

@@ -2,7 +2,7 @@
  * Plain mode on a Node qmd does not support: the bundle, run by an older Node, says in one line
  * which Node it needs and which it got, exits 1, and writes nothing on stdout (in `qmd mcp`,
  * stdout is the protocol). The older Node is the machine's own: the first `node` on the default
- * PATH, when it is older than 22.16 (Node 20 here); without one the test is skipped, saying so.
+ * PATH, when it is older than 22.14 (Node 20 here); without one the test is skipped, saying so.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -33,9 +33,12 @@ describe('the Node version check', () => {
     expect(pkg.engines.node).toBe(NODE_RANGE);
   });
 
-  it('accepts 22.16 and later on the 22 line and 24 and later, refuses the rest', () => {
-    for (const v of ['v22.16.0', 'v22.23.5', 'v24.0.0', 'v24.22.3', 'v25.1.0']) expect(nodeSupported(v), v).toBe(true);
-    for (const v of ['v18.20.0', 'v20.20.2', 'v22.15.1', 'v23.11.0']) expect(nodeSupported(v), v).toBe(false);
+  it('accepts 22.14 and later on the 22 line and 24 and later, refuses the rest', () => {
+    for (const v of ['v22.14.0', 'v22.16.0', 'v22.23.5', 'v24.0.0', 'v24.22.3', 'v25.1.0'])
+      expect(nodeSupported(v), v).toBe(true);
+    // 22.13 and older: N-API 9, where better-sqlite3 13's addon segfaults as it loads.
+    for (const v of ['v18.20.0', 'v20.20.2', 'v22.0.0', 'v22.13.1', 'v23.11.0'])
+      expect(nodeSupported(v), v).toBe(false);
     expect(nodeSupported(process.version)).toBe(true);
   });
 

@@ -19,6 +19,10 @@
  * (./run-bounds.ts): a machine that loops without time passing, or a run that never ends,
  * fails with a message naming the loop instead of hanging the test file.
  */
+
+// @xstate/graph, the package the design card names: its traversals are xstate/graph's, path for
+// path on every machine here (bench/experiments/xstate-graph-compare.ts, docs/design.md §5).
+import { getAdjacencyMap, getShortestPaths, getSimplePaths } from '@xstate/graph';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -28,7 +32,6 @@ import {
   type InspectionEvent,
   transition,
 } from 'xstate';
-import { getAdjacencyMap, getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { bounded } from './run-bounds.js';
 import { seedOptions } from './seeds.js';
 

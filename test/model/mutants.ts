@@ -327,7 +327,7 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
     // XState drops every event once the root reaches a final state, so "a trigger after done
     // starts a second run" cannot be written as such: a second run needs a `done` that is not
     // final, and that is this mutant. (With a signal there also re-entering `closingTransport`
-    // it is killed too, but the loop sends xstate/graph's getSimplePaths, one depth-first search
+    // it is killed too, but the loop sends @xstate/graph's getSimplePaths, one depth-first search
     // per target state, into a search of many minutes, so that variant is not in the suite.)
     name: 'done-not-final',
     breaks: 'done is final: teardown completes once, the exit code is set, the watchdog armed',

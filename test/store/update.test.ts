@@ -194,3 +194,26 @@ describe('update', () => {
     expect(files('apple')).toEqual(['notes/a-copy.md']);
   });
 });
+
+describe('a collection larger than one page of staged files (indexing.ts reads 256 at a time, then writes them)', () => {
+  it('adds all 600, then updates exactly the 300 changed and keeps the 150 only touched', async () => {
+    const notes: Record<string, string> = {};
+    for (let i = 0; i < 600; i++) notes[`n${String(i).padStart(3, '0')}.md`] = `# Note ${i}\n\nword${i} plain\n`;
+    const big = box.notes('big', notes);
+    const added = await store.addCollection(big, { name: 'big' });
+    expect(added).toMatchObject({ added: 600, errors: [] });
+    expect(store.listCollections().find((c) => c.name === 'big')?.documents).toBe(600);
+    for (let i = 0; i < 600; i += 2)
+      fs.writeFileSync(path.join(big, `n${String(i).padStart(3, '0')}.md`), `# Note ${i}\n\nchanged${i}\n`);
+    // Touched, same text: read again (the stat changed), found unchanged by its hash.
+    const later = new Date(Date.now() + 60_000);
+    for (let i = 1; i < 600; i += 4) fs.utimesSync(path.join(big, `n${String(i).padStart(3, '0')}.md`), later, later);
+    const report = await store.update();
+    expect(report).toMatchObject({ added: 0, updated: 300, removed: 0, errors: [] });
+    expect(report.unchanged).toBe(3 + 300);
+    expect(files('changed598')).toEqual(['big/n598.md']);
+    expect(files('word598')).toEqual([]);
+    expect(files('word599')).toEqual(['big/n599.md']);
+    expect(store.listCollections().find((c) => c.name === 'big')?.documents).toBe(600);
+  });
+});

@@ -435,6 +435,45 @@ describe('Vectors with cells (an inverted file)', () => {
   });
 });
 
+describe('Vectors: more rows than a page (vectors.ts codes 512 at a time, read then written)', () => {
+  /** Every vector row has exactly one code, in its collection, with its path (as `codePath` stores it). */
+  function codesMatchRows(db: Sqlite): void {
+    const rows = db.value<number>('SELECT count(*) FROM vector_rows') as number;
+    expect(count(db, 'SELECT count(*) FROM chunk_codes')).toBe(rows);
+    expect(
+      count(
+        db,
+        `SELECT count(*) FROM vector_rows r JOIN chunk_codes k ON k.rowid = r.id
+         WHERE k.collection = r.collection AND k.path = r.path`,
+      ),
+    ).toBe(rows);
+    expect(count(db, 'SELECT count(*) FROM code_queue')).toBe(0);
+  }
+
+  it('a rebuild codes two collections of exactly two pages each; a drain of 612 queued rows codes them all', () => {
+    const db = database();
+    const hashes = chunks(db, 2048 + 612, ['a', 'b']);
+    const vectors = new Vectors(db, { extension: true, log: silentLog, cellsFor: () => 0 });
+    // The table is built by the first write: 1,024 rows a collection, read in pages of 512.
+    embedAll(db, vectors, 'fp-a', 8, hashes.slice(0, 2048));
+    expect(count(db, "SELECT count(*) FROM vector_rows WHERE collection = 'a'")).toBe(1024);
+    codesMatchRows(db);
+    // Built: the next write queues its rows, and the drain reads the queue in pages.
+    db.transaction(() =>
+      vectors.write(
+        'fp-a',
+        8,
+        hashes.slice(2048).map((chunkHash, i) => ({ chunkHash, vector: unit(2048 + i + 1, 8) })),
+        'now',
+      ),
+    );
+    expect(count(db, 'SELECT count(*) FROM vector_rows')).toBe(2660);
+    codesMatchRows(db);
+    const query = unit(2100, 8);
+    expect(ids(vectors.nearest(query, 'fp-a', 40)).slice(0, 10)).toEqual(bruteForce(db, query, 10).map((n) => n.id));
+  });
+});
+
 describe('Vectors with cells: an index upgraded without them', () => {
   it('gets its cells from the next writer, even with nothing queued', () => {
     const db = database();
