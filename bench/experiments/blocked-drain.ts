@@ -30,14 +30,27 @@ try {
   const env = qmdEnv(ws.index);
   const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], env);
   if (added.code !== 0) throw new Error(added.stderr);
-  const p = spawnProcess(process.execPath, [BIN, 'mcp', ...(SHARED ? ['--shared'] : [])], { env: SHARED ? { ...env, XDG_RUNTIME_DIR: ws.dir, QMD_SHARED_IDLE_MS: '1000' } : env, keepStdout: false });
+  const p = spawnProcess(process.execPath, [BIN, 'mcp', ...(SHARED ? ['--shared'] : [])], {
+    env: SHARED ? { ...env, XDG_RUNTIME_DIR: ws.dir, QMD_SHARED_IDLE_MS: '1000' } : env,
+    keepStdout: false,
+  });
   p.child.stdout?.pause();
-  const lines = [
-    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } },
+  const lines: object[] = [
+    {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    },
     { jsonrpc: '2.0', method: 'notifications/initialized' },
   ];
   for (let id = 1; id <= QUERIES; id++)
-    lines.push({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'query', arguments: { query: 'sourdough starter', limit: 40 } } });
+    lines.push({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'query', arguments: { query: 'sourdough starter', limit: 40 } },
+    });
   p.child.stdin?.write(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   // Time for the replies to be written as far as they go (the pipe fills; the rest waits in the process).
   await new Promise((resolve) => setTimeout(resolve, 4000));
@@ -50,7 +63,14 @@ try {
   await p.exited;
   clearTimeout(reader);
   console.log(`exit ${Math.round(performance.now() - ended)} ms after the EOF`);
-  console.log(p.stderr().split('\n').filter((l) => !l.includes('failpoint')).slice(-12).join('\n'));
+  console.log(
+    p
+      .stderr()
+      .split('\n')
+      .filter((l) => !l.includes('failpoint'))
+      .slice(-12)
+      .join('\n'),
+  );
 } finally {
   ws.cleanup();
 }

@@ -4,6 +4,7 @@ import { JSONRPC_INVALID_REQUEST, JSONRPC_SERVER_ERROR } from '../jsonrpc.js';
 import type { InflightGate } from '../lifecycle/gate.js';
 import { createLineReader } from '../lines.js';
 import type { Log } from '../log.js';
+import { asRelayNotice } from './greeting.js';
 import { isReplayable, MAX_SENDS } from './replayable.js';
 
 /** The server end a relay talks to: the shared server's socket, or a local server as a fallback. */
@@ -31,6 +32,12 @@ export interface RelayOptions {
    * composition root ends the relay, non-zero.
    */
   onFailed?: (reason: string) => void;
+  /**
+   * The server was stopped with its clients (`qmd mcp stop --shared --all`) and told this
+   * relay so: it will not start another. The composition root ends the relay (exit 0); what
+   * the server still owes arrives meanwhile, and whatever it leaves unanswered gets `reason`.
+   */
+  onStopped?: (reason: string) => void;
   maxLineBytes?: number;
   maxServerLineBytes?: number;
 }
@@ -133,6 +140,8 @@ export function createRelay(options: RelayOptions): Relay {
   /** Openings replayed under the relay's own ids. */
   let reopenings = 0;
   let failed: string | null = null;
+  /** Why the server told this relay to end with it (`onStopped`); no new server is started then. */
+  let stopped: string | null = null;
   /** The failure's code (`INDEX_CORRUPT`, …), in each error's `data` as the server would give it. */
   let failedData: { code: string } | undefined;
   let dropped = 0;
@@ -255,6 +264,12 @@ export function createRelay(options: RelayOptions): Relay {
 
   const fromServer = (line: string): void => {
     const message = parse(line);
+    const notice = asRelayNotice(message);
+    if (notice !== null) {
+      stopped ??= notice.reason;
+      options.onStopped?.(notice.reason);
+      return;
+    }
     // Only JSON-RPC reaches the client's stdout, whatever holds the socket.
     if (message === null || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0') {
       drop(`a line that is not JSON-RPC (${line.length} chars)`);
@@ -308,6 +323,12 @@ export function createRelay(options: RelayOptions): Relay {
     upstream = null;
     // A 'drain' that will never come from the old socket must not keep the client paused.
     waitingForServer = null;
+    if (stopped !== null) {
+      // Stopped with its clients: nothing is sent again, and no server started.
+      for (const key of [...inflight.keys()]) answerLost(key, `qmd: ${stopped}`);
+      queue = [];
+      return;
+    }
     const queued = new Set(queue.map((q) => q.key));
     replays = [];
     for (const [key, owed] of [...inflight]) {
@@ -319,7 +340,10 @@ export function createRelay(options: RelayOptions): Relay {
           `qmd: the shared server went away before answering ${owed.method}, which is not safe to send twice; please retry`,
         );
       } else if (owed.sends >= MAX_SENDS) {
-        answerLost(key, `qmd: the shared server went away ${owed.sends} times while answering this request; not sent again`);
+        answerLost(
+          key,
+          `qmd: the shared server went away ${owed.sends} times while answering this request; not sent again`,
+        );
       } else replays.push(key);
     }
     if (closing && replays.length === 0 && queue.length === 0) {

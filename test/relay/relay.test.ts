@@ -63,6 +63,7 @@ function setup(servers: Array<ReturnType<typeof fakeServer>>) {
   const log = recordingLog();
   const opens: Array<ReturnType<typeof deferred<Upstream | null>>> = [];
   const failures: string[] = [];
+  const stops: string[] = [];
   const relay = createRelay({
     stdin,
     stdout,
@@ -71,6 +72,7 @@ function setup(servers: Array<ReturnType<typeof fakeServer>>) {
     maxLineBytes: 1000,
     maxServerLineBytes: 1000,
     onFailed: (reason) => failures.push(reason),
+    onStopped: (reason) => stops.push(reason),
     open: () => {
       const next = servers[opens.length];
       const d = deferred<Upstream | null>();
@@ -91,6 +93,7 @@ function setup(servers: Array<ReturnType<typeof fakeServer>>) {
     send,
     opens,
     failures,
+    stops,
   };
 }
 
@@ -271,7 +274,7 @@ describe('the relay', () => {
     expect(r.gate.size).toBe(2);
   });
 
-  it('the opening itself unanswered: it is sent again under the client\'s id, and no second one is made up', async () => {
+  it("the opening itself unanswered: it is sent again under the client's id, and no second one is made up", async () => {
     const first = fakeServer();
     const second = fakeServer();
     const r = setup([first, second]);
@@ -355,6 +358,35 @@ describe('the relay', () => {
     second.answer({ jsonrpc: '2.0', id: 1, result: { content: [] } });
     await flush();
     expect(r.parsed().map((m) => m.id)).toEqual([0, 1]);
+    expect(r.gate.size).toBe(0);
+  });
+
+  it('a server stopped with its clients says so: the relay ends, answers what is left with the reason, and starts no server', async () => {
+    const first = fakeServer();
+    const r = setup([first, fakeServer()]);
+    r.send(initialize);
+    await flush();
+    first.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    r.send(call(1));
+    r.send(call(2));
+    await flush();
+    first.send('{"qmd":"relay","op":"exit","reason":"the shared server was stopped with its clients"}\n');
+    first.answer({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    await flush();
+    expect(r.stops).toEqual(['the shared server was stopped with its clients']);
+    first.die();
+    await flush();
+    // The notice never reaches the client; request 2 gets the reason; no second server is opened.
+    expect(r.parsed()).toEqual([
+      { jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } },
+      { jsonrpc: '2.0', id: 1, result: { content: [] } },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        error: { code: -32000, message: 'qmd: the shared server was stopped with its clients' },
+      },
+    ]);
+    expect(r.opens).toHaveLength(1);
     expect(r.gate.size).toBe(0);
   });
 
