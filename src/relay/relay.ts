@@ -1,6 +1,6 @@
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { errorMessage } from '../errors.js';
-import { JSONRPC_INVALID_REQUEST, JSONRPC_SERVER_ERROR } from '../jsonrpc.js';
+import { describeDropped, JSONRPC_INVALID_REQUEST, JSONRPC_SERVER_ERROR } from '../jsonrpc.js';
 import type { InflightGate } from '../lifecycle/gate.js';
 import { createLineReader } from '../lines.js';
 import type { Log } from '../log.js';
@@ -160,9 +160,13 @@ export function createRelay(options: RelayOptions): Relay {
   let waitingForClient = false;
   let waitingForServer: Duplex | null = null;
   let clientFailed = false;
+  /** Replies written to the client whose write has not completed: it has not taken them. */
+  let unflushed = 0;
   /** Writes one line to the client; `key`'s unit settles once it has left the process. */
   const toClient = (line: string, key?: string): void => {
+    unflushed++;
     const written = stdout.write(`${line}\n`, (error) => {
+      unflushed--;
       if (key !== undefined) settle(key);
       if (error && !clientFailed) {
         // Nobody reads the replies any more: nothing is owed.
@@ -457,6 +461,10 @@ export function createRelay(options: RelayOptions): Relay {
     },
     async release() {
       connecting.abort();
+      // The drain is over: what the client did not take, or was never answered, is dropped.
+      // Owed requests whose reply is written but not taken are counted once, as replies.
+      const dropped = describeDropped(unflushed, stdout.writableLength, Math.max(0, inflight.size - unflushed));
+      if (!clientFailed && dropped !== undefined) log.warn(dropped);
       queue = [];
       replays = [];
       const last = upstream;

@@ -35,6 +35,8 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
     parent: { ppid: () => process.ppid, original: STARTUP_PPID },
     log,
     ...(await lifecycleOptions(ctx.config.lifecycle, log)),
+    // Replies its client never read must not hold the exit past teardown (§2.1).
+    unwritten: () => protocolOut.writableLength + process.stdout.writableLength,
   });
 
   /**
