@@ -35,8 +35,12 @@ export function jsonRpcError(code: number, message: string, id: string | number 
 export function describeDropped(replies: number, bytes: number, unanswered: number): string | undefined {
   const parts: string[] = [];
   if (replies > 0)
-    parts.push(`dropped ${replies} repl${replies === 1 ? 'y' : 'ies'} (${Math.ceil(bytes / 1024)} KiB) the client did not read`);
+    parts.push(
+      `dropped ${replies} repl${replies === 1 ? 'y' : 'ies'} (${Math.ceil(bytes / 1024)} KiB) the client did not read`,
+    );
   if (unanswered > 0)
-    parts.push(`${unanswered} request${unanswered === 1 ? '' : 's'} ${replies > 0 ? 'it' : 'the client'} sent go unanswered`);
+    parts.push(
+      `${unanswered} request${unanswered === 1 ? '' : 's'} ${replies > 0 ? 'it' : 'the client'} sent go unanswered`,
+    );
   return parts.length === 0 ? undefined : parts.join('; ');
 }

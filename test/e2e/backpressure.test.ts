@@ -70,7 +70,8 @@ function stall(env: NodeJS.ProcessEnv, args: string[] = [], queries = QUERIES): 
 
 /** The watchdog's line: something held the loop past `done`. */
 const WATCHDOG = /still running \d+ ms after teardown/;
-const DROPPED = /QMD Warning: dropped \d+ repl(y|ies) \(\d+ KiB\) the client did not read; \d+ requests? it sent go unanswered/;
+const DROPPED =
+  /QMD Warning: dropped \d+ repl(y|ies) \(\d+ KiB\) the client did not read; \d+ requests? it sent go unanswered/;
 
 describe('a client that never reads', () => {
   const ws = tempWorkspace(NOTES);
@@ -110,7 +111,9 @@ describe('a client that never reads', () => {
       expect(await waitForExit(p)).toEqual({ code: 0, signal: null });
       expect(p.stderr()).toContain('drain deadline of 1000 ms passed');
       expect(p.stderr()).toMatch(DROPPED);
-      expect(p.stderr()).toMatch(/Shutdown complete in [\d.]+ ms: stdin closed: drain deadline passed, all steps ok, exit 0/);
+      expect(p.stderr()).toMatch(
+        /Shutdown complete in [\d.]+ ms: stdin closed: drain deadline passed, all steps ok, exit 0/,
+      );
       expect(p.stderr()).not.toMatch(WATCHDOG);
     } finally {
       p.kill();
