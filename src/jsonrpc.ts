@@ -20,6 +20,8 @@ export const JSONRPC_INVALID_REQUEST = -32600;
  * SDKs have used for a closed connection.
  */
 export const JSONRPC_SERVER_ERROR = -32000;
+/** A request refused for its Origin or Host (with 403), the code qmd 2.8 answers it with. */
+export const JSONRPC_FORBIDDEN = -32003;
 /** Streamable HTTP's "Session not found" for an unknown `Mcp-Session-Id` (with 404), as the SDK's transport answers. */
 export const JSONRPC_SESSION_NOT_FOUND = -32001;
 
