@@ -20,11 +20,12 @@ export interface ConnectOptions {
   retryMs?: number;
   now?: () => number;
   /**
-   * A server of an older qmd than this relay's: `retire` asks it (its control channel) to stop
-   * taking sessions and give up the socket, then true; false if it would not (it is served
-   * through then). Asked once per server; a relay without it uses whatever server answers.
+   * A server of an older qmd than this relay's: `retire` asks it (its control channel, within
+   * `withinMs`) to stop taking sessions and give up the socket, then true; false if it would
+   * not (it is served through then). Asked once per server; a relay without it uses whatever
+   * server answers.
    */
-  replaceOlder?: { version: string; retire(greeting: Greeting): Promise<boolean> };
+  replaceOlder?: { version: string; retire(greeting: Greeting, withinMs: number): Promise<boolean> };
 }
 
 /**
@@ -102,7 +103,9 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
             // have; this relay starts a server of its version on the socket it gave up.
             asked.add(hello.greeting.pid);
             socket.destroy();
-            await replace.retire(hello.greeting);
+            // Within what is left of the bound: something that greets and never answers must
+            // not hold this relay past it.
+            await replace.retire(hello.greeting, Math.max(MIN_GREETING_WAIT_MS, deadline - now()));
             continue;
           }
           return { socket, greeting: hello.greeting };

@@ -43,13 +43,12 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
    * An older qmd serves this index (an upgrade, with its clients still connected): ask it to
    * stop taking sessions and hand over its socket. Its own clients keep it until they leave.
    */
-  const retire = async (older: Greeting): Promise<boolean> => {
-    const asked = await ask(paths.socket, {
-      qmd: 'control',
-      op: 'retire',
-      index: ctx.indexPath,
-      version: shared.version,
-    });
+  const retire = async (older: Greeting, withinMs: number): Promise<boolean> => {
+    const asked = await ask(
+      paths.socket,
+      { qmd: 'control', op: 'retire', index: ctx.indexPath, version: shared.version },
+      withinMs,
+    );
     if ('unreachable' in asked) return true;
     asked.socket.destroy();
     const { reply } = asked;
