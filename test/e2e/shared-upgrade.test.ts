@@ -171,7 +171,7 @@ describe('replacing the shared server under its clients', () => {
     const stopped = await runQmd(['mcp', 'stop', '--shared'], base);
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(stopped.stdout.trim()).toBe(
-      `Stopped the shared server (pid ${first}); its 2 connected clients carried on: their relays start a new server at once (--all ends them too)`,
+      `Stopped the shared server (pid ${first}): it ran its teardown and exited; its 2 connected clients carried on: their relays start a new server at once (--all ends them too)`,
     );
     for (const c of [a, b]) {
       const answer = await c.client.callTool({ name: 'query', arguments: { query: 'sourdough' } });
@@ -194,7 +194,7 @@ describe('replacing the shared server under its clients', () => {
     const stopped = await runQmd(['mcp', 'stop', '--shared', '--all'], base);
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(stopped.stdout.trim()).toBe(
-      `Stopped the shared server (pid ${server}) and the relays of its 2 connected clients`,
+      `Stopped the shared server (pid ${server}): it ran its teardown and exited; the relays of its 2 connected clients ended with it`,
     );
     for (const c of [a, b]) {
       expect(await waitForExit(c.relay)).toEqual({ code: 0, signal: null });
@@ -213,6 +213,8 @@ describe('replacing the shared server under its clients', () => {
     // Its session is done once its teardown is (status counts it live until then).
     for (let tries = 0; (await status(base)).sessions !== 0; tries++) expect(tries).toBeLessThan(100);
     const idle = await runQmd(['mcp', 'stop', '--shared'], base);
-    expect(idle.stdout.trim()).toBe(`Stopped the shared server (pid ${alone}); no client was connected`);
+    expect(idle.stdout.trim()).toBe(
+      `Stopped the shared server (pid ${alone}): it ran its teardown and exited; no client was connected`,
+    );
   });
 });
