@@ -18,13 +18,11 @@ if (out && isMainThread) {
   process.on('exit', () => {
     if (at === undefined) return;
     const d = process.cpuUsage(at.cpu);
-    appendFileSync(
-      out,
-      JSON.stringify({
-        name: process.env.EXIT_CPU_NAME,
-        cpuMs: (d.user + d.system) / 1000,
-        wallMs: performance.now() - at.t,
-      }) + '\n',
-    );
+    const line = {
+      name: process.env.EXIT_CPU_NAME,
+      cpuMs: (d.user + d.system) / 1000,
+      wallMs: performance.now() - at.t,
+    };
+    appendFileSync(out, `${JSON.stringify(line)}\n`);
   });
 }
