@@ -20,9 +20,29 @@ export const JSONRPC_INVALID_REQUEST = -32600;
  * SDKs have used for a closed connection.
  */
 export const JSONRPC_SERVER_ERROR = -32000;
+/** A request refused for its Origin or Host (with 403), the code qmd 2.8 answers it with. */
+export const JSONRPC_FORBIDDEN = -32003;
 /** Streamable HTTP's "Session not found" for an unknown `Mcp-Session-Id` (with 404), as the SDK's transport answers. */
 export const JSONRPC_SESSION_NOT_FOUND = -32001;
 
 export function jsonRpcError(code: number, message: string, id: string | number | null = null): JsonRpcErrorEnvelope {
   return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+/**
+ * What a connection says when its drain ended before the client took everything (a client
+ * alive that stopped reading): `dropped 12 replies (240 KiB) the client did not read; 30
+ * requests it sent go unanswered`. `undefined` when nothing was dropped.
+ */
+export function describeDropped(replies: number, bytes: number, unanswered: number): string | undefined {
+  const parts: string[] = [];
+  if (replies > 0)
+    parts.push(
+      `dropped ${replies} repl${replies === 1 ? 'y' : 'ies'} (${Math.ceil(bytes / 1024)} KiB) the client did not read`,
+    );
+  if (unanswered > 0)
+    parts.push(
+      `${unanswered} request${unanswered === 1 ? '' : 's'} ${replies > 0 ? 'it' : 'the client'} sent go unanswered`,
+    );
+  return parts.length === 0 ? undefined : parts.join('; ');
 }

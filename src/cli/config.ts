@@ -4,6 +4,7 @@ import { type Failpoints, parseFailpoints } from '../failpoints.js';
 import { absoluteModelSpec } from '../llm/model-choice.js';
 import type { Log } from '../log.js';
 import { resolveIndexPath } from '../store/paths.js';
+import { packageVersion } from './version.js';
 
 /**
  * Every `QMD_*` variable and every global flag, read in one place into one typed object
@@ -87,6 +88,12 @@ export interface SharedConfig {
   connectBoundMs?: number;
   /** `QMD_SHARED_TRACE`: the shared server's trace (its machine and every session), JSONL. */
   traceFile?: string;
+  /**
+   * The version a relay and its shared server go by when they meet (the greeting, `retire`):
+   * package.json's, or `QMD_TEST_VERSION`, read only by tests, so one build can play an old
+   * server and a newer relay (test/e2e/shared-upgrade.test.ts).
+   */
+  version: string;
 }
 
 /** Set by `qmd mcp --http --daemon` in the environment of the detached child it starts. */
@@ -211,6 +218,7 @@ function readShared(env: NodeJS.ProcessEnv): SharedConfig {
     idleMs: milliseconds(env, 'QMD_SHARED_IDLE_MS'),
     connectBoundMs: milliseconds(env, 'QMD_SHARED_CONNECT_MS'),
     traceFile: envText(env, 'QMD_SHARED_TRACE'),
+    version: envText(env, 'QMD_TEST_VERSION') ?? packageVersion(),
   };
 }
 

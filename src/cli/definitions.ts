@@ -317,12 +317,16 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .command('stop')
         .description('stop the background HTTP server started with --daemon, or with --shared the shared server')
         .option('--shared', 'stop the shared server of this index')
+        .option('--all', "with --shared: end its clients' relays too (without it they start a new server at once)")
         .action(
-          run(async (ctx, opts: { shared?: boolean }) => {
+          run(async (ctx, opts: { shared?: boolean; all?: boolean }) => {
             const { mcpStop } = await import('../serve/daemon/stop.js');
             // Commander hands the `--shared` of `qmd mcp stop --shared` to `mcp`, which has an
             // option of that name (the root parses every option it or a parent knows): read both.
-            await mcpStop(ctx, { shared: opts.shared === true || mcp.opts<McpFlags>().shared === true });
+            await mcpStop(ctx, {
+              shared: opts.shared === true || mcp.opts<McpFlags>().shared === true,
+              all: opts.all === true,
+            });
           }),
         );
     },

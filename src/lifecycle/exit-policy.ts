@@ -24,6 +24,12 @@ export interface ExitPolicyOptions {
   exit?: (code: number) => void;
   watchdogMs?: number;
   activeResources?: () => string[];
+  /**
+   * Bytes of protocol output still unwritten (a client alive that stopped reading): at `done`
+   * they are what holds the loop, and no one will take them, so the process exits at once
+   * instead of waiting for the watchdog. Absent: nothing to check.
+   */
+  unwritten?: () => number;
 }
 
 const KEEP_ALIVE_MS = 2 ** 31 - 1;
@@ -32,7 +38,8 @@ const KEEP_ALIVE_MS = 2 ** 31 - 1;
  * The exit policy both hosts apply (the lifecycle's and the shared server's): while teardown
  * runs, one ref'd timer keeps Node from exiting mid-teardown with the wrong code; at `done` the
  * exit code is set, one line says how it went, and an unref'd watchdog is armed that fires
- * only if something else still holds the loop (it names it, then exits with the code). After
+ * only if something else still holds the loop (it names it, then exits with the code); when
+ * protocol output a client never read is left (`unwritten`), it exits at once instead. After
  * `done` a signal means "now": native objects are disposed, so a forced exit is safe then.
  */
 export function createExitPolicy(options: ExitPolicyOptions) {
@@ -63,6 +70,13 @@ export function createExitPolicy(options: ExitPolicyOptions) {
       slot.set(output.exitCode);
       const ms = Math.round((clock.now() - teardownStartedAt) * 10) / 10;
       log.line(`Shutdown complete in ${ms} ms: ${output.summary}`);
+      if ((options.unwritten?.() ?? 0) > 0) {
+        // The drain is over: replies a client never read would hold the exit until it read
+        // them (the pending write is a live handle). Teardown is done, native objects are
+        // disposed: leave now, after this turn (the trace and the log lines above still flush).
+        clock.setTimeout(() => exit(output.exitCode), 0, { unref: true });
+        return;
+      }
       armWatchdog({
         clock,
         log,

@@ -54,6 +54,14 @@ export interface SharedLifecycle {
   opened(): number;
   /** The server's actor (its sessions are its children): for tests that watch the machine run. */
   readonly actor: AnyActorRef;
+  /**
+   * The server is being replaced (a newer qmd's relay asked): the composition root has stopped
+   * taking connections; teardown starts, with `reason`, once no session is live (at once if
+   * none is). Until then the live sessions are served as ever. Idempotent.
+   */
+  retire(reason: string): void;
+  /** Whether `retire` was called. */
+  readonly retired: boolean;
 }
 
 /**
@@ -157,9 +165,27 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
     if (ref && ref.getSnapshot().status === 'active') ref.send(event);
   };
 
+  let retiredFor: string | undefined;
+  const leaveIfIdle = (): void => {
+    if (retiredFor === undefined) return;
+    const snapshot = actor.getSnapshot();
+    // Only `connected` has substates: a server already tearing down needs no push.
+    if (snapshot.status === 'active' && typeof snapshot.value !== 'string' && snapshot.context.sessions.length === 0)
+      void host.shutdown(retiredFor);
+  };
+
   return {
     done: host.done,
     actor,
+    retire(reason) {
+      if (retiredFor !== undefined) return;
+      retiredFor = reason;
+      actor.subscribe(leaveIfIdle);
+      leaveIfIdle();
+    },
+    get retired() {
+      return retiredFor !== undefined;
+    },
     start(given) {
       steps ??= given;
       host.start();

@@ -66,15 +66,30 @@ export function formatSliceNote(slice: { fromLine: number; lines: number; totalL
   return `[lines ${slice.fromLine}-${last} of ${slice.totalLines}${more}]`;
 }
 
-export function formatMultiGetSummary(result: MultiGetResult): string {
+/**
+ * What `multi_get` found, in the words of qmd 2.8 where a client written for it looks for them:
+ * `No files matched pattern: P` when nothing was read, and `File not found: X` for a list item
+ * that names no indexed document; then ours: `2 documents, 1 skipped.`, each document, and why
+ * each other one was left out.
+ */
+export function formatMultiGetSummary(result: MultiGetResult, pattern: string): string {
   const docs = result.documents.length;
-  const lines = [`${docs} document${docs === 1 ? '' : 's'}, ${result.skipped.length} skipped.`];
+  const lines =
+    docs === 0
+      ? [`No files matched pattern: ${oneLine(pattern)}`]
+      : [`${docs} document${docs === 1 ? '' : 's'}, ${result.skipped.length} skipped.`];
   for (const doc of result.documents) {
     lines.push(
       `  ${doc.file} ${doc.docid} (${doc.lines} of ${doc.totalLines} lines${doc.truncated ? ', truncated' : ''})`,
     );
   }
-  for (const skip of result.skipped) lines.push(`  skipped ${skip.file}: ${skip.reason}`);
+  for (const skip of result.skipped) {
+    if (skip.kind === 'not-found') lines.push(`  File not found: ${skip.file}${skip.reason.slice('not found'.length)}`);
+    else if (skip.kind === 'no-match') {
+      // Said once, as the header, when it was the whole pattern.
+      if (docs > 0 || skip.file !== pattern.trim()) lines.push(`  No files matched pattern: ${skip.file}`);
+    } else lines.push(`  skipped ${skip.file}: ${skip.reason}`);
+  }
   return lines.join('\n');
 }
 

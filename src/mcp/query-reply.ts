@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { QueryResult } from '../store/types.js';
+import type { QueryResult, SearchHit } from '../store/types.js';
 
 /**
  * What `query` answers, as `structuredContent` (and, with a `uri` per result, the body of
@@ -27,7 +27,11 @@ export const queryOutputShape = {
       docid: z.string().describe('#docid, as get accepts it'),
       title: z.string(),
       score: z.number().describe('0-1: strength as a fraction of the best result (1)'),
-      snippet: z.string(),
+      snippet: z
+        .string()
+        .describe(
+          "qmd 2.8's form: 'LINE: @@ -FROM,COUNT @@' (LINE the best match), then the excerpt's lines, each 'N: text'",
+        ),
       line: z.number().int().optional().describe('1-based line of the best match'),
       snippetRange: z
         .object({ fromLine: z.number().int(), lines: z.number().int() })
@@ -52,7 +56,7 @@ export function queryStructured(result: QueryResult): QueryStructured {
       docid: hit.docid,
       title: hit.title,
       score: hit.score,
-      snippet: hit.snippet,
+      snippet: numberedSnippet(hit),
       ...(hit.line !== undefined && { line: hit.line }),
       ...(hit.snippetRange !== undefined && {
         snippetRange: { fromLine: hit.snippetRange.fromLine, lines: hit.snippetRange.lines },
@@ -60,4 +64,24 @@ export function queryStructured(result: QueryResult): QueryStructured {
       ...(hit.context !== undefined && { context: hit.context }),
     })),
   };
+}
+
+/**
+ * The snippet as qmd 2.8 gives it in `structuredContent` (and its REST replies), which its
+ * clients and tests parse: a header with the best match's line and the absolute lines the
+ * excerpt spans, `301: @@ -300,2 @@`, then the excerpt's lines, each numbered with its line in
+ * the note (the excerpt is the note's text between tokens, so its line ends are the note's).
+ * Without a known place (a title match), the excerpt as it is. The text content keeps the
+ * one-line form (`formatQuery`).
+ */
+export function numberedSnippet(hit: SearchHit): string {
+  if (hit.snippetRange === undefined || hit.line === undefined) return hit.snippet;
+  const { fromLine, lines } = hit.snippetRange;
+  // The range counts lines with visible text: an edge line that is only a cut (…) or blank is not one.
+  const parts = hit.snippet.split('\n');
+  const blank = (part: string | undefined): boolean => part !== undefined && part.replaceAll('…', '').trim() === '';
+  while (parts.length > 1 && blank(parts[0])) parts.shift();
+  while (parts.length > 1 && blank(parts.at(-1))) parts.pop();
+  const body = parts.map((text, i) => `${fromLine + i}: ${text}`);
+  return [`${hit.line}: @@ -${fromLine},${lines} @@`, ...body].join('\n');
 }

@@ -58,7 +58,9 @@ async function readDocument(
   }
   // As sent, still percent-encoded: the store decodes a qmd:// URI and decides what it may name.
   const doc = deps.store.get(`qmd://${path}`);
-  return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: withContext(doc.text, doc.context) }] };
+  // `name` and `title` as qmd 2.8 gives them (collection/path, the note's title).
+  const contents = { uri: uri.href, name: doc.file, title: doc.title || doc.file, mimeType: 'text/markdown' };
+  return { contents: [{ ...contents, text: withContext(doc.text, doc.context) }] };
 }
 
 /**

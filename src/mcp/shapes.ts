@@ -1,5 +1,7 @@
+import type { EmbeddedResource } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { DocumentSlice } from '../store/types.js';
+import { withContext } from './format.js';
 import { documentUri } from './refs.js';
 
 /**
@@ -51,4 +53,24 @@ export function sliceMeta(slice: DocumentSlice): z.infer<z.ZodObject<typeof slic
     totalLines: slice.totalLines,
     ...(slice.context !== undefined && { context: slice.context }),
   };
+}
+
+/**
+ * A document as an embedded resource, as qmd 2.8 returns one from `get` and `multi_get`: its
+ * URI and text (the contexts that cover it first, `withContext`), with `name` (collection/path,
+ * what `get` takes) and `title` as qmd 2.8 sets them. Those two are not in MCP's
+ * `ResourceContents`, and SDK 2.4.0's `Server` validates a `tools/call` result against it, so
+ * they are stripped on the wire (measured; `structuredContent` carries `file` and `title`);
+ * they are kept here so a client gets them from an SDK that passes them on, as `resources/read`
+ * does today.
+ */
+export function documentResource(slice: DocumentSlice): EmbeddedResource {
+  const resource = {
+    uri: documentUri(slice.file),
+    name: slice.file,
+    title: slice.title || slice.file,
+    mimeType: 'text/markdown',
+    text: withContext(slice.text, slice.context),
+  };
+  return { type: 'resource', resource };
 }

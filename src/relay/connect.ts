@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { type Greeting, MAX_GREETING_BYTES, parseGreeting } from './greeting.js';
+import { compareVersions, type Greeting, MAX_GREETING_BYTES, parseGreeting } from './greeting.js';
 import { markHung, readStartFailure } from './health.js';
 import { type SharedPaths, secureDir, secureSocket } from './paths.js';
 
@@ -19,6 +19,13 @@ export interface ConnectOptions {
   /** Between attempts; 25 ms measured enough for a fresh server to bind and answer. */
   retryMs?: number;
   now?: () => number;
+  /**
+   * A server of an older qmd than this relay's: `retire` asks it (its control channel, within
+   * `withinMs`) to stop taking sessions and give up the socket, then true; false if it would
+   * not (it is served through then). Asked once per server; a relay without it uses whatever
+   * server answers.
+   */
+  replaceOlder?: { version: string; retire(greeting: Greeting, withinMs: number): Promise<boolean> };
 }
 
 /**
@@ -61,6 +68,8 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
   const deadline = now() + options.boundMs;
   let holdsLock = false;
   let started = false;
+  /** Older servers already asked to retire: asked once each. */
+  const asked = new Set<number>();
   try {
     for (;;) {
       const socket = await tryConnect(paths.socket);
@@ -83,6 +92,21 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
             socket.destroy();
             const theirs = served === null ? "the index's own embedding model" : `the embedding model ${served}`;
             return { refused: `it searches with ${theirs}, this client names ${options.model ?? 'none'}` };
+          }
+          const replace = options.replaceOlder;
+          if (
+            replace !== undefined &&
+            !asked.has(hello.greeting.pid) &&
+            (compareVersions(hello.greeting.version, replace.version) ?? 0) < 0
+          ) {
+            // No session here (nothing was sent): the older server goes once its own clients
+            // have; this relay starts a server of its version on the socket it gave up.
+            asked.add(hello.greeting.pid);
+            socket.destroy();
+            // Within what is left of the bound: something that greets and never answers must
+            // not hold this relay past it.
+            await replace.retire(hello.greeting, Math.max(MIN_GREETING_WAIT_MS, deadline - now()));
+            continue;
           }
           return { socket, greeting: hello.greeting };
         }

@@ -49,3 +49,55 @@ export function parseGreeting(line: string): Greeting | null {
   }
   return null;
 }
+
+/**
+ * Orders two qmd versions (`MAJOR.MINOR.PATCH`, an optional `-prerelease` ranking below the
+ * release): negative when `a` is older, positive when newer, 0 when equal; `undefined` when
+ * either is not such a version, which a relay treats as "not older" (it never replaces what it
+ * cannot order). Prereleases of one release compare as strings.
+ */
+export function compareVersions(a: string, b: string): number | undefined {
+  const pa = parseVersion(a);
+  const pb = parseVersion(b);
+  if (pa === undefined || pb === undefined) return undefined;
+  for (let i = 0; i < 3; i++) {
+    const d = pa.numbers[i]! - pb.numbers[i]!;
+    if (d !== 0) return Math.sign(d);
+  }
+  if (pa.pre === pb.pre) return 0;
+  if (pa.pre === undefined) return 1;
+  if (pb.pre === undefined) return -1;
+  return pa.pre < pb.pre ? -1 : 1;
+}
+
+function parseVersion(version: string): { numbers: number[]; pre: string | undefined } | undefined {
+  const match = /^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/.exec(version.trim());
+  if (match === null) return undefined;
+  return { numbers: [Number(match[1]), Number(match[2]), Number(match[3])], pre: match[4] };
+}
+
+/**
+ * A line a shared server writes to a relay that is not for the client: `{"qmd":"relay",…}`,
+ * tagged as the greeting is (a JSON-RPC message has no `qmd` member). The one op: `exit`, the
+ * server was stopped with its clients (`qmd mcp stop --shared --all`), so the relay ends
+ * instead of starting a new server.
+ */
+export interface RelayNotice {
+  qmd: 'relay';
+  op: 'exit';
+  reason: string;
+}
+
+export function relayNoticeLine(reason: string): string {
+  const notice: RelayNotice = { qmd: 'relay', op: 'exit', reason };
+  return `${JSON.stringify(notice)}\n`;
+}
+
+/** The notice in a parsed server line, or `null`. */
+export function asRelayNotice(value: unknown): RelayNotice | null {
+  if (value === null || typeof value !== 'object') return null;
+  const notice = value as Partial<RelayNotice>;
+  return notice.qmd === 'relay' && notice.op === 'exit' && typeof notice.reason === 'string'
+    ? (notice as RelayNotice)
+    : null;
+}

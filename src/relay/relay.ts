@@ -1,9 +1,11 @@
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { errorMessage } from '../errors.js';
-import { JSONRPC_INVALID_REQUEST, JSONRPC_SERVER_ERROR } from '../jsonrpc.js';
+import { describeDropped, JSONRPC_INVALID_REQUEST, JSONRPC_SERVER_ERROR } from '../jsonrpc.js';
 import type { InflightGate } from '../lifecycle/gate.js';
 import { createLineReader } from '../lines.js';
 import type { Log } from '../log.js';
+import { asRelayNotice } from './greeting.js';
+import { isReplayable, MAX_SENDS } from './replayable.js';
 
 /** The server end a relay talks to: the shared server's socket, or a local server as a fallback. */
 export interface Upstream {
@@ -30,6 +32,12 @@ export interface RelayOptions {
    * composition root ends the relay, non-zero.
    */
   onFailed?: (reason: string) => void;
+  /**
+   * The server was stopped with its clients (`qmd mcp stop --shared --all`) and told this
+   * relay so: it will not start another. The composition root ends the relay (exit 0); what
+   * the server still owes arrives meanwhile, and whatever it leaves unanswered gets `reason`.
+   */
+  onStopped?: (reason: string) => void;
   maxLineBytes?: number;
   maxServerLineBytes?: number;
 }
@@ -61,7 +69,7 @@ const MAX_DROP_WARNINGS = 3;
 interface Message {
   id?: unknown;
   method?: unknown;
-  params?: { requestId?: unknown };
+  params?: { requestId?: unknown; name?: unknown };
   result?: unknown;
   error?: unknown;
 }
@@ -73,6 +81,19 @@ function parse(line: string): Message | null {
   } catch {
     return null;
   }
+}
+
+/** A request owed a reply. */
+interface Owed {
+  /** Settles its unit of the gate. */
+  done: () => void;
+  /** As the client wrote it: what a new server is sent if the old one never answered. */
+  line: string;
+  method: string;
+  /** Safe to send twice (`replayable.ts`). */
+  replayable: boolean;
+  /** Servers it was written to. */
+  sends: number;
 }
 
 const keyOf = (id: unknown): string => JSON.stringify(id);
@@ -91,31 +112,46 @@ function codeOf(error: unknown): string | undefined {
  *   answered (the SDK never answers one);
  * - the client's opening (`initialize` and `notifications/initialized`, or `server/discover`)
  *   is kept, so that if the server goes away the relay opens a new one, replays the opening
- *   under an id of its own and swallows that reply: the client never sees a second one. The
- *   requests in flight at that moment get an error saying the server restarted.
+ *   under an id of its own and swallows that reply: the client never sees a second one;
+ * - each request is kept as the client wrote it until it is answered. When the server goes
+ *   away, every request it never answered that is safe to repeat (`replayable.ts`: qmd's
+ *   tools and every MCP read) is sent again to the new server, in the order the client sent
+ *   them and under the same ids, after the opening; those written to the dead socket before
+ *   its close was seen are among them. Only a request that is not safe to repeat, or that
+ *   servers died under `MAX_SENDS` times, gets an error.
  * Nothing here parses more than it must: lines are forwarded as they came.
  */
 export function createRelay(options: RelayOptions): Relay {
   const { stdin, stdout, gate, log } = options;
-  const inflight = new Map<string, () => void>();
+  /** Requests owed a reply, in the order the client sent them (a Map keeps insertion order). */
+  const inflight = new Map<string, Owed>();
+  /** Requests the last server never answered, to send to the next one first. */
+  let replays: string[] = [];
   const swallow = new Set<string>();
-  const opening: { request: Message | null; initialized: string | null } = { request: null, initialized: null };
+  const opening: { request: Message | null; initialized: string | null; answered: boolean } = {
+    request: null,
+    initialized: null,
+    answered: false,
+  };
   let upstream: Upstream | null = null;
-  let queue: string[] = [];
+  let queue: Array<{ line: string; key?: string }> = [];
   let closing = false;
   let connections = 0;
-  let replays = 0;
+  /** Openings replayed under the relay's own ids. */
+  let reopenings = 0;
   let failed: string | null = null;
+  /** Why the server told this relay to end with it (`onStopped`); no new server is started then. */
+  let stopped: string | null = null;
   /** The failure's code (`INDEX_CORRUPT`, …), in each error's `data` as the server would give it. */
   let failedData: { code: string } | undefined;
   let dropped = 0;
   const connecting = new AbortController();
 
   const settle = (key: string): void => {
-    const done = inflight.get(key);
-    if (!done) return;
+    const owed = inflight.get(key);
+    if (!owed) return;
     inflight.delete(key);
-    done();
+    owed.done();
   };
 
   // Backpressure both ways, one waiter at a time: the slower side pauses the other. A client
@@ -124,9 +160,13 @@ export function createRelay(options: RelayOptions): Relay {
   let waitingForClient = false;
   let waitingForServer: Duplex | null = null;
   let clientFailed = false;
+  /** Replies written to the client whose write has not completed: it has not taken them. */
+  let unflushed = 0;
   /** Writes one line to the client; `key`'s unit settles once it has left the process. */
   const toClient = (line: string, key?: string): void => {
+    unflushed++;
     const written = stdout.write(`${line}\n`, (error) => {
+      unflushed--;
       if (key !== undefined) settle(key);
       if (error && !clientFailed) {
         // Nobody reads the replies any more: nothing is owed.
@@ -148,13 +188,15 @@ export function createRelay(options: RelayOptions): Relay {
   const resumeClient = (): void => {
     if (!closing && waitingForServer === null && queue.length < MAX_QUEUED_LINES) stdin.resume();
   };
-  const toServer = (line: string): void => {
+  const toServer = (line: string, key?: string): void => {
     if (!upstream) {
-      queue.push(line);
+      queue.push(key === undefined ? { line } : { line, key });
       // No server yet: hold at most this many requests, the rest wait in the client's pipe.
       if (queue.length >= MAX_QUEUED_LINES) stdin.pause();
       return;
     }
+    const owed = key === undefined ? undefined : inflight.get(key);
+    if (owed) owed.sends++;
     if (upstream.stream.write(`${line}\n`) || waitingForServer) return;
     const stream = upstream.stream;
     waitingForServer = stream;
@@ -166,20 +208,22 @@ export function createRelay(options: RelayOptions): Relay {
     });
   };
 
-  const track = (message: Message): void => {
+  const track = (message: Message & { method: string }, line: string): string => {
     const key = keyOf(message.id);
-    if (inflight.has(key)) return;
+    if (inflight.has(key)) return key;
+    const replayable = isReplayable(message.method, message.params);
     void gate
       .run(
         (signal) =>
           new Promise<void>((resolve) => {
             if (signal.aborted) return resolve();
-            inflight.set(key, resolve);
+            inflight.set(key, { done: resolve, line, method: message.method, replayable, sends: 0 });
             // Escalation aborts the gate: stop waiting for this reply.
             signal.addEventListener('abort', () => settle(key), { once: true });
           }),
       )
       .catch(() => {});
+    return key;
   };
 
   const fromClient = (line: string): void => {
@@ -196,15 +240,19 @@ export function createRelay(options: RelayOptions): Relay {
         );
       return;
     }
+    let key: string | undefined;
     if (message && typeof message.method === 'string') {
       if (message.id !== undefined) {
-        if (message.method === 'initialize' || message.method === 'server/discover') opening.request = message;
-        track(message);
+        if (message.method === 'initialize' || message.method === 'server/discover') {
+          opening.request = message;
+          opening.answered = false;
+        }
+        key = track(message as Message & { method: string }, line);
       } else if (message.method === 'notifications/initialized') {
         opening.initialized = line;
       }
     }
-    toServer(line);
+    toServer(line, key);
     if (message?.method === 'notifications/cancelled') settle(keyOf(message.params?.requestId));
   };
 
@@ -220,6 +268,12 @@ export function createRelay(options: RelayOptions): Relay {
 
   const fromServer = (line: string): void => {
     const message = parse(line);
+    const notice = asRelayNotice(message);
+    if (notice !== null) {
+      stopped ??= notice.reason;
+      options.onStopped?.(notice.reason);
+      return;
+    }
     // Only JSON-RPC reaches the client's stdout, whatever holds the socket.
     if (message === null || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0') {
       drop(`a line that is not JSON-RPC (${line.length} chars)`);
@@ -229,6 +283,7 @@ export function createRelay(options: RelayOptions): Relay {
     if (isResponse) {
       const key = keyOf(message.id);
       if (swallow.delete(key)) return;
+      if (opening.request !== null && key === keyOf(opening.request.id)) opening.answered = true;
       toClient(line, key);
       return;
     }
@@ -251,25 +306,57 @@ export function createRelay(options: RelayOptions): Relay {
   });
   const onStdinData = (chunk: Buffer): void => readClient(chunk);
 
-  /** The server is gone while the client is still here: answer what it owed, then a new one. */
+  /** Answers one request owed with an error: the server that had it is gone. */
+  const answerLost = (key: string, message: string): void => {
+    toClient(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: JSON.parse(key) as unknown,
+        error: { code: JSONRPC_SERVER_ERROR, message },
+      }),
+    );
+    settle(key);
+  };
+
+  /**
+   * The server is gone with requests it never answered: those safe to repeat are kept, in
+   * order, for the next server; the others are answered with an error. Then a new server,
+   * unless the client is leaving and nothing is left to deliver.
+   */
   const lost = (): void => {
     upstream = null;
     // A 'drain' that will never come from the old socket must not keep the client paused.
     waitingForServer = null;
-    for (const key of [...inflight.keys()]) {
-      toClient(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: JSON.parse(key) as unknown,
-          error: {
-            code: JSONRPC_SERVER_ERROR,
-            message: 'qmd: the shared server restarted before answering; please retry',
-          },
-        }),
-      );
-      settle(key);
+    if (stopped !== null) {
+      // Stopped with its clients: nothing is sent again, and no server started.
+      for (const key of [...inflight.keys()]) answerLost(key, `qmd: ${stopped}`);
+      queue = [];
+      return;
     }
-    log.warn('the shared server went away; connecting to a new one');
+    const queued = new Set(queue.map((q) => q.key));
+    replays = [];
+    for (const [key, owed] of [...inflight]) {
+      // Read while no server was connected: never sent, it goes with the queue.
+      if (owed.sends === 0 && queued.has(key)) continue;
+      if (!owed.replayable) {
+        answerLost(
+          key,
+          `qmd: the shared server went away before answering ${owed.method}, which is not safe to send twice; please retry`,
+        );
+      } else if (owed.sends >= MAX_SENDS) {
+        answerLost(
+          key,
+          `qmd: the shared server went away ${owed.sends} times while answering this request; not sent again`,
+        );
+      } else replays.push(key);
+    }
+    if (closing && replays.length === 0 && queue.length === 0) {
+      for (const key of [...inflight.keys()]) settle(key);
+      return;
+    }
+    log.warn(
+      `the shared server went away; connecting to a new one${replays.length > 0 ? ` (${replays.length} request(s) to send again)` : ''}`,
+    );
     connect();
   };
 
@@ -289,23 +376,27 @@ export function createRelay(options: RelayOptions): Relay {
     next.stream.resume();
     next.stream.on('error', () => {});
     next.stream.once('close', () => {
-      if (upstream !== next) return;
-      if (closing) {
-        // The session was released: nothing more will come; stop waiting for it.
-        upstream = null;
-        for (const key of [...inflight.keys()]) settle(key);
-      } else lost();
+      if (upstream === next) lost();
     });
-    if (connections > 1 && opening.request) {
-      // A new server knows nothing of this client: open it as the client did, quietly.
-      const id = `qmd-relay-replay-${++replays}`;
+    if (connections > 1 && opening.request && opening.answered) {
+      // A new server knows nothing of this client: open it as the client did, quietly. (An
+      // opening never answered is among the replays, under the client's own id.)
+      const id = `qmd-relay-replay-${++reopenings}`;
       swallow.add(keyOf(id));
       next.stream.write(`${JSON.stringify({ ...opening.request, id })}\n`);
       if (opening.initialized) next.stream.write(`${opening.initialized}\n`);
     }
+    // What the last server never answered, in the order the client sent it, before anything newer.
+    const again = replays;
+    replays = [];
+    for (const key of again) {
+      const owed = inflight.get(key);
+      // Cancelled, or answered by escalation, meanwhile: nothing to send.
+      if (owed) toServer(owed.line, key);
+    }
     const waiting = queue;
     queue = [];
-    for (const line of waiting) toServer(line);
+    for (const { line, key } of waiting) toServer(line, key);
     if (closing) next.stream.end();
     else resumeClient();
   };
@@ -318,7 +409,7 @@ export function createRelay(options: RelayOptions): Relay {
           if (next === null) return;
           // Closing with replies owed (`printf … | qmd mcp --shared` ends stdin at once): the
           // requests read are still delivered, then the session is half-closed.
-          if (closing && inflight.size === 0 && queue.length === 0) {
+          if (closing && inflight.size === 0 && queue.length === 0 && replays.length === 0) {
             void next.release();
             return;
           }
@@ -336,6 +427,7 @@ export function createRelay(options: RelayOptions): Relay {
     failed = reason;
     failedData = code === undefined ? undefined : { code };
     queue = [];
+    replays = [];
     for (const key of [...inflight.keys()]) {
       toClient(
         JSON.stringify({
@@ -369,7 +461,12 @@ export function createRelay(options: RelayOptions): Relay {
     },
     async release() {
       connecting.abort();
+      // The drain is over: what the client did not take, or was never answered, is dropped.
+      // Owed requests whose reply is written but not taken are counted once, as replies.
+      const dropped = describeDropped(unflushed, stdout.writableLength, Math.max(0, inflight.size - unflushed));
+      if (!clientFailed && dropped !== undefined) log.warn(dropped);
       queue = [];
+      replays = [];
       const last = upstream;
       upstream = null;
       for (const key of [...inflight.keys()]) settle(key);

@@ -13,6 +13,7 @@ import { createOriginGuard } from '../mcp/http/guard.js';
 import { createLegacyLeg } from '../mcp/http/legacy.js';
 import { createModernLeg } from '../mcp/http/modern.js';
 import { createRestHandler } from '../mcp/http/rest.js';
+import { keepHeapFlat } from './heap.js';
 import { bindFailure } from './http-claim.js';
 import { fileTokenAuth, isUsableToken, loadOrCreateToken, readTokenFile, tokenPath } from './http-token.js';
 import { serveMcp } from './serve-mcp.js';
@@ -72,11 +73,14 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
       // stdout is not the protocol here, but a library's write to it must not crash us either.
       process.stdout.on('error', () => {});
       const handlers = lifecycle.gate.uncounted();
+      // Sessions come and go; RSS must not grow with them (heap.ts).
+      const collector = keepHeapFlat({ busy: () => app.inflight > 0, log });
       const legacy = createLegacyLeg({
         createServer: () => createMcpServer(handlers),
         idleMs: httpConfig.sessionIdleMs,
         maxSessions: httpConfig.maxSessions,
         log,
+        onSessionClosed: () => collector.poke(),
       });
       const modern = createModernLeg({
         createServer: () => createMcpServer(handlers),
@@ -96,7 +100,11 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
         // A reply delivered while stopping leaves an idle kept-alive socket: close it now.
         onExchangeEnded: () => listener.closeIdleConnections(),
       });
-      const listener = createServer(app.handle);
+      const listener = createServer((req, res) => {
+        // Quiet once the last exchange of a burst has ended: collect then (heap.ts).
+        res.once('close', () => collector.poke());
+        app.handle(req, res);
+      });
       listener.on('checkContinue', app.checkContinue);
       try {
         port = await listen(listener, options.port, options.host);
@@ -115,6 +123,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
       log.line(`Listening on ${url}`);
       return {
         async close() {
+          collector.stop();
           detachListener();
           const stopped = app.stopAccepting();
           listener.close();

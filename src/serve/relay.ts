@@ -2,9 +2,11 @@ import type { CliContext } from '../cli/context.js';
 import { createLifecycle, type Lifecycle } from '../lifecycle/host.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
 import { connectShared, DEFAULT_CONNECT_BOUND_MS } from '../relay/connect.js';
+import type { Greeting } from '../relay/greeting.js';
 import { launchDetached } from '../relay/launch.js';
 import { sharedPaths } from '../relay/paths.js';
 import { createRelay, type Upstream } from '../relay/relay.js';
+import { ask } from './control/client.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 import { STARTUP_PPID } from './startup.js';
 
@@ -33,7 +35,37 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
     parent: { ppid: () => process.ppid, original: STARTUP_PPID },
     log,
     ...(await lifecycleOptions(ctx.config.lifecycle, log)),
+    // Replies its client never read must not hold the exit past teardown (§2.1).
+    unwritten: () => protocolOut.writableLength + process.stdout.writableLength,
   });
+
+  /**
+   * An older qmd serves this index (an upgrade, with its clients still connected): ask it to
+   * stop taking sessions and hand over its socket. Its own clients keep it until they leave.
+   */
+  const retire = async (older: Greeting, withinMs: number): Promise<boolean> => {
+    const asked = await ask(
+      paths.socket,
+      { qmd: 'control', op: 'retire', index: ctx.indexPath, version: shared.version },
+      withinMs,
+    );
+    if ('unreachable' in asked) return true;
+    asked.socket.destroy();
+    const { reply } = asked;
+    if (reply.ok && reply.op === 'retire') {
+      log.line(
+        `the shared server (pid ${older.pid}) is qmd ${older.version}: starting one of qmd ${shared.version}; ` +
+          `the old one leaves once its ${reply.sessions} client(s) have`,
+      );
+      return true;
+    }
+    const why = reply.ok ? `it answered ${reply.op}` : reply.error;
+    log.warn(
+      `the shared server (pid ${older.pid}) is qmd ${older.version}, older than this relay's ${shared.version}, ` +
+        `and stays (${why}); using it`,
+    );
+    return false;
+  };
 
   let warnedAlone = false;
   const open = async (signal: AbortSignal): Promise<Upstream | null> => {
@@ -45,6 +77,7 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
       signal,
       // QMD_EMBED_MODEL reaches it in the environment it inherits; only the flag is handed on.
       startServer: () => startSharedServer(ctx, paths.log, embed.modelSource === 'flag' ? embed.model : undefined),
+      replaceOlder: { version: shared.version, retire },
     });
     if (signal.aborted) {
       if ('socket' in found) found.socket.destroy();
@@ -83,6 +116,8 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
       process.exitCode = 1;
       void lifecycle.shutdown('nothing can serve this client');
     },
+    // `qmd mcp stop --shared --all`: the relay ends with its server (exit 0).
+    onStopped: (reason) => void lifecycle.shutdown(reason),
   });
   relay.start();
   lifecycle.start({

@@ -128,6 +128,8 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
     ...transport.sources,
     log,
     ...(await lifecycleOptions(ctx.config.lifecycle, log)),
+    // Replies a client alive never read must not hold the exit past teardown (§2.1).
+    unwritten: () => protocolOut.writableLength + process.stdout.writableLength,
   });
   const createServer = (gate: HandlerGate = lifecycle.gate) => serving.createServer(gate);
 

@@ -1,12 +1,11 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { CliContext } from '../cli/context.js';
-import { packageVersion } from '../cli/version.js';
 import { createSharedLifecycle, type SharedLifecycle } from '../lifecycle/shared-host.js';
 import type { Log } from '../log.js';
 import { serveStdioConnection } from '../mcp/stdio/connection.js';
 import { usesNamedPipes } from '../platform.js';
-import { greetingLine } from '../relay/greeting.js';
+import { compareVersions, greetingLine, relayNoticeLine } from '../relay/greeting.js';
 import { clearHealth, startFailure, writeStartFailure } from '../relay/health.js';
 import { secureDir, sharedPaths } from '../relay/paths.js';
 import { listenPrivately } from './control/listen.js';
@@ -46,7 +45,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     port: 0,
     url: `unix:${paths.socket}`,
     index: ctx.indexPath,
-    version: packageVersion(),
+    version: ctx.config.shared.version,
     startedAt: new Date().toISOString(),
     socket: paths.socket,
     control: paths.socket,
@@ -84,9 +83,37 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     ...(shared.traceFile !== undefined && { traceFile: shared.traceFile }),
     inspect: fromEnv.inspect ?? [],
   });
-  const version = packageVersion();
+  const version = shared.version;
   const sockets = new Set<Socket>();
 
+  /**
+   * A relay of a newer qmd asked (`retire`): stop taking connections, give the socket path and
+   * the record to the server it will start, and leave once the last session here has ended.
+   * The sessions live now are served as ever: their clients notice nothing.
+   */
+  const retire = (newer: string): { refused: string } | { sessions: number } => {
+    const order = compareVersions(newer, version);
+    if (order === undefined || order <= 0)
+      return { refused: `this server is qmd ${version}, and ${newer} is not newer: it stays` };
+    if (!lifecycle.retired) {
+      listener.close();
+      removeSocket(paths.socket);
+      releasePidfile(paths.record, self.instance);
+      log.line(
+        `qmd ${newer} replaces this server (qmd ${version}): no new sessions; leaving when the last of ${lifecycle.sessions()} ends`,
+      );
+      lifecycle.retire(`replaced by qmd ${newer}`);
+    }
+    return { sessions: lifecycle.sessions() };
+  };
+  /** `qmd mcp stop --shared [--all]`; with `all`, each relay is told to end with the server. */
+  const stop = ({ all }: { all: boolean }): void => {
+    if (all) {
+      const notice = relayNoticeLine('the shared server was stopped with its clients');
+      for (const socket of sockets) if (!socket.destroyed) socket.write(notice);
+    }
+    void lifecycle.shutdown(all ? 'qmd mcp stop --all' : 'qmd mcp stop');
+  };
   const control = sharedControl({
     index: ctx.indexPath,
     version,
@@ -100,6 +127,8 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     },
     modelLoaded: () => modelLoaded,
     lifecycle,
+    stop,
+    retire,
   });
   const acceptSession = (socket: Socket): void => {
     sockets.add(socket);
@@ -177,16 +206,23 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   });
   log.line(`Serving ${ctx.indexPath} on ${paths.socket} (pid ${process.pid})`);
   void lifecycle.done.then(() => {
-    try {
-      unlinkSync(paths.socket);
-    } catch {
-      // Already gone.
-    }
+    // A retired server gave the path and the record away: they may be its successor's now.
+    if (lifecycle.retired) return;
+    removeSocket(paths.socket);
     releasePidfile(paths.record, self.instance);
     clearHealth(paths, 'hung');
   });
   leaveOnFatalErrors(lifecycle, log);
   return lifecycle;
+}
+
+function removeSocket(path: string): void {
+  if (usesNamedPipes(process.platform)) return;
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone.
+  }
 }
 
 function closeListener(server: Server): Promise<void> {

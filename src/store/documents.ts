@@ -11,6 +11,16 @@ import {
   type ReadOptions,
 } from './types.js';
 
+/**
+ * A list item that gave no document: `not found` (with the lookup's suggestions, as qmd 2.8's
+ * `(did you mean: …?)`) when it names nothing, else the lookup's own words (ambiguous, malformed).
+ */
+function skippedFor(item: string, error: QmdError): MultiGetResult['skipped'][number] {
+  if (error.code !== 'NOT_FOUND') return { file: item, reason: error.message, kind: 'refused' };
+  const suggestions = /Did you mean: (.*)\?$/.exec(error.message)?.[1];
+  return { file: item, reason: `not found${suggestions ? ` (did you mean: ${suggestions}?)` : ''}`, kind: 'not-found' };
+}
+
 /** `get` and `multi_get`: text always comes from the index, never from the filesystem. */
 export class DocumentReader {
   private readonly lookup;
@@ -48,13 +58,14 @@ export class DocumentReader {
         result.skipped.push({
           file,
           reason: `too large: ${bytes} bytes > maxBytes ${maxBytes}; use get with maxLines`,
+          kind: 'too-large',
         });
         continue;
       }
       const doc = options.lineNumbers ? { ...raw, text: numberLines(raw.text, 1) } : raw;
       const size = Buffer.byteLength(doc.text, 'utf8');
       if (size > left) {
-        result.skipped.push({ file, reason: `the reply is full (${totalBytes} bytes in all)` });
+        result.skipped.push({ file, reason: `the reply is full (${totalBytes} bytes in all)`, kind: 'full' });
         continue;
       }
       left -= size;
@@ -107,7 +118,7 @@ export class DocumentReader {
     const rows: DocumentRow[] = [];
     for (const entry of parsed) {
       if ('error' in entry) {
-        skipped.push({ file: entry.item, reason: entry.error.message });
+        skipped.push(skippedFor(entry.item, entry.error));
         continue;
       }
       let found: DocumentRow[];
@@ -117,10 +128,10 @@ export class DocumentReader {
           : [this.lookup.only(this.lookup.matches(entry.ref), entry.ref, entry.item)];
       } catch (error) {
         if (items.length === 1 || !isQmdError(error)) throw error;
-        skipped.push({ file: entry.item, reason: error.message });
+        skipped.push(skippedFor(entry.item, error));
         continue;
       }
-      if (found.length === 0) skipped.push({ file: entry.item, reason: 'no indexed document matches' });
+      if (found.length === 0) skipped.push({ file: entry.item, reason: 'no files matched', kind: 'no-match' });
       for (const row of found) {
         const file = `${row.collection}/${row.path}`;
         if (seen.has(file)) continue;

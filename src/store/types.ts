@@ -276,8 +276,16 @@ export interface MultiGetResult {
   /** `truncated`: `maxLines` cut the document (`lines < totalLines`). */
   documents: Array<DocumentSlice & { truncated: boolean }>;
   /** Matches left out, and list items that named nothing, with why (e.g. too large). */
-  skipped: Array<{ file: string; reason: string }>;
+  skipped: Array<{ file: string; reason: string; kind: SkipKind }>;
 }
+
+/**
+ * Why an item of `multiGet` gave no document: a list item that names no indexed document
+ * (`not-found`), a glob that matches none (`no-match`), a document over `maxBytes`
+ * (`too-large`) or past the reply's budget (`full`), an item that is ambiguous or malformed
+ * (`refused`).
+ */
+export type SkipKind = 'not-found' | 'no-match' | 'too-large' | 'full' | 'refused';
 
 /** What `embed()` reports as it goes: chunks embedded so far out of those to embed. */
 export type EmbedProgressFn = (progress: { done: number; total: number }) => void;

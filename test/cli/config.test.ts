@@ -8,6 +8,7 @@ import {
   readConfig,
 } from '../../src/cli/config.js';
 import { embedStoreOptions } from '../../src/cli/embed-model.js';
+import { packageVersion } from '../../src/cli/version.js';
 import { MAX_TIMER_MS, parseWholeNumber, qmdCacheDir } from '../../src/env.js';
 import { QmdError } from '../../src/errors.js';
 import { DEFAULT_EMBED_MODEL, defaultModelsDir } from '../../src/llm/index.js';
@@ -113,7 +114,8 @@ describe('readConfig', () => {
       maxSessions: DEFAULT_MAX_SESSIONS,
       maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
     });
-    expect(c.shared).toEqual({ requested: false });
+    // The version a relay and its server compare: package.json's.
+    expect(c.shared).toEqual({ requested: false, version: packageVersion() });
     expect(c.daemonChild).toBe(false);
     expect(c.failpoints.hit('tool.query')).toBeUndefined();
   });
@@ -132,6 +134,7 @@ describe('readConfig', () => {
       QMD_SHARED_IDLE_MS: '4',
       QMD_SHARED_CONNECT_MS: '5',
       QMD_SHARED_TRACE: '/tmp/s.jsonl',
+      QMD_TEST_VERSION: '9.9.9',
       QMD_DAEMON_CHILD: '1',
     });
     expect(c.lifecycle).toEqual({
@@ -142,7 +145,13 @@ describe('readConfig', () => {
       inspectUrl: 'ws://127.0.0.1:8080',
     });
     expect(c.http).toEqual({ sessionIdleMs: 1, maxSessions: 2, maxBodyBytes: 3 });
-    expect(c.shared).toEqual({ requested: true, idleMs: 4, connectBoundMs: 5, traceFile: '/tmp/s.jsonl' });
+    expect(c.shared).toEqual({
+      requested: true,
+      idleMs: 4,
+      connectBoundMs: 5,
+      traceFile: '/tmp/s.jsonl',
+      version: '9.9.9',
+    });
     expect(c.daemonChild).toBe(true);
   });
 

@@ -86,7 +86,7 @@ describe('the bearer token', () => {
           body: queryBody(),
         });
         expect(ok.status, ok.body).toBe(200);
-        expect(JSON.parse(ok.body).results[0].file).toBe('notes/deep/cooking.md');
+        expect(JSON.parse(ok.body).results[0].file).toBe('qmd://notes/deep/cooking.md');
       }
 
       // The SDK's clients, both eras, with the header: served.
@@ -275,7 +275,7 @@ describe('the bearer token', () => {
         body: queryBody(),
       });
       expect(forbidden.status).toBe(403);
-      expect(JSON.parse(forbidden.body)).toEqual({ error: 'Forbidden: Invalid Host header: evil.example' });
+      expect(JSON.parse(forbidden.body)).toEqual({ error: 'Forbidden: Host not allowed: evil.example' });
       const token = readFileSync(tokenFile, 'utf8').trim();
       const wrongMethod = await rawRequest(server.port, {
         method: 'GET',

@@ -33,7 +33,7 @@ const NOTES = Object.fromEntries(
   ]),
 );
 
-function stalledScript(): string {
+function stalledScript(queries = QUERIES): string {
   const lines = [
     {
       jsonrpc: '2.0',
@@ -43,7 +43,7 @@ function stalledScript(): string {
     },
     { jsonrpc: '2.0', method: 'notifications/initialized' },
   ].map((m) => JSON.stringify(m));
-  for (let id = 1; id <= QUERIES; id++) {
+  for (let id = 1; id <= queries; id++) {
     lines.push(
       JSON.stringify({
         jsonrpc: '2.0',
@@ -62,11 +62,16 @@ function peakMb(pid: number): number {
 }
 
 /** A client that writes everything and never reads: its stdout pipe is left unread. */
-function stall(env: NodeJS.ProcessEnv, args: string[] = []): Spawned {
+function stall(env: NodeJS.ProcessEnv, args: string[] = [], queries = QUERIES): Spawned {
   const p = spawnMcp(env, args, { keepStdout: false });
-  p.child.stdin!.write(stalledScript());
+  p.child.stdin!.write(stalledScript(queries));
   return p;
 }
+
+/** The watchdog's line: something held the loop past `done`. */
+const WATCHDOG = /still running \d+ ms after teardown/;
+const DROPPED =
+  /QMD Warning: dropped \d+ repl(y|ies) \(\d+ KiB\) the client did not read; \d+ requests? it sent go unanswered/;
 
 describe('a client that never reads', () => {
   const ws = tempWorkspace(NOTES);
@@ -92,6 +97,43 @@ describe('a client that never reads', () => {
       p.child.stdout!.destroy();
       expect(await waitForExit(p)).toEqual({ code: 0, signal: null });
       expect(p.stderr()).toMatch(/Shutdown complete in [\d.]+ ms: stdout closed: drained, all steps ok, exit 0/);
+    } finally {
+      p.kill();
+    }
+  });
+
+  it('alive, never reading, its stdin ended: qmd mcp exits at the drain deadline, says what it dropped, and needs no watchdog', async () => {
+    const p = stall({ ...env, QMD_DRAIN_TIMEOUT_MS: '1000' }, [], 400);
+    try {
+      await p.waitForStderr(STALLED, 60_000);
+      p.child.stdin!.end();
+      // The client is still there, and still reads nothing.
+      expect(await waitForExit(p)).toEqual({ code: 0, signal: null });
+      expect(p.stderr()).toContain('drain deadline of 1000 ms passed');
+      expect(p.stderr()).toMatch(DROPPED);
+      expect(p.stderr()).toMatch(
+        /Shutdown complete in [\d.]+ ms: stdin closed: drain deadline passed, all steps ok, exit 0/,
+      );
+      expect(p.stderr()).not.toMatch(WATCHDOG);
+    } finally {
+      p.kill();
+    }
+  });
+
+  it('alive, never reading, its stdin ended: the --shared relay exits at its drain deadline, says what it dropped, no watchdog', async () => {
+    const stalledBefore = (serverLog(ws.index, env).match(new RegExp(STALLED, 'g')) ?? []).length;
+    const p = stall({ ...env, QMD_DRAIN_TIMEOUT_MS: '1000' }, ['--shared'], 400);
+    try {
+      await eventually(
+        () => (serverLog(ws.index, env).match(new RegExp(STALLED, 'g')) ?? []).length > stalledBefore,
+        'the server stops reading the stalled relay',
+        60_000,
+      );
+      p.child.stdin!.end();
+      expect(await waitForExit(p)).toEqual({ code: 0, signal: null });
+      expect(p.stderr()).toContain('drain deadline of 1000 ms passed');
+      expect(p.stderr()).toMatch(DROPPED);
+      expect(p.stderr()).not.toMatch(WATCHDOG);
     } finally {
       p.kill();
     }

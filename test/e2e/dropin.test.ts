@@ -54,6 +54,17 @@ describe('qmd mcp over stdio, 2026-07-28', () => {
       expect((read.contents[0] as { text: string }).text).toMatch(
         /^<!-- Context: Recipes I cook at home\. -->\n\n# Bread/,
       );
+      // On the wire, as qmd 2.8 sends them: the name and the title beside the text (the SDK's
+      // client keeps only what MCP's ResourceContents lists).
+      const readReply = transport.lines
+        .map((line) => JSON.parse(line) as { result?: { contents?: Array<Record<string, unknown>> } })
+        .find((m) => m.result?.contents !== undefined);
+      expect(readReply?.result?.contents?.[0]).toMatchObject({
+        uri: 'qmd://notes/recipes/bread.md',
+        name: 'notes/recipes/bread.md',
+        title: 'Bread',
+        mimeType: 'text/markdown',
+      });
 
       const found = await client.callTool({ name: 'query', arguments: { query: 'starter' } });
       expect(textOf(found)).toMatch(/ {2}@@ -\d+,\d+ @@ .*\*\*starter\*\*/);
@@ -64,7 +75,7 @@ describe('qmd mcp over stdio, 2026-07-28', () => {
       expect((hit?.snippetRange.fromLine ?? 0) + (hit?.snippetRange.lines ?? 0) - 1).toBe(4);
 
       const sliced = await client.callTool({ name: 'get', arguments: { file: 'notes/a.md:3:2', lineNumbers: false } });
-      expect((sliced.content as Array<{ text: string }>)[0]?.text).toBe('line three\nline four');
+      expect((sliced.content as Array<{ resource: { text: string } }>)[0]?.resource.text).toBe('line three\nline four');
 
       await transport.close();
       expect(await waitForExit(server)).toEqual({ code: 0, signal: null });

@@ -69,12 +69,14 @@ describe('REST search on a shared HTTP server', () => {
       reranked: false,
       results: [
         {
-          file: 'notes/deep/cooking.md',
+          // qmd 2.8's REST `file` is the document's URI (#576 there).
+          file: 'qmd://notes/deep/cooking.md',
           uri: 'qmd://notes/deep/cooking.md',
           docid: expect.stringMatching(/^#[0-9a-f]+$/),
           title: 'Bread',
           score: 1,
-          snippet: expect.stringContaining('**Sourdough**'),
+          // qmd 2.8's form: the best match's line, the lines it spans, each numbered.
+          snippet: '3: @@ -1,3 @@\n1: # Bread\n2: \n3: Flour, water, salt and time. **Sourdough** needs a starter.',
           line: 3,
           context: 'Recipes.',
         },
@@ -94,7 +96,7 @@ describe('REST search on a shared HTTP server', () => {
 
   it('takes a plain query; vec sub-searches on an index with no vectors run as BM25 and say so; rerank; intent', async () => {
     const plain = JSON.parse((await post(server.port, '/query', { query: 'orphans' })).body);
-    expect(plain.results.map((r: { file: string }) => r.file)).toEqual(['notes/lifecycle.md']);
+    expect(plain.results.map((r: { file: string }) => r.file)).toEqual(['qmd://notes/lifecycle.md']);
     const vec = JSON.parse(
       (
         await post(server.port, '/query', {
@@ -111,17 +113,17 @@ describe('REST search on a shared HTTP server', () => {
       reranked: false,
       rerankNote: 'not reranked: no reranker is configured',
     });
-    expect(vec.results[0].file).toBe('notes/sqlite.md');
+    expect(vec.results[0].file).toBe('qmd://notes/sqlite.md');
   });
 
   it('takes folder: only notes under it; one that leaves the collection is a 400 that says why', async () => {
     const all = JSON.parse((await post(server.port, '/query', { query: 'WAL sourdough' })).body);
     expect(all.results.map((r: { file: string }) => r.file).sort()).toEqual([
-      'notes/deep/cooking.md',
-      'notes/sqlite.md',
+      'qmd://notes/deep/cooking.md',
+      'qmd://notes/sqlite.md',
     ]);
     const deep = JSON.parse((await post(server.port, '/query', { query: 'WAL sourdough', folder: 'deep' })).body);
-    expect(deep.results.map((r: { file: string }) => r.file)).toEqual(['notes/deep/cooking.md']);
+    expect(deep.results.map((r: { file: string }) => r.file)).toEqual(['qmd://notes/deep/cooking.md']);
     const refused = await post(server.port, '/query', { query: 'WAL', folder: 'deep/../../etc' });
     expect(refused.status).toBe(400);
     expect(JSON.parse(refused.body)).toEqual({
@@ -163,6 +165,8 @@ describe('REST search on a shared HTTP server', () => {
     expect(foreignHost.status).toBe(403);
     const foreignOrigin = await post(server.port, '/search', { query: 'x' }, { origin: 'https://evil.example' });
     expect(foreignOrigin.status).toBe(403);
+    // qmd 2.8's words, which its clients and tests look for.
+    expect(JSON.parse(foreignOrigin.body)).toEqual({ error: 'Forbidden: Origin not allowed: https://evil.example' });
     // Kept alive, the server answers 413 and reads the rest of the body away; asked to close
     // (the default), it would close under us while we still write: a race on a slow machine.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -185,7 +189,7 @@ describe('SIGTERM with a REST search in flight', () => {
       await server.p.waitForStderr('Shutting down (SIGTERM)...');
       const res = await answer;
       expect(res.status).toBe(200);
-      expect(JSON.parse(res.body).results[0].file).toBe('notes/deep/cooking.md');
+      expect(JSON.parse(res.body).results[0].file).toBe('qmd://notes/deep/cooking.md');
       expect(await waitForExit(server.p)).toEqual({ code: 0, signal: null });
       expect(server.p.stderr()).toMatch(/Shutdown complete in [\d.]+ ms: SIGTERM: drained, all steps ok, exit 0/);
       expect(existsSync(`${ws.index}-wal`)).toBe(false);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageVersion } from '../../src/cli/version.js';
 import { greetingLine } from '../../src/relay/greeting.js';
 import { failurePath, hungPath, readHung } from '../../src/relay/health.js';
 import { sharedPaths } from '../../src/relay/paths.js';
@@ -278,8 +279,11 @@ describe('a relay trusts nothing on its socket but JSON-RPC', () => {
     const ENDLESS_BYTES = 256 * 1024 * 1024;
     let sent = 0;
     await listen((socket) => {
-      // As a real server started with this env greets: it names the model QMD_EMBED_MODEL gave it.
-      socket.write(greetingLine({ pid: 1, index: s.ws.index, version: '0.0.0', model: s.env.QMD_EMBED_MODEL ?? null }));
+      // As a real server started with this env greets: it names the model QMD_EMBED_MODEL gave
+      // it, and this relay's own version (an older one would be asked to retire).
+      socket.write(
+        greetingLine({ pid: 1, index: s.ws.index, version: packageVersion(), model: s.env.QMD_EMBED_MODEL ?? null }),
+      );
       let partial = '';
       socket.on('data', (chunk: Buffer) => {
         const parts = (partial + chunk.toString()).split('\n');

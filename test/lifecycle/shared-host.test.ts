@@ -42,6 +42,36 @@ describe('the shared server host', () => {
     expect(h.lifecycle.state()).toBe('done');
   });
 
+  it('retired (a newer qmd took over) with two sessions: they are served until they end, then it leaves at once, exit 0', async () => {
+    const h = createSharedHarness({ idleTimeoutMs: IDLE });
+    const a = h.open()!;
+    const b = h.open()!;
+    h.lifecycle.retire('replaced by qmd 9.0.0');
+    h.lifecycle.retire('a second call changes nothing');
+    expect(h.lifecycle.retired).toBe(true);
+    await flush();
+    expect(h.lifecycle.state()).toBe('connected.serving');
+    const handler = h.startHandler(a);
+    h.trigger(b, 'connection.ended');
+    await flush();
+    expect(h.lifecycle.state()).toBe('connected.serving');
+    handler.settle();
+    h.trigger(a, 'connection.ended');
+    await flush();
+    // No idle bound: the last session gone, it leaves.
+    await h.lifecycle.done;
+    expect(h.lines.filter((l) => l.startsWith('Shutting down'))).toEqual(['Shutting down (replaced by qmd 9.0.0)...']);
+    expect(h.lines.at(-1)).toMatch(/: replaced by qmd 9\.0\.0: 2 session\(s\) served, drained, all steps ok, exit 0$/);
+    expect(h.steps().filter((s) => s === 'disposeStore')).toHaveLength(1);
+  });
+
+  it('retired with no session: it leaves at once', async () => {
+    const h = createSharedHarness({ idleTimeoutMs: IDLE });
+    h.lifecycle.retire('replaced by qmd 9.0.0');
+    await h.lifecycle.done;
+    expect(h.lines[0]).toBe('Shutting down (replaced by qmd 9.0.0)...');
+  });
+
   it('a session ends on its own: close its server, drain its handlers, release it; the server keeps serving', async () => {
     const h = createSharedHarness({ sessionDrainTimeoutMs: 5000 });
     const a = h.open()!;

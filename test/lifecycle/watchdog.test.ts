@@ -68,3 +68,42 @@ describe('summarizeResources', () => {
     expect(summarizeResources(resources)).toBe(text);
   });
 });
+
+describe('the exit policy at done', () => {
+  it('with protocol output a client never read: exits at once with the code, no watchdog wait', async () => {
+    const { createExitPolicy } = await import('../../src/lifecycle/exit-policy.js');
+    const clock = new FakeClock();
+    const log = recordingLog();
+    const exits: number[] = [];
+    let unwritten = 4096;
+    const policy = createExitPolicy({
+      clock,
+      log,
+      exitCode: { get: () => undefined, set: () => {} },
+      exit: (code) => exits.push(code),
+      unwritten: () => unwritten,
+    });
+    policy.beginTeardown();
+    policy.finish({ exitCode: 0, summary: 'stdin closed: drain deadline passed, all steps ok, exit 0' });
+    expect(exits).toEqual([]);
+    await clock.advance(0);
+    expect(exits).toEqual([0]);
+    expect(log.warnings).toEqual([]);
+
+    // Everything written: the watchdog as ever, 1 s later, only if something holds the loop.
+    unwritten = 0;
+    const again = createExitPolicy({
+      clock,
+      log,
+      exitCode: { get: () => undefined, set: () => {} },
+      exit: (code) => exits.push(code),
+      activeResources: () => ['Timeout'],
+      unwritten: () => unwritten,
+    });
+    again.finish({ exitCode: 1, summary: 'x' });
+    await clock.advance(999);
+    expect(exits).toEqual([0]);
+    await clock.advance(1);
+    expect(exits).toEqual([0, 1]);
+  });
+});

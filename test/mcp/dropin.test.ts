@@ -37,8 +37,12 @@ describe('contexts on fetched documents', () => {
     const result = await h.call('get', { file: 'notes/deep/nested.md', lineNumbers: false });
     const joined = `${GLOBAL}\n\n${NOTES}\n\n${DEEP}`;
     expect(result.content[0]).toEqual({
-      type: 'text',
-      text: `<!-- Context: ${joined} -->\n\n# Nested note\n\nAardvark migration patterns live here.\n`,
+      type: 'resource',
+      resource: {
+        uri: 'qmd://notes/deep/nested.md',
+        mimeType: 'text/markdown',
+        text: `<!-- Context: ${joined} -->\n\n# Nested note\n\nAardvark migration patterns live here.\n`,
+      },
     });
     expect((result.structuredContent as Slice).context).toBe(joined);
   });
@@ -96,7 +100,10 @@ describe('a sliced get is exactly its lines', () => {
   it('notes/sqlite.md:2:2 splits into two lines, not two and an empty third', async () => {
     for (const lineNumbers of [true, false]) {
       const result = await h.call('get', { file: 'notes/sqlite.md:2:2', lineNumbers });
-      const body = (result.content[0] as { text: string }).text.replace(/^<!-- Context:[\s\S]*?-->\n\n/, '');
+      const body = (result.content[0] as { resource: { text: string } }).resource.text.replace(
+        /^<!-- Context:[\s\S]*?-->\n\n/,
+        '',
+      );
       expect(body.split('\n')).toHaveLength(2);
       expect(body.endsWith('\n')).toBe(false);
     }

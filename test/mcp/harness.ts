@@ -116,10 +116,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 }
 
-/** The text of every text block, joined: what a model would read. */
+/** The text of every text block and embedded document, joined: what a model would read. */
 export function textOf(result: CallToolResult): string {
   return result.content
-    .filter((block) => block.type === 'text')
-    .map((block) => block.text)
+    .flatMap((block) => {
+      if (block.type === 'text') return [block.text];
+      // An embedded document (get, multi_get): a model reads its text too.
+      if (block.type === 'resource' && 'text' in block.resource) return [block.resource.text];
+      return [];
+    })
     .join('\n');
 }

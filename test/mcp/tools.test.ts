@@ -135,16 +135,30 @@ describe('query', () => {
     expect(text.indexOf('notes/sqlite.md')).toBeLessThan(text.indexOf('notes/pools.md'));
   });
 
-  it('gives each hit a snippet of its own document, with the line it starts near', async () => {
+  it("gives each hit a snippet of its own document in qmd 2.8's form: the place, then each line numbered as in the note", async () => {
     for (const query of ['WAL', 'basil']) {
       const hits = (await h.call('query', { query })).structuredContent as {
-        results: Array<{ file: string; snippet: string; line?: number }>;
+        results: Array<{
+          file: string;
+          snippet: string;
+          line?: number;
+          snippetRange?: { fromLine: number; lines: number };
+        }>;
       };
+      expect(hits.results.length).toBeGreaterThan(0);
       for (const hit of hits.results) {
-        const doc = textOf(await h.call('get', { file: hit.file, lineNumbers: false }));
-        // The snippet is an excerpt: without its ** marks and … cuts, each piece is in the text.
-        for (const piece of hit.snippet.replaceAll('**', '').split('…')) expect(doc).toContain(piece.trim());
-        if (hit.line !== undefined) expect(doc.split('\n').length).toBeGreaterThanOrEqual(hit.line);
+        const doc = textOf(await h.call('get', { file: hit.file, lineNumbers: false })).split('\n');
+        const [header, ...numbered] = hit.snippet.split('\n');
+        // `LINE: @@ -FROM,COUNT @@`, as the peer's tests match it (/^\d+: @@ -\d+,/).
+        expect(header).toBe(`${hit.line}: @@ -${hit.snippetRange?.fromLine},${hit.snippetRange?.lines} @@`);
+        expect(numbered).toHaveLength(hit.snippetRange!.lines);
+        for (const [i, line] of numbered.entries()) {
+          const [, n, text] = /^(\d+): (.*)$/s.exec(line) ?? [];
+          expect(Number(n)).toBe(hit.snippetRange!.fromLine + i);
+          // An excerpt: without its ** marks and … cuts, each piece is on that line of the note.
+          for (const piece of (text ?? '').replaceAll('**', '').split('…'))
+            expect(doc[Number(n) - 1]).toContain(piece.trim());
+        }
       }
     }
   });
@@ -232,10 +246,15 @@ describe('get', () => {
     const result = await h.call('get', { file: 'notes/sqlite.md', fromLine: 3, maxLines: 2 });
     expect(result.structuredContent).toMatchObject({ fromLine: 3, lines: 2, totalLines: 40 });
     const [body, note] = result.content;
+    // An embedded resource, as qmd 2.8 returns a document.
     expect(body).toEqual({
-      type: 'text',
-      // Exactly the two lines: no line end after the last, so splitting on \n gives two.
-      text: '3: Use WAL mode so readers never block the writer.\n4: Line 4: filler about pages and checkpoints.',
+      type: 'resource',
+      resource: {
+        uri: 'qmd://notes/sqlite.md',
+        mimeType: 'text/markdown',
+        // Exactly the two lines: no line end after the last, so splitting on \n gives two.
+        text: '3: Use WAL mode so readers never block the writer.\n4: Line 4: filler about pages and checkpoints.',
+      },
     });
     expect(note).toEqual({ type: 'text', text: '[lines 3-4 of 40; more with fromLine=5]' });
   });
@@ -405,5 +424,41 @@ describe('resources', () => {
     // The spec's "resource not found" since 2026-07-28 (SDK v2): -32602 with the URI as data.
     const uri = 'qmd://notes/missing.md';
     await expect(h.client.readResource({ uri })).rejects.toMatchObject({ code: -32602, data: { uri } });
+  });
+});
+
+describe("qmd 2.8's words and shapes, where its clients and tests look for them", () => {
+  it('multi_get: a list item that names no note is "File not found", with suggestions; the others are read', async () => {
+    const result = await h.call('multi_get', { pattern: 'notes/pools.md, notes/pool.md' });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toMatch(/^1 document, 1 skipped\./);
+    expect(textOf(result)).toContain('File not found: notes/pool.md (did you mean: notes/pools.md?)');
+    expect((result.structuredContent as { skipped: unknown[] }).skipped).toEqual([
+      { file: 'notes/pool.md', reason: 'not found (did you mean: notes/pools.md?)' },
+    ]);
+  });
+
+  it('multi_get: a glob that matches nothing is "No files matched pattern", said once, and no error', async () => {
+    const result = await h.call('multi_get', { pattern: 'nowhere/*.md' });
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toEqual([{ type: 'text', text: 'No files matched pattern: nowhere/*.md' }]);
+    const mixed = await h.call('multi_get', { pattern: 'nowhere/*.md, notes/pools.md' });
+    expect(textOf(mixed)).toContain('  No files matched pattern: nowhere/*.md');
+  });
+
+  it('get and multi_get return each note as an embedded resource: its qmd:// URI, markdown, the text', async () => {
+    const got = await h.call('get', { file: 'journal/2025-05-01.md', lineNumbers: false });
+    expect(got.content).toEqual([
+      {
+        type: 'resource',
+        resource: {
+          uri: 'qmd://journal/2025-05-01.md',
+          mimeType: 'text/markdown',
+          text: '# May first\n\nPlanted tomatoes and basil.\n',
+        },
+      },
+    ]);
+    const many = await h.call('multi_get', { pattern: 'journal/2025-05-01.md' });
+    expect(many.content.map((block) => block.type)).toEqual(['text', 'resource']);
   });
 });

@@ -9,7 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ConnectResult, connectShared } from '../../src/relay/connect.js';
-import { greetingLine, parseGreeting } from '../../src/relay/greeting.js';
+import {
+  asRelayNotice,
+  compareVersions,
+  greetingLine,
+  parseGreeting,
+  relayNoticeLine,
+} from '../../src/relay/greeting.js';
 import { failurePath, hungPath, readHung, writeStartFailure } from '../../src/relay/health.js';
 import { type SharedPaths, sharedPaths } from '../../src/relay/paths.js';
 
@@ -186,6 +192,96 @@ describe('connectShared', () => {
     expect('socket' in result).toBe(true);
     if ('socket' in result) result.socket.destroy();
     expect(started).toBe(1);
+  });
+});
+
+describe('an older server', () => {
+  it('is asked once to retire; once it gave up the socket, the relay starts one of its own version', async () => {
+    const paths = tempPaths();
+    const old = await listenOn(paths.socket, (socket) =>
+      socket.write(greetingLine({ pid: 1111, index: INDEX, version: '0.1.0' })),
+    );
+    const asked: number[] = [];
+    let started = 0;
+    const result = await connectShared({
+      paths,
+      index: INDEX,
+      boundMs: 5000,
+      signal: new AbortController().signal,
+      startServer: () => {
+        started++;
+        void listenOn(paths.socket, (socket) =>
+          socket.write(greetingLine({ pid: 2222, index: INDEX, version: '0.2.0' })),
+        );
+      },
+      replaceOlder: {
+        version: '0.2.0',
+        retire: async (greeting) => {
+          asked.push(greeting.pid);
+          // As a retiring server does: it stops listening and its socket file goes.
+          await new Promise<void>((resolve) => old.close(() => resolve()));
+          return true;
+        },
+      },
+    });
+    if (!('socket' in result)) throw new Error(JSON.stringify(result));
+    sockets.push(result.socket);
+    expect(result.greeting).toMatchObject({ pid: 2222, version: '0.2.0' });
+    expect(asked).toEqual([1111]);
+    expect(started).toBe(1);
+  });
+
+  it('that will not retire is used; a server of the same or a newer version is never asked', async () => {
+    for (const [version, mine, expected] of [
+      ['0.1.0', '0.2.0', [4242]],
+      ['0.2.0', '0.2.0', []],
+      ['0.3.0', '0.2.0', []],
+      ['dev', '0.2.0', []],
+    ] as const) {
+      const paths = tempPaths();
+      await listenOn(paths.socket, (socket) => socket.write(greetingLine({ pid: 4242, index: INDEX, version })));
+      const asked: number[] = [];
+      const result = await connectShared({
+        paths,
+        index: INDEX,
+        boundMs: 2000,
+        signal: new AbortController().signal,
+        startServer: () => {},
+        replaceOlder: {
+          version: mine,
+          retire: async (greeting) => {
+            asked.push(greeting.pid);
+            return false;
+          },
+        },
+      });
+      if (!('socket' in result)) throw new Error(JSON.stringify(result));
+      sockets.push(result.socket);
+      expect(result.greeting.version).toBe(version);
+      expect(asked, version).toEqual(expected);
+    }
+  });
+
+  it('versions order as releases do, a prerelease below its release; what is not a version does not order', () => {
+    expect(compareVersions('0.1.0', '0.2.0')).toBe(-1);
+    expect(compareVersions('1.10.0', '1.9.9')).toBe(1);
+    expect(compareVersions('2.0.0', '2.0.0')).toBe(0);
+    expect(compareVersions('2.0.0-rc.1', '2.0.0')).toBe(-1);
+    expect(compareVersions('2.0.0-rc.2', '2.0.0-rc.1')).toBe(1);
+    expect(compareVersions('2.0.0+build.5', '2.0.0')).toBe(0);
+    expect(compareVersions('dev', '2.0.0')).toBeUndefined();
+    expect(compareVersions('2.0', '2.0.0')).toBeUndefined();
+  });
+
+  it('a notice for the relay is tagged as the greeting is, and nothing else is taken for one', () => {
+    expect(asRelayNotice(JSON.parse(relayNoticeLine('stopped')))).toEqual({
+      qmd: 'relay',
+      op: 'exit',
+      reason: 'stopped',
+    });
+    expect(asRelayNotice({ jsonrpc: '2.0', method: 'exit' })).toBeNull();
+    expect(asRelayNotice({ qmd: 'relay', op: 'other', reason: 'x' })).toBeNull();
+    expect(asRelayNotice(null)).toBeNull();
   });
 });
 

@@ -63,6 +63,7 @@ function setup(servers: Array<ReturnType<typeof fakeServer>>) {
   const log = recordingLog();
   const opens: Array<ReturnType<typeof deferred<Upstream | null>>> = [];
   const failures: string[] = [];
+  const stops: string[] = [];
   const relay = createRelay({
     stdin,
     stdout,
@@ -71,6 +72,7 @@ function setup(servers: Array<ReturnType<typeof fakeServer>>) {
     maxLineBytes: 1000,
     maxServerLineBytes: 1000,
     onFailed: (reason) => failures.push(reason),
+    onStopped: (reason) => stops.push(reason),
     open: () => {
       const next = servers[opens.length];
       const d = deferred<Upstream | null>();
@@ -91,6 +93,7 @@ function setup(servers: Array<ReturnType<typeof fakeServer>>) {
     send,
     opens,
     failures,
+    stops,
   };
 }
 
@@ -190,7 +193,7 @@ describe('the relay', () => {
     expect(server.released()).toBe(0);
   });
 
-  it('a server that goes away: in-flight requests get an error, a new server gets the opening, its reply is swallowed', async () => {
+  it('a server that goes away: what it never answered is sent again to the next one, after the opening (its reply swallowed), under the same ids', async () => {
     const first = fakeServer();
     const second = fakeServer();
     const r = setup([first, second]);
@@ -199,27 +202,192 @@ describe('the relay', () => {
     await flush();
     first.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
     r.send(call(1));
+    r.send({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'qmd://notes/a.md' } });
+    r.send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+    await flush();
+    first.answer({ jsonrpc: '2.0', id: 2, result: { contents: [] } });
+    await flush();
+    // Requests 1 and 3 were written to it and never answered.
+    first.die();
+    await flush();
+    // No error reaches the client: the gate still counts both.
+    expect(r.parsed().map((m) => m.id)).toEqual([0, 2]);
+    expect(r.gate.size).toBe(2);
+    expect(r.warnings).toEqual(['the shared server went away; connecting to a new one (2 request(s) to send again)']);
+    // The new server is opened as the client opened the first, under an id of the relay's, then
+    // sent what the first owed, in the client's order, as the client wrote it.
+    expect(second.received.map((l) => JSON.parse(l))).toEqual([
+      { ...initialize, id: 'qmd-relay-replay-1' },
+      initialized,
+      call(1),
+      { jsonrpc: '2.0', id: 3, method: 'ping' },
+    ]);
+    second.answer({ jsonrpc: '2.0', id: 'qmd-relay-replay-1', result: { protocolVersion: '2025-06-18' } });
+    second.answer({ jsonrpc: '2.0', id: 3, result: {} });
+    second.answer({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    r.send(call(4));
+    await flush();
+    second.answer({ jsonrpc: '2.0', id: 4, result: { ok: true } });
+    await flush();
+    // One initialize reply (the first server's), then each of its own replies once.
+    expect(r.parsed().map((m) => m.id)).toEqual([0, 2, 3, 1, 4]);
+    expect(r.parsed().filter((m) => m.error !== undefined)).toEqual([]);
+    expect(r.gate.size).toBe(0);
+    expect(r.relay.connections).toBe(2);
+  });
+
+  it('a request that is not safe to send twice gets an error; the read-only ones around it are sent again', async () => {
+    const first = fakeServer();
+    const second = fakeServer();
+    const r = setup([first, second]);
+    r.send(initialize);
+    await flush();
+    first.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    r.send(call(1));
+    r.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'delete_note' } });
+    r.send({ jsonrpc: '2.0', id: 3, method: 'tasks/cancel', params: {} });
+    r.send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'status' } });
     await flush();
     first.die();
     await flush();
-    // The request the dead server owed: an error, not silence.
-    expect(r.parsed().at(-1)).toMatchObject({
-      id: 1,
-      error: { code: -32000, message: expect.stringContaining('restarted') },
-    });
+    expect(r.parsed().slice(1)).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        error: {
+          code: -32000,
+          message:
+            'qmd: the shared server went away before answering tools/call, which is not safe to send twice; please retry',
+        },
+      },
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        error: {
+          code: -32000,
+          message:
+            'qmd: the shared server went away before answering tasks/cancel, which is not safe to send twice; please retry',
+        },
+      },
+    ]);
+    expect(second.received.map((l) => JSON.parse(l).id)).toEqual(['qmd-relay-replay-1', 1, 4]);
+    expect(r.gate.size).toBe(2);
+  });
+
+  it("the opening itself unanswered: it is sent again under the client's id, and no second one is made up", async () => {
+    const first = fakeServer();
+    const second = fakeServer();
+    const r = setup([first, second]);
+    r.send(initialize);
+    await flush();
+    first.die();
+    await flush();
+    expect(second.received.map((l) => JSON.parse(l))).toEqual([initialize]);
+    second.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    await flush();
+    expect(r.parsed()).toEqual([{ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } }]);
     expect(r.gate.size).toBe(0);
-    expect(r.warnings).toEqual(['the shared server went away; connecting to a new one']);
-    // The new server was opened as the client opened the first, under an id of the relay's.
-    const replayed = second.received.map((l) => JSON.parse(l));
-    expect(replayed).toEqual([{ ...initialize, id: 'qmd-relay-replay-1' }, initialized]);
-    second.answer({ jsonrpc: '2.0', id: 'qmd-relay-replay-1', result: { protocolVersion: '2025-06-18' } });
+  });
+
+  it('requests read while the new server is coming wait behind those sent again; one cancelled meanwhile is not sent', async () => {
+    const first = fakeServer();
+    const second = fakeServer();
+    const r = setup([first]);
+    r.send(initialize);
+    await flush();
+    first.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    r.send(call(1));
     r.send(call(2));
     await flush();
-    second.answer({ jsonrpc: '2.0', id: 2, result: { ok: true } });
+    first.die();
     await flush();
-    // The client saw one initialize reply (from the first server), then its own replies only.
-    expect(r.parsed().map((m) => m.id)).toEqual([0, 1, 2]);
-    expect(r.relay.connections).toBe(2);
+    r.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } });
+    r.send(call(3));
+    await flush();
+    expect(r.gate.size).toBe(2);
+    r.opens[1]!.resolve(second.upstream);
+    await flush();
+    expect(second.received.map((l) => JSON.parse(l).id ?? JSON.parse(l).method)).toEqual([
+      'qmd-relay-replay-1',
+      1,
+      'notifications/cancelled',
+      3,
+    ]);
+  });
+
+  it('servers that keep dying under one request: sent three times in all, then an error', async () => {
+    const servers = [fakeServer(), fakeServer(), fakeServer(), fakeServer()];
+    const r = setup(servers);
+    r.send(initialize);
+    await flush();
+    servers[0]!.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    r.send(call(1));
+    await flush();
+    for (const server of servers.slice(0, 3)) {
+      expect(server.received.map((l) => JSON.parse(l).id)).toContain(1);
+      server.die();
+      await flush();
+    }
+    expect(r.parsed().at(-1)).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: {
+        code: -32000,
+        message: 'qmd: the shared server went away 3 times while answering this request; not sent again',
+      },
+    });
+    expect(r.gate.size).toBe(0);
+    // The client is still served: the fourth server gets the opening and nothing else yet.
+    expect(servers[3]!.received.map((l) => JSON.parse(l).id)).toEqual(['qmd-relay-replay-3']);
+  });
+
+  it('closing, with a reply owed, when the server goes away: the request is still delivered by a new one, then the half-close', async () => {
+    const first = fakeServer();
+    const second = fakeServer();
+    const r = setup([first, second]);
+    r.send(initialize);
+    await flush();
+    first.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    r.send(call(1));
+    await flush();
+    await r.relay.close();
+    first.die();
+    await flush();
+    expect(second.received.map((l) => JSON.parse(l).id)).toEqual(['qmd-relay-replay-1', 1]);
+    expect(second.ended()).toBe(true);
+    second.answer({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    await flush();
+    expect(r.parsed().map((m) => m.id)).toEqual([0, 1]);
+    expect(r.gate.size).toBe(0);
+  });
+
+  it('a server stopped with its clients says so: the relay ends, answers what is left with the reason, and starts no server', async () => {
+    const first = fakeServer();
+    const r = setup([first, fakeServer()]);
+    r.send(initialize);
+    await flush();
+    first.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    r.send(call(1));
+    r.send(call(2));
+    await flush();
+    first.send('{"qmd":"relay","op":"exit","reason":"the shared server was stopped with its clients"}\n');
+    first.answer({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    await flush();
+    expect(r.stops).toEqual(['the shared server was stopped with its clients']);
+    first.die();
+    await flush();
+    // The notice never reaches the client; request 2 gets the reason; no second server is opened.
+    expect(r.parsed()).toEqual([
+      { jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } },
+      { jsonrpc: '2.0', id: 1, result: { content: [] } },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        error: { code: -32000, message: 'qmd: the shared server was stopped with its clients' },
+      },
+    ]);
+    expect(r.opens).toHaveLength(1);
+    expect(r.gate.size).toBe(0);
   });
 
   it('a line over the limit is refused with a JSON-RPC error and never forwarded', async () => {

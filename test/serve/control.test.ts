@@ -44,13 +44,19 @@ async function serve() {
   const stopped = deferred();
   const mcpClosed = deferred();
   const stops: string[] = [];
+  const retires: string[] = [];
   const controlSockets: Socket[] = [];
   const handlers: ControlHandlers = {
     index: STATUS.index,
     status: () => STATUS,
-    stop: () => {
-      stops.push('stop');
+    sessions: () => 2,
+    stop: ({ all }) => {
+      stops.push(all ? 'stop --all' : 'stop');
       stopped.resolve();
+    },
+    retire: (version) => {
+      retires.push(version);
+      return version === '9.9.9' ? { sessions: 2 } : { refused: `${version} is not newer` };
     },
   };
   const server = createServer((socket) => {
@@ -63,7 +69,7 @@ async function serve() {
   });
   servers.push(server);
   await listenPrivately(server, path);
-  return { path, mcpBytes, mcpSockets, mcpClosed, stopped, stops, controlSockets };
+  return { path, mcpBytes, mcpSockets, mcpClosed, stopped, stops, retires, controlSockets };
 }
 
 function send(path: string, text: string): Promise<string> {
@@ -95,6 +101,21 @@ describe('the first line', () => {
       error: expect.stringContaining('unknown control op "kill"'),
     });
     expect(parseControlLine('{"qmd":"control","op":"stop","index":7}')).toEqual({ error: 'index must be a string' });
+    expect(parseControlLine('{"qmd":"control","op":"stop","all":true}')).toEqual({
+      qmd: 'control',
+      op: 'stop',
+      all: true,
+    });
+    expect(parseControlLine('{"qmd":"control","op":"stop","all":"yes"}')).toEqual({
+      error: 'all must be true or false',
+    });
+    expect(parseControlLine('{"qmd":"control","op":"retire","index":"/x","version":"0.2.0"}')).toEqual({
+      qmd: 'control',
+      op: 'retire',
+      index: '/x',
+      version: '0.2.0',
+    });
+    expect(parseControlLine('{"qmd":"control","op":"retire"}')).toEqual({ error: 'retire needs a version' });
   });
 
   it('a status request is answered and the connection closed; nothing reaches MCP', async () => {
@@ -139,7 +160,33 @@ describe('stop', () => {
     await s.stopped.promise;
     // The server keeps the stop's connection open until it exits; here "exit" is closing it.
     for (const socket of s.controlSockets) socket.destroy();
-    expect(await result).toEqual({ stopped: process.pid });
+    // The clients it had, as it said when it replied.
+    expect(await result).toEqual({ stopped: process.pid, sessions: 2 });
+    expect(s.stops).toEqual(['stop']);
+  });
+
+  it('with all, the server is told to end its clients too', async () => {
+    const s = await serve();
+    const result = requestStop(s.path, STATUS.index, 20_000, { all: true });
+    await s.stopped.promise;
+    for (const socket of s.controlSockets) socket.destroy();
+    expect(await result).toEqual({ stopped: process.pid, sessions: 2 });
+    expect(s.stops).toEqual(['stop --all']);
+  });
+});
+
+describe('retire', () => {
+  it('is answered with the sessions left, or refused with why; a server without it refuses', async () => {
+    const s = await serve();
+    const ask = async (version: string) =>
+      JSON.parse(
+        await send(s.path, `${JSON.stringify({ qmd: 'control', op: 'retire', index: STATUS.index, version })}\n`),
+      );
+    expect(await ask('9.9.9')).toEqual({ qmd: 'control', ok: true, op: 'retire', pid: process.pid, sessions: 2 });
+    expect(await ask('0.0.1')).toEqual({ qmd: 'control', ok: false, error: '0.0.1 is not newer' });
+    expect(s.retires).toEqual(['9.9.9', '0.0.1']);
+    expect(s.stops).toEqual([]);
+    expect(s.mcpSockets).toHaveLength(0);
   });
 
   it('reports a server that has not exited within the bound', async () => {

@@ -234,9 +234,14 @@ describe('multiGet', () => {
       'journal/2024/meeting-2024-01.md',
     ]);
     expect(result.skipped).toEqual([
-      { file: 'notes/missing.md', reason: expect.stringContaining('No indexed document') },
-      { file: 'notes/none/*.md', reason: 'no indexed document matches' },
-      { file: 'readme.md', reason: expect.stringContaining('matches 2 indexed documents') },
+      // qmd 2.8's words, its suggestions after them.
+      {
+        file: 'notes/missing.md',
+        reason: expect.stringMatching(/^not found( \(did you mean: .*\?\))?$/),
+        kind: 'not-found',
+      },
+      { file: 'notes/none/*.md', reason: 'no files matched', kind: 'no-match' },
+      { file: 'readme.md', reason: expect.stringContaining('matches 2 indexed documents'), kind: 'refused' },
     ]);
   });
 
@@ -245,7 +250,7 @@ describe('multiGet', () => {
     const result = await store.multiGet('notes/ten.md,notes/a.md,notes/sub/b.md', { maxBytes: 20 });
     expect(result.documents.map((doc) => doc.file)).toEqual(['notes/a.md', 'notes/sub/b.md']);
     expect(result.skipped).toEqual([
-      { file: 'notes/ten.md', reason: 'too large: 71 bytes > maxBytes 20; use get with maxLines' },
+      { file: 'notes/ten.md', reason: 'too large: 71 bytes > maxBytes 20; use get with maxLines', kind: 'too-large' },
     ]);
     expect((await store.multiGet('notes/ten.md', { maxBytes: 71 })).documents).toHaveLength(1);
   });
@@ -272,7 +277,9 @@ describe('multiGet', () => {
   it('stops at totalBytes in all, listing the rest as skipped', async () => {
     const result = await store.multiGet('notes/a.md, notes/sub/b.md, notes/sub/c.md', { totalBytes: 25 });
     expect(result.documents.map((doc) => doc.file)).toEqual(['notes/a.md', 'notes/sub/b.md']);
-    expect(result.skipped).toEqual([{ file: 'notes/sub/c.md', reason: 'the reply is full (25 bytes in all)' }]);
+    expect(result.skipped).toEqual([
+      { file: 'notes/sub/c.md', reason: 'the reply is full (25 bytes in all)', kind: 'full' },
+    ]);
   });
 
   it('refuses bad options and an empty pattern', async () => {

@@ -59,8 +59,10 @@ export function indexedWorkspace(notes: Record<string, string> = DEFAULT_NOTES) 
 
 /** The text of a tool result's blocks, joined: what a model would read. */
 export function textOf(result: unknown): string {
-  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
-  return content.map((block) => block.text ?? '').join('\n');
+  const content =
+    (result as { content?: Array<{ type: string; text?: string; resource?: { text?: string } }> }).content ?? [];
+  // An embedded document (get, multi_get) is read for its text too.
+  return content.map((block) => block.text ?? block.resource?.text ?? '').join('\n');
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toWebRequest } from '@modelcontextprotocol/node';
 import { isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
-import { JSONRPC_PARSE_ERROR, JSONRPC_SESSION_NOT_FOUND } from '../../jsonrpc.js';
+import { JSONRPC_FORBIDDEN, JSONRPC_PARSE_ERROR, JSONRPC_SESSION_NOT_FOUND } from '../../jsonrpc.js';
 import type { InflightGate } from '../../lifecycle/gate.js';
 import type { Log } from '../../log.js';
 import { BEARER_CHALLENGE, type BearerAuth } from './auth.js';
@@ -189,14 +189,18 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     // The REST paths answer `{ "error": … }` whoever refuses them (README); the rest JSON-RPC.
-    const refuse = (status: number, message: string, extra: { headers?: Record<string, string>; close?: boolean }) =>
+    const refuse = (
+      status: number,
+      message: string,
+      extra: { headers?: Record<string, string>; close?: boolean; code?: number },
+    ) =>
       options.rest && REST_PATHS.has(path)
         ? replyJson(res, status, { error: message }, extra)
         : replyError(res, status, message, extra);
     const refused = guard.check(req.headers);
     if (refused !== null) {
       log.warn(`http: refused ${req.method} ${req.url} (403): ${refused}`);
-      refuse(403, `Forbidden: ${refused}`, { close: true });
+      refuse(403, `Forbidden: ${refused}`, { close: true, code: JSONRPC_FORBIDDEN });
       return;
     }
     if (stopping) {

@@ -64,13 +64,14 @@ export function createOriginGuard(bindHost: string): OriginGuard {
       const host = headers.host;
       if (!host) return 'Missing Host header';
       const name = hostnameOf(`http://${host}`);
-      if (name === null || !hostnames.has(name)) return `Invalid Host header: ${host}`;
+      // qmd 2.8's words for both refusals, which its clients and tests look for.
+      if (name === null || !hostnames.has(name)) return `Host not allowed: ${host}`;
       const origin = headers.origin;
       if (origin === undefined) return null;
       const value = Array.isArray(origin) ? origin.join(',') : origin;
       // `Origin: null` comes from sandboxed frames and file:// pages: not this machine's name.
       const originName = /^https?:\/\//i.test(value) ? hostnameOf(value) : null;
-      if (originName === null || !hostnames.has(originName)) return `Invalid Origin header: ${value}`;
+      if (originName === null || !hostnames.has(originName)) return `Origin not allowed: ${value}`;
       return null;
     },
   };

@@ -54,6 +54,8 @@ export interface LegacyLegOptions {
   maxSessions: number;
   log: Log;
   now?: () => number;
+  /** A session was closed, however (DELETE, idle, evicted, teardown): its memory is garbage now. */
+  onSessionClosed?: () => void;
 }
 
 export interface LegacyLeg {
@@ -172,6 +174,7 @@ export function createLegacyLeg(options: LegacyLegOptions): LegacyLeg {
       entry.server.server.onclose = () => {
         entry.closing = true;
         forget(entry);
+        options.onSessionClosed?.();
       };
       await entry.server.connect(entry.transport);
       return entry;

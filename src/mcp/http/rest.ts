@@ -14,8 +14,9 @@ import { replyJson } from './reply.js';
  * MCP, for scripts and for clients written against qmd 2.8's REST endpoints. Both paths are
  * the same search, as in qmd 2.8 (`/search` is its alias): the body is the `query` tool's
  * arguments (qmd 2.8 requires `searches`; a plain `query` is also taken here), checked as
- * strictly; the reply is the tool's `structuredContent`, each result with its `qmd://` URI
- * beside `file` (qmd 2.8's REST `file` is that URI; ours stays what `get` takes). Errors are
+ * strictly; the reply is the tool's `structuredContent`, with each result's `file` the
+ * document's `qmd://` URI, as qmd 2.8's REST gives it (`qmd://notes/a.md`; the `query` tool's
+ * `file` is `notes/a.md`, as qmd 2.8's tool gives it), and `uri` the same URI. Errors are
  * `{ "error": "one line" }`: 400 for a bad request, 503 when the server is shutting down or
  * the request was cancelled, 500 for a damaged or locked index.
  *
@@ -67,7 +68,7 @@ export function createRestHandler(deps: { store: Store; failpoints: Failpoints; 
         const structured = queryStructured(await deps.store.query(input, options));
         reply(res, 200, {
           ...structured,
-          results: structured.results.map((r) => ({ ...r, uri: documentUri(r.file) })),
+          results: structured.results.map((r) => ({ ...r, file: documentUri(r.file), uri: documentUri(r.file) })),
         });
       } catch (error) {
         const message = describeFailure(error, signal, deps.log, 'http: POST query');

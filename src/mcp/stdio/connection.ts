@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { type JSONRPCMessage, type McpServer, parseJSONRPCMessage } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import {
+  describeDropped,
   JSONRPC_INVALID_REQUEST,
   JSONRPC_PARSE_ERROR,
   type JsonRpcErrorEnvelope,
@@ -87,6 +88,8 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
   let stdoutFailed = false;
   let waitingForDrain = false;
   let warnedBacklog = false;
+  /** Replies handed to stdout whose write has not completed: the client has not taken them. */
+  let unflushed = 0;
 
   const settle = (key: string): void => {
     const done = units.get(key);
@@ -115,6 +118,7 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
   };
 
   const onSent = (id: unknown): void => {
+    unflushed++;
     dispatched.delete(keyOf(id));
     // Pumped once the reply is on its way, not from inside the SDK's send.
     queueMicrotask(pump);
@@ -128,7 +132,10 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     options.onClosed('stdout');
   };
   const onWritten = (id: unknown, error: Error | null | undefined): void => {
-    if (id !== undefined) settle(keyOf(id));
+    if (id !== undefined) {
+      unflushed = Math.max(0, unflushed - 1);
+      settle(keyOf(id));
+    }
     if (error) failStdout();
     pump();
   };
@@ -247,6 +254,17 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
   // process. It stays for the connection's life: its 'close' follows, and that is a trigger.
   stdin.on('error', (error) => log.warn(`${who}reading the client failed: ${error.message}`));
 
+  /**
+   * The drain is over (its deadline passed, or it was cut short) with replies the client never
+   * took, or requests it sent that were never answered: say so, once, before they are dropped.
+   * A client whose stdout failed is gone: nothing is owed it, and nothing is said.
+   */
+  const reportDropped = (): void => {
+    if (stdoutFailed) return;
+    const dropped = describeDropped(unflushed, stdout.writableLength, Math.max(0, units.size - unflushed));
+    if (dropped !== undefined) log.warn(`${who}${dropped}`);
+  };
+
   return {
     async close() {
       stopReading();
@@ -254,6 +272,7 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     async release() {
       released = true;
       stopReading();
+      reportDropped();
       queue = [];
       settleAll();
       stdout.off('drain', onDrain);

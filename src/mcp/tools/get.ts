@@ -1,10 +1,10 @@
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { McpDeps } from '../deps.js';
-import { formatSliceNote, withContext } from '../format.js';
+import { formatSliceNote } from '../format.js';
 import { MAX_REF_CHARS } from '../limits.js';
 import { runTool } from '../run.js';
-import { lineNumbersArgument, sliceMeta, sliceShape, strictArguments } from '../shapes.js';
+import { documentResource, lineNumbersArgument, sliceMeta, sliceShape, strictArguments } from '../shapes.js';
 
 /** qmd 2.8's `get` arguments, so prompts and skills written for it work here. */
 const inputSchema = strictArguments('get', {
@@ -45,7 +45,8 @@ export function registerGetTool(server: McpServer, deps: McpDeps): void {
           lineNumbers: args.lineNumbers,
         });
         const note = formatSliceNote(slice);
-        const content: CallToolResult['content'] = [{ type: 'text', text: withContext(slice.text, slice.context) }];
+        // The document as an embedded resource, as qmd 2.8 returns it; a slice says so after it.
+        const content: CallToolResult['content'] = [documentResource(slice)];
         if (note !== undefined) content.push({ type: 'text', text: note });
         return { content, structuredContent: sliceMeta(slice) };
       }),

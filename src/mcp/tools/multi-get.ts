@@ -2,11 +2,10 @@ import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { DEFAULT_MULTI_GET_MAX_BYTES } from '../../store/types.js';
 import type { McpDeps } from '../deps.js';
-import { formatMultiGetSummary, withContext } from '../format.js';
+import { formatMultiGetSummary } from '../format.js';
 import { MAX_BYTES_CEILING, MAX_PATTERN_CHARS } from '../limits.js';
-import { documentUri } from '../refs.js';
 import { runTool } from '../run.js';
-import { lineNumbersArgument, sliceMeta, sliceShape, strictArguments } from '../shapes.js';
+import { documentResource, lineNumbersArgument, sliceMeta, sliceShape, strictArguments } from '../shapes.js';
 
 /** qmd 2.8's `multi_get` arguments: `maxBytes` is a per-file cap, as there. */
 const inputSchema = strictArguments('multi_get', {
@@ -60,17 +59,10 @@ export function registerMultiGetTool(server: McpServer, deps: McpDeps): void {
         });
         // One embedded resource per document: its URI says which document the text is, so the
         // text itself is only the document's (as the peer does).
-        const content: CallToolResult['content'] = [{ type: 'text', text: formatMultiGetSummary(result) }];
-        for (const doc of result.documents) {
-          content.push({
-            type: 'resource',
-            resource: {
-              uri: documentUri(doc.file),
-              mimeType: 'text/markdown',
-              text: withContext(doc.text, doc.context),
-            },
-          });
-        }
+        const content: CallToolResult['content'] = [
+          { type: 'text', text: formatMultiGetSummary(result, args.pattern) },
+          ...result.documents.map(documentResource),
+        ];
         return {
           content,
           structuredContent: {

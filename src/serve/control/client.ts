@@ -63,17 +63,23 @@ export async function askStatus(path: string, ms?: number): Promise<ServerStatus
 }
 
 export type StopResult =
-  | { stopped: number }
+  | { stopped: number; sessions?: number }
   | { unreachable: string }
   | { refused: string }
   | { stillRunning: number; afterMs: number };
 
 /**
  * Asks the server on `path` to stop (its normal teardown), and waits up to `exitWithinMs` for
- * the connection to close: the server keeps it open until its process exits.
+ * the connection to close: the server keeps it open until its process exits. `sessions`: the
+ * clients it had (the shared server); `all`: their relays end too.
  */
-export async function requestStop(path: string, index: string, exitWithinMs: number): Promise<StopResult> {
-  const asked = await ask(path, { qmd: 'control', op: 'stop', index });
+export async function requestStop(
+  path: string,
+  index: string,
+  exitWithinMs: number,
+  options: { all?: boolean } = {},
+): Promise<StopResult> {
+  const asked = await ask(path, { qmd: 'control', op: 'stop', index, ...(options.all === true && { all: true }) });
   if ('unreachable' in asked) return asked;
   const { reply, socket } = asked;
   if (!reply.ok) {
@@ -84,7 +90,7 @@ export async function requestStop(path: string, index: string, exitWithinMs: num
     socket.destroy();
     return { refused: `${path} answered a stop request with ${reply.op}` };
   }
-  const pid = reply.pid;
+  const { pid, sessions } = reply;
   const closed = await new Promise<boolean>((resolve) => {
     if (socket.destroyed) {
       resolve(true);
@@ -98,7 +104,8 @@ export async function requestStop(path: string, index: string, exitWithinMs: num
     });
   });
   socket.destroy();
-  return closed ? { stopped: pid } : { stillRunning: pid, afterMs: exitWithinMs };
+  if (!closed) return { stillRunning: pid, afterMs: exitWithinMs };
+  return sessions === undefined ? { stopped: pid } : { stopped: pid, sessions };
 }
 
 function nothingThere(path: string, error: NodeJS.ErrnoException): string {

@@ -7,21 +7,32 @@
  *
  *   → {"qmd":"control","op":"status"}
  *   ← {"qmd":"control","ok":true,"op":"status","kind":"shared","pid":…,"sessions":{…},…}
- *   → {"qmd":"control","op":"stop","index":"/abs/index.sqlite"}
- *   ← {"qmd":"control","ok":true,"op":"stop","pid":…}
- *   ← {"qmd":"control","ok":false,"error":"…"}          (unknown op, another index)
+ *   → {"qmd":"control","op":"stop","index":"/abs/index.sqlite","all":true}
+ *   ← {"qmd":"control","ok":true,"op":"stop","pid":…,"sessions":2}
+ *   → {"qmd":"control","op":"retire","index":"/abs/index.sqlite","version":"0.2.0"}
+ *   ← {"qmd":"control","ok":true,"op":"retire","pid":…,"sessions":2}
+ *   ← {"qmd":"control","ok":false,"error":"…"}          (unknown op, another index, not older)
  *
  * On the shared server's socket the control request is the connection's first line; any other
  * first line is the start of an MCP session (a JSON-RPC message never has a `qmd` member). After
  * a status reply the server closes the connection. After a stop reply it starts its normal
  * teardown (`shutdown()`: breadcrumb, drain, exit code) and leaves the connection open until
  * the process exits, so the asker learns the exit from the connection closing: no PID is read,
- * polled or signalled. Only the socket's owner can connect (file modes; the pipe's ACL).
+ * polled or signalled. `sessions` in a stop reply: the clients connected at that moment (the
+ * shared server's; the daemon has none); with `all`, their relays are told to end too instead
+ * of starting a new server. `retire` (the shared server only): a relay of a newer qmd asks the
+ * server to stop taking sessions and give up its socket and record, so the relay can start a
+ * server of its own version; the old one leaves once its last session has ended. A server
+ * refuses a retire from a version that is not newer than its own. Only the socket's owner can
+ * connect (file modes; the pipe's ACL).
  */
 
 export const CONTROL_TAG = 'control';
 
-export type ControlRequest = { qmd: 'control'; op: 'status' } | { qmd: 'control'; op: 'stop'; index?: string };
+export type ControlRequest =
+  | { qmd: 'control'; op: 'status' }
+  | { qmd: 'control'; op: 'stop'; index?: string; all?: boolean }
+  | { qmd: 'control'; op: 'retire'; index?: string; version: string };
 
 export interface SessionCounts {
   /** Sessions running now (opened and not yet done). */
@@ -53,7 +64,8 @@ export interface ServerStatus {
 
 export type ControlReply =
   | ({ qmd: 'control'; ok: true; op: 'status' } & ServerStatus)
-  | { qmd: 'control'; ok: true; op: 'stop'; pid: number }
+  | { qmd: 'control'; ok: true; op: 'stop'; pid: number; sessions?: number }
+  | { qmd: 'control'; ok: true; op: 'retire'; pid: number; sessions: number }
   | { qmd: 'control'; ok: false; error: string };
 
 /**
@@ -71,11 +83,17 @@ export function parseControlLine(line: string): ControlRequest | 'other' | { err
   const message = value as Record<string, unknown>;
   if (message.qmd !== CONTROL_TAG) return 'other';
   if (message.op === 'status') return { qmd: 'control', op: 'status' };
+  if (message.index !== undefined && typeof message.index !== 'string') return { error: 'index must be a string' };
+  const index = typeof message.index === 'string' ? { index: message.index } : {};
   if (message.op === 'stop') {
-    if (message.index !== undefined && typeof message.index !== 'string') return { error: 'index must be a string' };
-    return { qmd: 'control', op: 'stop', ...(typeof message.index === 'string' && { index: message.index }) };
+    if (message.all !== undefined && typeof message.all !== 'boolean') return { error: 'all must be true or false' };
+    return { qmd: 'control', op: 'stop', ...index, ...(message.all === true && { all: true }) };
   }
-  return { error: `unknown control op ${JSON.stringify(message.op)} (status, stop)` };
+  if (message.op === 'retire') {
+    if (typeof message.version !== 'string' || message.version === '') return { error: 'retire needs a version' };
+    return { qmd: 'control', op: 'retire', ...index, version: message.version };
+  }
+  return { error: `unknown control op ${JSON.stringify(message.op)} (status, stop, retire)` };
 }
 
 export function encode(message: ControlRequest | ControlReply): string {

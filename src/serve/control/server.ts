@@ -6,8 +6,19 @@ export interface ControlHandlers {
   /** The index this server serves: a stop naming another one is refused. */
   index: string;
   status(): ServerStatus;
-  /** Starts the normal teardown (the lifecycle's `shutdown()`); called after the reply is written. */
-  stop(): void;
+  /** Clients connected now (the shared server's sessions), said in the stop reply. */
+  sessions?(): number;
+  /**
+   * Starts the normal teardown (the lifecycle's `shutdown()`); called after the reply is
+   * written. `all`: the clients' relays are told to end too (the shared server).
+   */
+  stop(options: { all: boolean }): void;
+  /**
+   * The shared server only: a relay of `version` asks it to stop taking sessions and give up
+   * its socket and record, and to leave once its last session ends. Returns why not, if it
+   * will not (the version is not newer than its own); called before the reply is written.
+   */
+  retire?(version: string): { refused: string } | { sessions: number };
 }
 
 /** A first line longer than this with no newline is no control request: it is handed to MCP as is. */
@@ -86,7 +97,20 @@ function answer(socket: Socket, request: ControlRequest | { error: string }, han
     );
     return;
   }
+  if (request.op === 'retire') {
+    const retired = handlers.retire?.(request.version) ?? {
+      refused: 'this server does not retire (it is no shared server)',
+    };
+    if ('refused' in retired) socket.end(encode({ qmd: 'control', ok: false, error: retired.refused }));
+    else socket.end(encode({ qmd: 'control', ok: true, op: 'retire', pid: process.pid, sessions: retired.sessions }));
+    return;
+  }
+  const all = request.all === true;
+  const sessions = handlers.sessions?.();
   // The connection stays open, unref'd, until this process exits: its closing is the asker's
   // news that teardown is complete. Nothing destroys it on the way (it is no MCP session).
-  socket.write(encode({ qmd: 'control', ok: true, op: 'stop', pid: process.pid }), () => handlers.stop());
+  socket.write(
+    encode({ qmd: 'control', ok: true, op: 'stop', pid: process.pid, ...(sessions !== undefined && { sessions }) }),
+    () => handlers.stop({ all }),
+  );
 }

@@ -6,6 +6,8 @@ import { askStatus } from './client.js';
 export interface SharedStatus {
   running: boolean;
   pid?: number;
+  /** The qmd version it runs (a newer relay replaces an older server: docs/design.md §2.2). */
+  version?: string;
   /** Seconds since it started. */
   uptime?: number;
   /** Sessions live now. */
@@ -48,6 +50,7 @@ export async function readSharedStatus(indexPath: string, env: NodeJS.ProcessEnv
   return {
     running: true,
     pid: status.pid,
+    version: status.version,
     uptime: Math.round(status.uptimeMs / 1000),
     sessions: status.sessions?.live ?? 0,
     served: status.sessions?.opened ?? 0,

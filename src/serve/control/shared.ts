@@ -9,10 +9,12 @@ export interface SharedControlFacts {
   model: () => string | null;
   modelLoaded: () => boolean;
   lifecycle: SharedLifecycle;
+  stop: ControlHandlers['stop'];
+  retire: NonNullable<ControlHandlers['retire']>;
 }
 
 /**
- * The shared server's answers to `qmd status` and `qmd mcp stop --shared`. The session counts
+ * The shared server's answers to `qmd status`, `qmd mcp stop --shared` and a newer relay's `retire`. The session counts
  * come from its machine: a session is live until its teardown is done (socket released and all),
  * and counted as ended then, never when its socket merely closes.
  */
@@ -36,6 +38,8 @@ export function sharedControl(facts: SharedControlFacts): ControlHandlers {
         model: { name: facts.model(), loaded: facts.modelLoaded() },
       };
     },
-    stop: () => void lifecycle.shutdown('qmd mcp stop'),
+    sessions: () => lifecycle.sessions(),
+    stop: facts.stop,
+    retire: facts.retire,
   };
 }

@@ -10,12 +10,19 @@ import { pidfilePath, readPidfile, removePidfile } from './pidfile.js';
  * --http`: both answer on the index's control socket), or with `--shared` its shared server
  * (their control sockets and records are both derived from the index).
  */
-export async function mcpStop(ctx: CliContext, flags: { shared?: boolean } = {}): Promise<void> {
+export async function mcpStop(ctx: CliContext, flags: { shared?: boolean; all?: boolean } = {}): Promise<void> {
   if (flags.shared) {
     const paths = sharedPaths(ctx.indexPath, ctx.env);
-    await stopServer(ctx, { control: paths.socket, record: paths.record, what: 'shared server' });
+    await stopServer(ctx, {
+      control: paths.socket,
+      record: paths.record,
+      what: 'shared server',
+      all: flags.all === true,
+    });
     return;
   }
+  if (flags.all)
+    throw new QmdError('BAD_ARGUMENT', '--all ends the clients of the shared server: use it with --shared');
   const control = daemonControlPath(ctx.indexPath, ctx.env);
   const running = await askStatus(control);
   const what = !('unreachable' in running) && running.kind === 'http' ? 'HTTP server' : 'daemon';
@@ -44,10 +51,11 @@ const REAPED_WITHIN_MS = 1000;
  */
 export async function stopServer(
   ctx: CliContext,
-  target: { control: string; record: string; what: 'daemon' | 'HTTP server' | 'shared server' },
+  target: { control: string; record: string; what: 'daemon' | 'HTTP server' | 'shared server'; all?: boolean },
 ): Promise<void> {
   const { control, record, what } = target;
-  const result = await requestStop(control, ctx.indexPath, EXIT_WITHIN_MS);
+  const all = target.all === true;
+  const result = await requestStop(control, ctx.indexPath, EXIT_WITHIN_MS, { all });
   if ('unreachable' in result) {
     const stale = readPidfile(record);
     const nothing = what === 'shared server' ? 'no shared server' : 'no HTTP server (daemon or qmd mcp --http)';
@@ -73,7 +81,21 @@ export async function stopServer(
   // names another process was never its. Once nothing answers, whatever is left is stale.
   if (readPidfile(record) !== null && 'unreachable' in (await askStatus(control))) removePidfile(record);
   // Success goes to stdout, without the `qmd:` of errors (issue 31).
-  ctx.out(`Stopped the ${what} (pid ${result.stopped}): it ran its teardown and exited`);
+  ctx.out(
+    `Stopped the ${what} (pid ${result.stopped}): it ran its teardown and exited${clientsAfterStop(result.sessions, all)}`,
+  );
+}
+
+/**
+ * What became of the shared server's clients: with `--all` their relays ended with it; else
+ * each relay started (or found) a new server at once, and its client noticed nothing.
+ */
+function clientsAfterStop(sessions: number | undefined, all: boolean): string {
+  if (sessions === undefined) return '';
+  if (sessions === 0) return '; no client was connected';
+  const clients = `${sessions} connected client${sessions === 1 ? '' : 's'}`;
+  if (all) return `; the relays of its ${clients} ended with it`;
+  return `; its ${clients} carried on: their relays start a new server at once (--all ends them too)`;
 }
 
 async function until(fact: () => boolean, ms: number): Promise<void> {
