@@ -8,7 +8,7 @@
  * stopped: node-llama-cpp checks the call's signal between tokens, so the teardown (or the
  * caller cancelling) ends it after the token being computed, and waits only for that.
  */
-import type { Llama, LlamaContextSequence, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
+import type { ChatWrapper, Llama, LlamaContextSequence, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 import { abortedError, disposedError } from './errors.js';
 import { EXPAND_MODEL_KIND } from './model-defaults.js';
 import { NativeModel, type NativeModelOptions } from './native-model.js';
@@ -89,7 +89,7 @@ interface Loaded {
    * (`bench/experiments/models/grammar-lag.ts`: a 10 ms timer 0.6–2 s late during an expansion,
    * 23 ms with the wrapper resolved once).
    */
-  chatWrapper: import('node-llama-cpp').ChatWrapper;
+  chatWrapper: ChatWrapper;
 }
 
 export function createExpander(options: ExpanderOptions): Expander {
