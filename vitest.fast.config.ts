@@ -18,6 +18,7 @@ export default defineConfig({
       ...configDefaults.exclude,
       'test/e2e/**', // spawn dist/qmd.mjs
       'test/bench/smoke.test.ts', // runs the benchmarks' children
+      'test/bench/llm-throughput.test.ts', // runs bench/llm-throughput.ts and its children
       'test/cli/code-cache.test.ts', // a child Node fills the compile cache
       'test/lifecycle/process.test.ts', // the host in a child, killed by signals
       'test/llm/process.test.ts', // node-llama-cpp in a child
@@ -29,12 +30,14 @@ export default defineConfig({
       'test/llm/dispose.test.ts',
       'test/llm/embedder.test.ts',
       'test/llm/model-errors.test.ts',
+      'test/llm/models.test.ts',
       'test/mcp/query.test.ts',
       'test/store/chunk-counts.test.ts',
       'test/store/embed-stop.test.ts',
       'test/store/embeddings.test.ts',
       'test/store/folder-vectors.test.ts',
       'test/store/query.test.ts',
+      'test/store/query-models.test.ts',
       'test/store/remembered-model.test.ts',
       'test/store/scores.test.ts',
       'test/store/status.test.ts',

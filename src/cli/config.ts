@@ -1,7 +1,10 @@
 import { envText, MAX_TIMER_MS, nonBlank, parseWholeNumber } from '../env.js';
 import { QmdError } from '../errors.js';
 import { type Failpoints, parseFailpoints } from '../failpoints.js';
+// The light leaves only: the command line must not load src/llm/ (nor node:crypto) to read its flags.
+import { GPU_CHOICES, type GpuChoice, parseGpuChoice } from '../llm/gpu.js';
 import { absoluteModelSpec } from '../llm/model-choice.js';
+import { DEFAULT_EXPAND_MODEL, DEFAULT_RERANK_MODEL } from '../llm/model-defaults.js';
 import type { Log } from '../log.js';
 import { resolveIndexPath } from '../store/paths.js';
 import { packageVersion } from './version.js';
@@ -19,6 +22,9 @@ export interface GlobalOptions {
   index?: string;
   debug?: boolean;
   embedModel?: string;
+  gpu?: string;
+  rerankModel?: string;
+  expandModel?: string;
 }
 
 export interface EmbedConfig {
@@ -29,11 +35,26 @@ export interface EmbedConfig {
   model?: string;
   /** Which of the two named `model`. */
   modelSource?: 'flag' | 'env';
-  /** `QMD_EMBED_THREADS` (≥ 1): llama.cpp threads; unset: one per core. */
+  /** `QMD_EMBED_THREADS` (≥ 1): llama.cpp threads of every model; unset: half the CPU's math cores (src/llm/runtime.ts). */
   threads?: number;
   /** `QMD_DEBUG_EMBED=1`: a `QMD debug:` line before each embedding call and when the store closes. */
   debug: boolean;
 }
+
+/** The llama.cpp backend and the two models a `query` adds to the embedding model. */
+export interface ModelsConfig {
+  /** `--gpu`, else `QMD_GPU`, else `auto` (src/llm/gpu.ts). */
+  gpu: GpuChoice;
+  /** `--rerank-model`, else `QMD_RERANK_MODEL`, else the peer's default; `off`: none (undefined). */
+  rerankModel?: string;
+  /** `--expand-model`, else `QMD_EXPAND_MODEL`, else `QMD_GENERATE_MODEL` (the peer's name), else the peer's default; `off`: none. */
+  expandModel?: string;
+  /** Whether the value came from a flag or variable (then a relay hands it to the shared server as a flag). */
+  given: { gpu: boolean; rerankModel: boolean; expandModel: boolean };
+}
+
+/** The word that turns a model off (`--rerank-model off`, `QMD_EXPAND_MODEL=off`). */
+export const MODEL_OFF = 'off';
 
 /** The bounds and observers of `qmd mcp`'s lifecycle, the same over stdio, HTTP and `--shared`. */
 export interface LifecycleConfig {
@@ -105,6 +126,7 @@ export interface Config {
   /** `--debug`: stack traces with errors. */
   readonly debug: boolean;
   readonly embed: EmbedConfig;
+  readonly models: ModelsConfig;
   readonly lifecycle: LifecycleConfig;
   /** `QMD_FAILPOINTS` (src/failpoints.ts); each one that fires says so on the log. */
   readonly failpoints: Failpoints;
@@ -128,6 +150,7 @@ export interface Config {
 /** Reads the flags now and each variable section when first used (then keeps it). Never throws itself. */
 export function readConfig(options: GlobalOptions, env: NodeJS.ProcessEnv, log?: Log): Config {
   const embed = once(() => readEmbed(options, env));
+  const models = once(() => readModels(options, env));
   const lifecycle = once(() => readLifecycle(env));
   const failpoints = once(() => readFailpoints(env, log));
   const http = once(() => readHttp(env));
@@ -137,6 +160,9 @@ export function readConfig(options: GlobalOptions, env: NodeJS.ProcessEnv, log?:
     debug: options.debug ?? false,
     get embed() {
       return embed();
+    },
+    get models() {
+      return models();
     },
     get lifecycle() {
       return lifecycle();
@@ -170,6 +196,33 @@ function readEmbed(options: GlobalOptions, env: NodeJS.ProcessEnv): EmbedConfig 
     ...(model !== undefined && { model: absoluteModelSpec(model), modelSource: flag === undefined ? 'env' : 'flag' }),
     ...(threads !== undefined && { threads }),
     debug: envText(env, 'QMD_DEBUG_EMBED') === '1',
+  };
+}
+
+function readModels(options: GlobalOptions, env: NodeJS.ProcessEnv): ModelsConfig {
+  const gpuText = nonBlank(options.gpu) ?? envText(env, 'QMD_GPU');
+  let gpu: GpuChoice = 'auto';
+  if (gpuText !== undefined) {
+    const parsed = parseGpuChoice(gpuText);
+    if (parsed === undefined) {
+      const source = nonBlank(options.gpu) !== undefined ? '--gpu' : 'QMD_GPU';
+      throw new QmdError('BAD_ARGUMENT', `${source} must be one of ${GPU_CHOICES.join(', ')}, got "${gpuText}"`);
+    }
+    gpu = parsed;
+  }
+  const rerank = nonBlank(options.rerankModel) ?? envText(env, 'QMD_RERANK_MODEL');
+  const expand =
+    nonBlank(options.expandModel) ?? envText(env, 'QMD_EXPAND_MODEL') ?? envText(env, 'QMD_GENERATE_MODEL');
+  // Absolute, as the embedding model's: a relay hands it to a shared server with another cwd.
+  const model = (given: string | undefined, fallback: string): string | undefined =>
+    given === undefined ? fallback : given.trim().toLowerCase() === MODEL_OFF ? undefined : absoluteModelSpec(given);
+  const rerankModel = model(rerank, DEFAULT_RERANK_MODEL);
+  const expandModel = model(expand, DEFAULT_EXPAND_MODEL);
+  return {
+    gpu,
+    ...(rerankModel !== undefined && { rerankModel }),
+    ...(expandModel !== undefined && { expandModel }),
+    given: { gpu: gpuText !== undefined, rerankModel: rerank !== undefined, expandModel: expand !== undefined },
   };
 }
 

@@ -182,13 +182,25 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
       searchCommand(
         program,
         'query',
-        'search as the MCP query tool does: hybrid when embeddings exist, else BM25',
-      ).action(
-        run(async (ctx, query: string, opts: SearchFlags) => {
-          const { query: runQuery } = await import('./commands/read-commands.js');
-          await runQuery(ctx, query, opts);
-        }),
-      );
+        'search as the MCP query tool does: expanded, hybrid when embeddings exist (else BM25), reranked',
+      )
+        .option(
+          '--intent <text>',
+          'what the query is about, to tell senses apart (shapes vec searches and the reranker)',
+        )
+        .option(
+          '-C, --candidate-limit <n>',
+          'fused candidates the reranker reads (default 40)',
+          positiveInt('--candidate-limit'),
+        )
+        .option('--no-rerank', 'skip the reranker: the fusion’s order (RRF only, faster on a CPU)')
+        .option('--no-expand', 'skip the query expansion model: only the query’s own lex and vec searches')
+        .action(
+          run(async (ctx, query: string, opts: SearchFlags) => {
+            const { query: runQuery } = await import('./commands/read-commands.js');
+            await runQuery(ctx, query, opts);
+          }),
+        );
     },
   ],
   [
@@ -214,6 +226,20 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
           run(async (ctx, opts: { batch?: number; json?: boolean }) => {
             const { embed } = await import('./commands/embed-commands.js');
             await embed(ctx, opts);
+          }),
+        );
+    },
+  ],
+  [
+    'pull',
+    (program, run) => {
+      program
+        .command('pull')
+        .description('download the embedding, reranking and query expansion models (searches never download)')
+        .action(
+          run(async (ctx) => {
+            const { pull } = await import('./commands/pull.js');
+            await pull(ctx);
           }),
         );
     },

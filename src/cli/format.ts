@@ -2,6 +2,9 @@ import type { CollectionInfo, IndexReport, QueryResult, SearchHit, StatusReport 
 import { formatIgnored, type IgnoredHint } from './commands/index-messages.js';
 import { fitWidth, type OutputStyle, PLAIN_OUTPUT } from './terminal/terminal.js';
 
+/** The backend and models, as the MCP `status` tool words them (one wording for both). */
+export { formatModels } from '../mcp/format.js';
+
 /**
  * `#1a2b3c4d  0.87  notes/a.md:12  Title`, then the snippet indented on one line. On a terminal
  * (`style`): coloured, and the snippet cut to the width; piped, plain and whole.
@@ -22,7 +25,9 @@ export function formatHits(hits: SearchHit[], header?: string, style: OutputStyl
 }
 
 export function formatQueryResult(result: QueryResult, style: OutputStyle = PLAIN_OUTPUT): string {
-  return formatHits(result.hits, result.note ? `(${result.mode}: ${result.note})` : `(${result.mode})`, style);
+  const notes = [result.note, result.expansionNote, result.rerankNote].filter((n) => n !== undefined);
+  const how = `${result.mode}${result.reranked ? ', reranked' : ''}`;
+  return formatHits(result.hits, notes.length > 0 ? `(${how}: ${notes.join('; ')})` : `(${how})`, style);
 }
 
 /** Results as JSON, each with its path as `get` accepts it. */

@@ -1,4 +1,5 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
+import { GPU_CHOICES } from '../llm/gpu.js';
 import { runAction } from './action.js';
 import type { GlobalOptions } from './config.js';
 import type { CliContext } from './context.js';
@@ -7,7 +8,7 @@ import { EXIT_USAGE } from './errors.js';
 import { packageVersion } from './version.js';
 
 /** The root's options that take a value: their value is not the command's name. */
-const VALUED_GLOBALS = new Set(['--index', '--embed-model']);
+const VALUED_GLOBALS = new Set(['--index', '--embed-model', '--gpu', '--rerank-model', '--expand-model']);
 
 /**
  * The top-level command `argv` runs (`mcp` in `qmd --index X mcp --http`), or undefined when
@@ -38,6 +39,20 @@ export function buildProgram(argv?: readonly string[]): Command {
     .option(
       '--embed-model <model>',
       'embedding model: a .gguf path or an hf: URI (default: $QMD_EMBED_MODEL, else EmbeddingGemma 300M)',
+    )
+    .addOption(
+      new Option(
+        '--gpu <backend>',
+        'llama.cpp backend: auto tries the GPU, then the CPU (default: $QMD_GPU, else auto)',
+      ).choices(GPU_CHOICES),
+    )
+    .option(
+      '--rerank-model <model>',
+      'reranking model for query: a .gguf path, an hf: URI, or off (default: $QMD_RERANK_MODEL, else Qwen3 Reranker 0.6B)',
+    )
+    .option(
+      '--expand-model <model>',
+      'query expansion model: a .gguf path, an hf: URI, or off (default: $QMD_EXPAND_MODEL, else qmd-query-expansion 1.7B)',
     )
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();

@@ -3,37 +3,19 @@
  * a queue, and a `dispose()` that never frees llama.cpp objects under a running call
  * (`docs/design.md` §1.3 and §5). Measured with
  * `scripts/experiments/dispose-order.ts`: disposing while a loop of embeddings runs killed
- * the process with SIGSEGV in a share of runs; through `dispose()` none did.
+ * the process with SIGSEGV in a share of runs; through `dispose()` none did. The loading,
+ * the queue and the teardown are `native-model.ts`'s, shared with the reranker and the
+ * query expander; a store's three share one `LlmRuntime` (`runtime.ts`).
  */
-import { availableParallelism } from 'node:os';
-import type { LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
-import { createLog, type Log } from '../log.js';
-import { runEvery, untilAborted } from '../settle.js';
+import type { Llama, LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
 import { abortedError, disposedError, LlmError } from './errors.js';
-import { acquireLlama, type LlamaLease } from './llama.js';
-import { type DownloadProgress, defaultModelsDir, modelFingerprint, resolveModelPath } from './model-file.js';
-import { SerialQueue } from './queue.js';
+import { EMBED_MODEL_KIND } from './model-choice.js';
+import { NativeModel, type NativeModelOptions } from './native-model.js';
+import { type LlmRuntime, type RuntimeChoice, runtimeFor } from './runtime.js';
 
-/** What the embedder uses of node-llama-cpp; `import('node-llama-cpp')` provides it. */
-export type LlamaModule = Pick<typeof import('node-llama-cpp'), 'getLlama' | 'resolveModelFile'>;
+export type { LlamaModule } from './runtime.js';
 
-export interface EmbedderOptions {
-  /** A local `.gguf` path, or an `hf:` URI cached in (or downloaded to) `modelsDir`. */
-  model: string;
-  /** Where `hf:` models live. Default: `defaultModelsDir()`. */
-  modelsDir?: string;
-  /** Download an `hf:` model that is not cached. Default true; off, it is `MODEL_UNAVAILABLE`. */
-  download?: boolean;
-  /** How a download goes (a progress bar's feed); the start and end are also lines on `log`. */
-  onDownloadProgress?: (progress: DownloadProgress) => void;
-  /** Receives llama.cpp's log lines and download notes. Default: stderr. Never stdout. */
-  log?: Log;
-  /**
-   * Threads for llama.cpp. Default `os.availableParallelism()`: node-llama-cpp's own default
-   * is at least 4, and 4 threads on 2 cores measured 300–490 ms per embedding against
-   * 2–10 ms with 2.
-   */
-  maxThreads?: number;
+export interface EmbedderOptions extends NativeModelOptions, RuntimeChoice {
   /**
    * Runs at the start of every embedding call, inside the native section: it counts in
    * `running`, so a hook that never settles looks to `dispose()` exactly like a stuck native
@@ -41,8 +23,6 @@ export interface EmbedderOptions {
    * own signal does or when `dispose()` begins.
    */
   beforeEmbed?: (signal: AbortSignal) => Promise<void> | undefined;
-  /** How node-llama-cpp is loaded. Default: `import('node-llama-cpp')`, on first use only. */
-  importLlama?: () => Promise<LlamaModule>;
 }
 
 export interface EmbedOptions {
@@ -91,7 +71,8 @@ export interface Embedder {
    * Rejects queued calls with `DISPOSED`, aborts what can be aborted (a load in progress, the
    * signals given to `beforeEmbed`), waits for the call running natively and for a load in
    * progress to settle, then disposes context → model → llama. Every later call rejects with
-   * `DISPOSED`. Idempotent: every call returns the same promise. Never loads anything.
+   * `DISPOSED`. Idempotent: every call returns the same promise. Never loads anything. With a
+   * shared runtime, this is the runtime's `dispose()`: every model of it goes, in order.
    */
   dispose(): Promise<void>;
 }
@@ -111,64 +92,36 @@ interface Loaded {
 const CONTEXT_TOKENS = 2048;
 
 export function createEmbedder(options: EmbedderOptions): Embedder {
-  return new LlamaEmbedder(options);
+  return new LlamaEmbedder(runtimeFor(options), options);
 }
 
-class LlamaEmbedder implements Embedder {
-  readonly #options: EmbedderOptions;
-  readonly #log: Log;
-  readonly #queue = new SerialQueue();
-  /** Fires when `dispose()` begins: aborts the load and the hooks' signals. */
-  readonly #disposing = new AbortController();
-  #module: Promise<LlamaModule> | undefined;
-  #path: Promise<string> | undefined;
-  #loading: Promise<Loaded> | undefined;
-  #fingerprint: Promise<string> | undefined;
-  #disposal: Promise<void> | undefined;
-  // What the load created, so that `dispose()` frees it even when the load failed halfway.
-  #lease: LlamaLease | undefined;
-  #model: LlamaModel | undefined;
-  #context: LlamaEmbeddingContext | undefined;
+class LlamaEmbedder extends NativeModel<Loaded> implements Embedder {
+  readonly role = 'embed';
+  protected readonly kind = EMBED_MODEL_KIND;
 
-  constructor(options: EmbedderOptions) {
-    this.#options = options;
-    this.#log = options.log ?? createLog(process.stderr);
-  }
-
-  get running(): number {
-    return this.#queue.running;
-  }
-
-  get queued(): number {
-    return this.#queue.pending;
+  constructor(
+    runtime: LlmRuntime,
+    private readonly embedderOptions: EmbedderOptions,
+  ) {
+    super(runtime, embedderOptions);
   }
 
   async embed(text: string, options: EmbedOptions = {}): Promise<Float32Array> {
     const { signal } = options;
     if (signal?.aborted) throw abortedError(signal);
-    const loaded = await this.#ready(signal);
-    // `dispose()` may have begun while we waited; it frees the model only later, so checking
+    const loaded = await this.ready(signal);
+    // The teardown may have begun while we waited; it frees the model only later, so checking
     // here makes the synchronous tokenize below safe.
-    if (this.#disposing.signal.aborted) throw disposedError();
+    if (this.runtime.disposed) throw disposedError();
     const tokens = loaded.model.tokenize(text);
     if (tokens.length === 0) throw new LlmError('EMPTY_INPUT', 'cannot embed an empty text');
-    return this.#queue.add(
-      async () => {
-        const hookSignal = signal ? AbortSignal.any([signal, this.#disposing.signal]) : this.#disposing.signal;
-        try {
-          await this.#options.beforeEmbed?.(hookSignal);
-        } catch (error) {
-          // A hook that honoured the signal rejects with its reason: say which signal it was.
-          throw this.#disposing.signal.aborted ? disposedError() : signal?.aborted ? abortedError(signal) : error;
-        }
-        // The last point where the call can still be called off: past it, llama.cpp runs.
-        if (this.#disposing.signal.aborted) throw disposedError();
-        if (signal?.aborted) throw abortedError(signal);
-        const { vector } = await loaded.context.getEmbeddingFor(tokens.slice(0, loaded.maxTokens));
+    return this.run(
+      loaded,
+      async ({ context, maxTokens }) => {
+        const { vector } = await context.getEmbeddingFor(tokens.slice(0, maxTokens));
         return Float32Array.from(vector);
       },
       signal,
-      abortedError,
     );
   }
 
@@ -184,109 +137,33 @@ class LlamaEmbedder implements Embedder {
   }
 
   async dimensions(): Promise<number> {
-    const { model } = await this.#ready();
+    const { model } = await this.ready();
     return model.embeddingVectorSize;
   }
 
   async maxTokens(): Promise<number> {
-    return (await this.#ready()).maxTokens;
+    return (await this.ready()).maxTokens;
   }
 
-  fingerprint(): Promise<string> {
-    if (this.#disposal !== undefined) return Promise.reject(disposedError());
-    this.#fingerprint ??= this.#modelPath().then(modelFingerprint);
-    return this.#fingerprint;
+  protected beforeCall(signal: AbortSignal): Promise<void> | undefined {
+    return this.embedderOptions.beforeEmbed?.(signal);
   }
 
-  dispose(): Promise<void> {
-    this.#disposal ??= this.#dispose();
-    return this.#disposal;
-  }
-
-  async #dispose(): Promise<void> {
-    this.#disposing.abort(disposedError());
-    // Queued calls are rejected now; the running one (and a load) are waited for, never
-    // abandoned: freeing the context under them is the segfault this file exists to avoid.
-    await Promise.allSettled([this.#queue.close(disposedError), this.#loading]);
-    await runEvery('disposing llama.cpp failed', [
-      () => this.#context?.dispose(),
-      () => this.#model?.dispose(),
-      () => this.#lease?.release(),
-    ]);
-  }
-
-  /** The loaded model; the first caller starts the load, everyone shares it. */
-  async #ready(signal?: AbortSignal): Promise<Loaded> {
-    if (this.#disposal !== undefined) throw disposedError();
-    this.#loading ??= this.#load();
-    // The caller may give up waiting; the load goes on for the others.
-    return signal === undefined ? this.#loading : untilAborted(this.#loading, signal, () => abortedError(signal));
-  }
-
-  #import(): Promise<LlamaModule> {
-    this.#module ??= (this.#options.importLlama ?? (() => import('node-llama-cpp')))();
-    return this.#module;
-  }
-
-  #modelPath(): Promise<string> {
-    this.#path ??= resolveModelPath(this.#options.model, {
-      modelsDir: this.#options.modelsDir ?? defaultModelsDir(),
-      download: this.#options.download ?? true,
-      resolver: async () => (await this.#import()).resolveModelFile,
-      log: this.#log,
-      signal: this.#disposing.signal,
-      ...(this.#options.onDownloadProgress !== undefined && { onDownloadProgress: this.#options.onDownloadProgress }),
-    });
-    return this.#path;
-  }
-
-  async #load(): Promise<Loaded> {
-    const signal = this.#disposing.signal;
-    const check = (): void => {
-      if (signal.aborted) throw disposedError();
-    };
-    try {
-      // The file first: a missing model fails before paying ~1 s for node-llama-cpp. No
-      // native object is involved yet, so disposal need not wait for it: node-llama-cpp's
-      // resolver can sit out network retries for minutes, ignoring its signal.
-      const modelPath = await untilAborted(this.#modelPath(), signal, disposedError);
-      const { getLlama } = await this.#import();
-      check();
-      const threads = this.#options.maxThreads ?? availableParallelism();
-      this.#lease = acquireLlama(getLlama, { maxThreads: threads, log: this.#log });
-      const llama = await this.#lease.llama;
-      check();
-      this.#model = await llama.loadModel({ modelPath, loadSignal: signal });
-      check();
-      const contextSize = Math.min(this.#model.trainContextSize, CONTEXT_TOKENS);
-      this.#context = await this.#model.createEmbeddingContext({
+  protected async open(
+    model: LlamaModel,
+    _llama: Llama,
+    keep: <T extends { dispose(): Promise<void> | void }>(context: T) => T,
+    signal: AbortSignal,
+  ): Promise<Loaded> {
+    const contextSize = Math.min(model.trainContextSize, CONTEXT_TOKENS);
+    const context = keep(
+      await model.createEmbeddingContext({
         contextSize,
         batchSize: contextSize,
-        threads,
+        threads: this.runtime.threads,
         createSignal: signal,
-      });
-      check();
-      // One line per load: `qmd mcp --shared` counts them (one model however many clients).
-      this.#log.line(`embedding model loaded: ${modelPath}`);
-      return { model: this.#model, context: this.#context, maxTokens: contextSize - 3 };
-    } catch (error) {
-      if (signal.aborted) throw disposedError();
-      await this.#release();
-      if (error instanceof LlmError) throw error;
-      throw new LlmError(
-        'MODEL_UNAVAILABLE',
-        `could not load the embedding model ${this.#options.model}: ${(error as Error).message ?? error}`,
-        { cause: error },
-      );
-    }
-  }
-
-  /** After a failed load: free what it created. Later calls get the same error. */
-  async #release(): Promise<void> {
-    const [context, model, lease] = [this.#context, this.#model, this.#lease];
-    this.#context = this.#model = this.#lease = undefined;
-    await context?.dispose().catch(() => {});
-    await model?.dispose().catch(() => {});
-    await lease?.release().catch(() => {});
+      }),
+    );
+    return { model, context, maxTokens: contextSize - 3 };
   }
 }

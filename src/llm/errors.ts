@@ -1,10 +1,10 @@
 /**
- * The errors the embedder rejects with. `src/llm/` imports nothing of ours, so this is its
- * own class; the store maps `code` onto its `QmdError` codes (`MODEL_UNAVAILABLE` →
+ * The errors the models (embedder, reranker, query expander) reject with. `src/llm/` imports
+ * nothing of ours, so this is its own class; the store maps `code` onto its `QmdError` codes (`MODEL_UNAVAILABLE` →
  * `MODEL_UNAVAILABLE`, `DISPOSED` → `CLOSED`, `ABORTED` → `ABORTED`).
  */
 export type LlmErrorCode =
-  /** No model to embed with: a missing file, an `hf:` model not cached and no network, a file
+  /** No model to run: a missing file, an `hf:` model not cached and no network, a file
    * llama.cpp cannot load, or no usable llama.cpp binary. Callers keep BM25 working. */
   | 'MODEL_UNAVAILABLE'
   /** `dispose()` has begun: the call was queued, not started, or came after it. */
@@ -30,9 +30,9 @@ export function isLlmError(error: unknown, code?: LlmErrorCode): error is LlmErr
 }
 
 export function disposedError(): LlmError {
-  return new LlmError('DISPOSED', 'the embedder was disposed (the store is closing): the embedding was not run');
+  return new LlmError('DISPOSED', 'the models were disposed (the store is closing): the call was not run');
 }
 
 export function abortedError(signal: AbortSignal): LlmError {
-  return new LlmError('ABORTED', 'the embedding was cancelled', { cause: signal.reason });
+  return new LlmError('ABORTED', 'the call was cancelled', { cause: signal.reason });
 }

@@ -1,4 +1,11 @@
-import type { CollectionInfo, MultiGetResult, QueryResult, StatusReport, SubSearchRun } from '../store/types.js';
+import type {
+  CollectionInfo,
+  ModelsReport,
+  MultiGetResult,
+  QueryResult,
+  StatusReport,
+  SubSearchRun,
+} from '../store/types.js';
 
 /**
  * The text content of each tool: what a model reads. The same facts, typed, are in
@@ -9,8 +16,8 @@ import type { CollectionInfo, MultiGetResult, QueryResult, StatusReport, SubSear
  * `Found 2 results for "pool timeout" (bm25: nothing is embedded yet):` then, per hit,
  * `#a1b2c3 87% notes/db.md:12 - Connection pools`, the snippet indented on one line after the
  * absolute lines it was taken from (`@@ -11,3 @@`), and the hit's context when one covers it. `file:line` is what `get` accepts, so a hit can be opened
- * where it matched. Typed sub-searches get a line saying what each ran as; a rerank that was
- * asked for and not done is said after the header.
+ * where it matched. Typed or expanded sub-searches get a line saying what each ran as; a
+ * rerank or an expansion that was wanted and not done is said after the header.
  */
 export function formatQuery(query: string, result: QueryResult, options: { typed?: boolean } = {}): string {
   const mode = result.note ? `${result.mode}: ${result.note}` : result.mode;
@@ -19,9 +26,11 @@ export function formatQuery(query: string, result: QueryResult, options: { typed
   const lines = [
     result.hits.length === 0 ? `No results for "${flat}" (${mode}).` : `Found ${count} for "${flat}" (${mode}):`,
   ];
-  if (options.typed) lines.push(`Searches: ${result.searches.map(formatRun).join('; ')}`);
-  if (result.rerankNote !== undefined)
-    lines.push(`${result.rerankNote[0]?.toUpperCase()}${result.rerankNote.slice(1)}.`);
+  if (options.typed || result.searches.some((run) => run.expanded))
+    lines.push(`Searches: ${result.searches.map(formatRun).join('; ')}`);
+  if (result.expansionNote !== undefined) lines.push(sentence(result.expansionNote));
+  if (result.rerankNote !== undefined) lines.push(sentence(result.rerankNote));
+  else if (result.reranked) lines.push('Reranked.');
   for (const hit of result.hits) {
     const where = hit.line === undefined ? hit.file : `${hit.file}:${hit.line}`;
     lines.push('', `${hit.docid} ${Math.round(hit.score * 100)}% ${where} - ${hit.title}`);
@@ -36,9 +45,13 @@ export function formatQuery(query: string, result: QueryResult, options: { typed
   return lines.join('\n');
 }
 
-/** `lex "pool timeout" → bm25, 12 candidates`, `vec "…" → skipped`. */
+function sentence(note: string): string {
+  return `${note[0]?.toUpperCase()}${note.slice(1)}.`;
+}
+
+/** `lex "pool timeout" → bm25, 12 candidates`, `vec "…" → skipped`, `hyde (expanded) "…" → vector, 30 candidates`. */
 function formatRun(run: SubSearchRun): string {
-  const what = `${run.type} "${oneLine(run.query)}"`;
+  const what = `${run.type}${run.expanded ? ' (expanded)' : ''} "${oneLine(run.query)}"`;
   return run.ran === 'skipped' ? `${what} → skipped` : `${what} → ${run.ran}, ${run.candidates} candidates`;
 }
 
@@ -109,6 +122,46 @@ export function formatStatus(status: StatusReport): string {
     for (const c of status.contexts) lines.push(`  - ${c.path}: ${oneLine(c.text)}`);
   }
   return lines.join('\n');
+}
+
+/**
+ * `llama.cpp: vulkan on NVIDIA H200 (VRAM 139.8 GiB, 139.1 GiB free; --gpu auto), 16 threads`
+ * or `llama.cpp: not loaded yet (…)`, then one line per model:
+ * `  embed: hf:… (loaded, 25 of 25 layers on the GPU)`, `  rerank: off`.
+ */
+export function formatModels(report: ModelsReport): string {
+  const { backend } = report;
+  let head: string;
+  if (backend === undefined) {
+    head = `llama.cpp: not loaded yet (it loads with the first query that needs a model; --gpu ${report.requested})`;
+  } else if (backend.gpu === 'cpu' || backend.devices.length === 0) {
+    const why = backend.fallback === undefined ? '' : `: ${backend.fallback}`;
+    head = `llama.cpp: the CPU${why} (--gpu ${report.requested}), ${threads(report.threads)}`;
+  } else {
+    const vram = report.vram === undefined ? '' : `VRAM ${gib(report.vram.total)}, ${gib(report.vram.free)} free; `;
+    head = `llama.cpp: ${backend.gpu} on ${backend.devices.join(', ')} (${vram}--gpu ${report.requested}), ${threads(report.threads)}`;
+  }
+  const lines = [head];
+  if (report.error !== undefined) lines.push(`  could not load llama.cpp: ${oneLine(report.error)}`);
+  for (const role of ['embed', 'rerank', 'expand'] as const) {
+    const spec = report.configured[role];
+    const model = report.models.find((m) => m.role === role);
+    if (spec === null) lines.push(`  ${role}: off`);
+    else if (model === undefined || !model.loaded) lines.push(`  ${role}: ${spec} (not loaded)`);
+    else {
+      const layers = model.layers === undefined ? '' : `, ${model.gpuLayers ?? 0} of ${model.layers} layers on the GPU`;
+      lines.push(`  ${role}: ${spec} (loaded${layers})`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function threads(count: number): string {
+  return `${count} thread${count === 1 ? '' : 's'}`;
+}
+
+function gib(bytes: number): string {
+  return `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 }
 
 export function formatCollection(collection: CollectionInfo): string {

@@ -37,8 +37,8 @@ export const queryArguments = strictArguments('query', {
     .optional()
     .describe(
       'Typed sub-searches, each ranked on its own and all fused (reciprocal rank fusion, each counting ' +
-        'equally): [{type:"lex",query:"connection pool timeout"},{type:"vec",query:"why do connections time out"}]. ' +
-        'Give this or query.',
+        'equally), never expanded: [{type:"lex",query:"connection pool timeout"},{type:"vec",query:"why do ' +
+        'connections time out"}]. Give this or query.',
     ),
   limit: z.number().int().min(1).max(100).default(10).describe('At most this many results (1-100, default 10).'),
   minScore: z
@@ -53,7 +53,10 @@ export const queryArguments = strictArguments('query', {
     .min(1)
     .max(MAX_CANDIDATE_LIMIT)
     .optional()
-    .describe('At most this many documents from each sub-search go into the fusion (default 3 × limit, at least 30).'),
+    .describe(
+      'How many of the best fused documents are candidates: the reranker reads each, and results come from them ' +
+        '(default 40; lower is faster but may miss results).',
+    ),
   collections: z
     .array(z.string().min(1).max(MAX_COLLECTION_NAME_CHARS))
     .max(MAX_COLLECTIONS)
@@ -77,12 +80,15 @@ export const queryArguments = strictArguments('query', {
     .optional()
     .describe(
       'What the query is about, to tell senses apart (query "performance", intent "web page load times"). ' +
-        'Folded into every vec search; it does not search on its own.',
+        'Folded into every vec search and given to the reranker; it does not search on its own.',
     ),
   rerank: z
     .boolean()
     .optional()
-    .describe('Accepted for compatibility; no reranker is configured, and the result says "not reranked".'),
+    .describe(
+      'Rerank the candidates with the reranking model (default true when one is configured); false: the ' +
+        'fusion’s order (RRF only), faster on a CPU.',
+    ),
 }).superRefine((args, ctx) => {
   const searches = args.searches?.length ?? 0;
   if (args.query === undefined && searches === 0) {

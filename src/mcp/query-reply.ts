@@ -14,13 +14,23 @@ export const queryOutputShape = {
       z.object({
         type: z.enum(['lex', 'vec', 'hyde']),
         query: z.string(),
+        expanded: z.boolean().optional().describe('Written by the query expansion model.'),
         ran: z.enum(['bm25', 'vector', 'skipped']).describe('What it ran as.'),
         candidates: z.number().int().describe('Documents it ranked.'),
       }),
     )
-    .describe('Each sub-search (a plain query is lex and vec of its text) and what became of it.'),
-  reranked: z.boolean().describe('Always false: no reranker is configured.'),
-  rerankNote: z.string().optional().describe('Set when rerank was asked for: why the results are not reranked.'),
+    .describe(
+      'Each sub-search (a plain query is lex and vec of its text, then the lines the expansion model wrote) ' +
+        'and what became of it.',
+    ),
+  reranked: z
+    .boolean()
+    .describe('The candidates were reranked by the reranking model, its score blended with the fused rank.'),
+  rerankNote: z.string().optional().describe('Why the results are not reranked, when reranking was wanted.'),
+  expansionNote: z
+    .string()
+    .optional()
+    .describe('Why a plain query was not expanded (or its expansion kept nothing), when expansion was wanted.'),
   results: z.array(
     z.object({
       file: z.string().describe('collection/path.md, as get accepts it'),
@@ -48,9 +58,16 @@ export function queryStructured(result: QueryResult): QueryStructured {
   return {
     mode: result.mode,
     ...(result.note !== undefined && { note: result.note }),
-    searches: result.searches.map((s) => ({ type: s.type, query: s.query, ran: s.ran, candidates: s.candidates })),
+    searches: result.searches.map((s) => ({
+      type: s.type,
+      query: s.query,
+      ...(s.expanded && { expanded: true }),
+      ran: s.ran,
+      candidates: s.candidates,
+    })),
     reranked: result.reranked,
     ...(result.rerankNote !== undefined && { rerankNote: result.rerankNote }),
+    ...(result.expansionNote !== undefined && { expansionNote: result.expansionNote }),
     results: result.hits.map((hit) => ({
       file: hit.file,
       docid: hit.docid,

@@ -1,4 +1,5 @@
 import type { CliContext } from '../cli/context.js';
+import { modelFlags } from '../cli/query-models.js';
 import { createLifecycle, type Lifecycle } from '../lifecycle/host.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
 import { connectShared, DEFAULT_CONNECT_BOUND_MS } from '../relay/connect.js';
@@ -27,7 +28,8 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
   const { log } = ctx;
   const protocolOut = claimStdout(log);
   // Read now, so a malformed variable fails this start as it fails plain `qmd mcp`'s.
-  const { failpoints, shared, embed } = ctx.config;
+  const { failpoints, shared, embed, models } = ctx.config;
+  void models; // read now too: a bad QMD_GPU fails the relay's start, not the server's
   const paths = sharedPaths(ctx.indexPath, ctx.env);
   const lifecycle = createLifecycle({
     stdin: process.stdin,
@@ -137,10 +139,16 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
  * Starts the shared server of this index through the launcher (`src/relay/launch.ts`): it ends
  * up in no client's process tree, group or session. It is given this relay's index, and its
  * `--embed-model` when it has one (absolute); its environment is the relay's. Given no model, it
- * uses the one the index remembers, as every reader does.
+ * uses the one the index remembers, as every reader does. The GPU choice and the query models
+ * are handed on as flags too, when a flag or variable set them (`modelFlags`).
  */
 function startSharedServer(ctx: CliContext, logPath: string, model: string | undefined): void {
-  const flags = ['--index', ctx.indexPath, ...(model === undefined ? [] : ['--embed-model', model])];
+  const flags = [
+    '--index',
+    ctx.indexPath,
+    ...(model === undefined ? [] : ['--embed-model', model]),
+    ...modelFlags(ctx),
+  ];
   launchDetached({
     execPath: process.execPath,
     args: [...process.execArgv, process.argv[1] ?? '', ...flags, 'mcp', '--shared-server'],

@@ -3,11 +3,12 @@ import type { Writable } from 'node:stream';
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { CliContext } from '../cli/context.js';
 import { embedStoreOptions } from '../cli/embed-model.js';
+import { modelStoreOptions } from '../cli/query-models.js';
 import { packageVersion } from '../cli/version.js';
 import type { Failpoints } from '../failpoints.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
-import { DEFAULT_EMBED_MODEL } from '../llm/index.js';
+import { DEFAULT_EMBED_MODEL, defaultThreads, type ModelChoice } from '../llm/index.js';
 import type { Log } from '../log.js';
 import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
@@ -88,6 +89,7 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       failpoints,
       queryWorker: ctx.config.queryWorker,
       ...embedStoreOptions(ctx),
+      ...modelStoreOptions(ctx, { query: true }),
       ...(options.createEmbedder !== undefined && { createEmbedder: options.createEmbedder }),
     });
   let store: Store;
@@ -98,12 +100,20 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
     log.line(
       `No index yet at ${ctx.indexPath}: serving; the first qmd collection add makes it, and it is read from then on`,
     );
-    const { embed } = ctx.config;
+    const { embed, models } = ctx.config;
+    const model: ModelChoice =
+      embed.model === undefined
+        ? { spec: DEFAULT_EMBED_MODEL, source: 'default' }
+        : { spec: embed.model, source: embed.modelSource ?? 'flag' };
     store = awaitIndex(ctx.indexPath, open, {
-      model:
-        embed.model === undefined
-          ? { spec: DEFAULT_EMBED_MODEL, source: 'default' }
-          : { spec: embed.model, source: embed.modelSource ?? 'flag' },
+      model,
+      // What `status` says of the models until the index exists (nothing is loaded before).
+      models: {
+        requested: models.gpu,
+        threads: embed.threads ?? defaultThreads(),
+        models: [],
+        configured: { embed: model.spec, rerank: models.rerankModel ?? null, expand: models.expandModel ?? null },
+      },
     });
   }
   const version = packageVersion();

@@ -9,6 +9,7 @@ import type {
   EmbedOptions,
   EmbedReport,
   IndexReport,
+  ModelsReport,
   MultiGetOptions,
   MultiGetResult,
   ProgressFn,
@@ -33,10 +34,14 @@ import type {
  * restart. If the file is there but will not open (damaged, another program's, still locked),
  * that call gets the error and the next one tries again. `model` is the embedding model
  * searches would use until then (one named, else the default: there is no index to remember
- * one), what `embeddingModel()` reports.
+ * one), what `embeddingModel()` reports; `models` is what `models()` reports meanwhile.
  */
-export function awaitIndex(file: string, open: () => Store, options: { model?: ModelChoice } = {}): Store {
-  return new AwaitingStore(file, open, options.model);
+export function awaitIndex(
+  file: string,
+  open: () => Store,
+  options: { model?: ModelChoice; models?: ModelsReport } = {},
+): Store {
+  return new AwaitingStore(file, open, options.model, options.models);
 }
 
 class AwaitingStore implements Store {
@@ -47,6 +52,7 @@ class AwaitingStore implements Store {
     readonly path: string,
     private readonly open: () => Store,
     private readonly model: ModelChoice | undefined,
+    private readonly modelsReport: ModelsReport | undefined,
   ) {}
 
   /** The real store once the file exists, else undefined. */
@@ -85,6 +91,14 @@ class AwaitingStore implements Store {
   embeddingModel(): ModelChoice | undefined {
     const store = this.quietly();
     return store === undefined ? this.model : store.embeddingModel();
+  }
+
+  /** The real store's, once there is one; before, what was configured (nothing is loaded). */
+  async models(options?: { probe?: boolean }): Promise<ModelsReport> {
+    const store = this.quietly();
+    if (store !== undefined) return store.models(options);
+    if (this.modelsReport === undefined) throw indexProblem.notYet(this.path);
+    return this.modelsReport;
   }
 
   listCollections(): CollectionInfo[] {

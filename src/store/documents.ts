@@ -24,9 +24,23 @@ function skippedFor(item: string, error: QmdError): MultiGetResult['skipped'][nu
 /** `get` and `multi_get`: text always comes from the index, never from the filesystem. */
 export class DocumentReader {
   private readonly lookup;
+  private readonly body;
 
   constructor(db: Sqlite) {
     this.lookup = new DocumentLookup(db);
+    this.body = db.column<[string, string], string>(
+      'SELECT c.body FROM documents d JOIN content c ON c.hash = d.hash WHERE d.collection = ? AND d.path = ?',
+    );
+  }
+
+  /** The indexed text of each document, by `collection/path` (one indexed lookup each; absent when gone). */
+  bodies(documents: ReadonlyArray<{ collection: string; path: string }>): Map<string, string> {
+    const found = new Map<string, string>();
+    for (const { collection, path } of documents) {
+      const text = this.body.get(collection, path);
+      if (text !== undefined) found.set(`${collection}/${path}`, text);
+    }
+    return found;
   }
 
   get(ref: string, options: ReadOptions = {}): DocumentSlice {

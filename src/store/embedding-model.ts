@@ -7,6 +7,7 @@ import {
   type Embedder,
   type EmbedderOptions,
   isLlmError,
+  type LlmRuntime,
   type ModelChoice,
 } from '../llm/index.js';
 import type { Log } from '../log.js';
@@ -27,7 +28,8 @@ export interface EmbeddingModelOptions {
   trace: ((line: string) => void) | undefined;
   /** Default `createEmbedder`; see `StoreOptions.createEmbedder` (code only, for a benchmark). */
   createEmbedder: ((options: EmbedderOptions) => Embedder) | undefined;
-  threads: number | undefined;
+  /** The store's runtime, shared with the reranker and the expander (`src/llm/runtime.ts`). */
+  runtime: LlmRuntime;
   /**
    * Download an `hf:` model that is not cached. Only `qmd embed` (a writable store) does: a
    * search never starts a 300 MB download inside a tool call; without the file it is BM25.
@@ -128,16 +130,15 @@ export class EmbeddingModel {
   private get(): Embedder {
     if (this.disposal !== undefined) throw new QmdError('CLOSED', 'The index is closed');
     if (this.embedder !== undefined) return this.embedder;
-    const { log, failpoints, trace, threads, download, onDownloadProgress } = this.options;
+    const { failpoints, trace, runtime, download, onDownloadProgress } = this.options;
     const choice = this.choice();
     if (choice === undefined) throw new QmdError('MODEL_UNAVAILABLE', 'no embedding model is configured');
     const create = this.options.createEmbedder ?? createEmbedder;
     this.embedder = create({
       model: choice.spec,
-      log,
+      runtime,
       download,
       ...(onDownloadProgress !== undefined && { onDownloadProgress }),
-      ...(threads !== undefined && { maxThreads: threads }),
       beforeEmbed: async (signal) => {
         const pending = failpoints.hit(EMBED_FAILPOINT, signal);
         if (pending !== undefined) await pending;

@@ -36,18 +36,21 @@ export function fuseRankings(lexical: readonly SearchHit[], semantic: readonly S
 export interface Ranking {
   hits: readonly SearchHit[];
   lexical: boolean;
+  /** How much its ranks count (default 1): `query` gives the user's own sub-searches 2, the expansion's 1. */
+  weight?: number;
 }
 
 /**
- * The same fusion over any number of rankings (`query`'s typed sub-searches):
- * each counts equally, ties go to the document ranked higher somewhere, then by path. A
- * document's hit comes from the first lexical ranking that has it, else the first ranking.
+ * The same fusion over any number of rankings (`query`'s typed sub-searches), each
+ * contribution times its ranking's weight: weight / (K + rank). Ties go to the document
+ * ranked higher somewhere, then by path. A document's hit comes from the first lexical
+ * ranking that has it, else the first ranking.
  */
 export function fuseLists(rankings: readonly Ranking[], k = RRF_K): SearchHit[] {
   const fused = new Map<string, { hit: SearchHit; rrf: number; best: number; lexical: boolean }>();
-  for (const { hits, lexical } of rankings) {
+  for (const { hits, lexical, weight = 1 } of rankings) {
     hits.forEach((hit, index) => {
-      const contribution = 1 / (k + index + 1);
+      const contribution = weight / (k + index + 1);
       const seen = fused.get(hit.file);
       if (seen === undefined) {
         fused.set(hit.file, { hit, rrf: contribution, best: index, lexical });

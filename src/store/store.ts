@@ -1,6 +1,6 @@
 import { QmdError } from '../errors.js';
 import { type Failpoints, noFailpoints } from '../failpoints.js';
-import { absoluteModelSpec, type ModelChoice } from '../llm/index.js';
+import { absoluteModelSpec, LlmRuntime, type ModelChoice } from '../llm/index.js';
 import { type Log, silentLog } from '../log.js';
 import { runEvery } from '../settle.js';
 import { chunkTitle, promptFormat } from './chunks.js';
@@ -16,6 +16,7 @@ import { IndexWriter, type WriteCounts } from './indexing.js';
 import { type GivenAs, modelMismatch, rememberedModelGone } from './model-problems.js';
 import { checkCollectionName, checkMask, nameFromDirectory } from './paths.js';
 import { runQuery, type VectorText } from './query.js';
+import { QueryModels } from './query-models.js';
 import type { QueryReads } from './query-reads.js';
 import { openReads } from './query-worker-client.js';
 import { type CollectionScan, scanCollection } from './scan.js';
@@ -30,6 +31,7 @@ import type {
   EmbedReport,
   IndexOptions,
   IndexReport,
+  ModelsReport,
   MultiGetOptions,
   MultiGetResult,
   ProgressFn,
@@ -61,12 +63,16 @@ export class SqliteStore implements Store {
   private readonly vectors: Vectors;
   private readonly vectorSearcher: VectorSearcher;
   private readonly model: EmbeddingModel;
+  /** The one llama.cpp runtime of the store's three models: one ordered teardown (`src/llm/runtime.ts`). */
+  private readonly runtime: LlmRuntime;
+  private readonly queryModels: QueryModels;
   private readonly contexts: Contexts;
   private readonly statusReader: StatusReader;
   /** BM25, vector nearest and multiGet: in the query worker for `qmd mcp`, else inline (§8.4). */
   private readonly reads: QueryReads;
   private warnedUnavailable = false;
   private readonly givenAs: GivenAs;
+  private readonly warnedModels = new Set<string>();
   private writerCache: IndexWriter | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -94,6 +100,11 @@ export class SqliteStore implements Store {
       contexts: this.contexts,
     });
     this.givenAs = options.embedModelGivenAs ?? '--embed-model';
+    this.runtime = new LlmRuntime({
+      ...(options.gpu !== undefined && { gpu: options.gpu }),
+      ...(options.embedThreads !== undefined && { threads: options.embedThreads }),
+      log: this.log,
+    });
     this.model = new EmbeddingModel({
       given:
         options.embedModel === undefined
@@ -110,8 +121,18 @@ export class SqliteStore implements Store {
       failpoints: this.failpoints,
       trace: options.trace,
       createEmbedder: options.createEmbedder,
-      threads: options.embedThreads,
+      runtime: this.runtime,
       download: !this.readonly,
+    });
+    this.queryModels = new QueryModels({
+      runtime: this.runtime,
+      rerankSpec: options.rerankModel,
+      expandSpec: options.expandModel,
+      failpoints: this.failpoints,
+      trace: options.trace,
+      download: !this.readonly,
+      createReranker: options.createReranker,
+      createExpander: options.createExpander,
     });
     // Last: nothing after it may throw, or the worker would outlive a store never returned.
     this.reads = openReads(
@@ -227,8 +248,60 @@ export class SqliteStore implements Store {
       },
       nearest: (vector, depth) =>
         this.read(() => this.reads.nearest(vector, fingerprint, depth, filter, folder, signal)),
+      ...(this.queryModels.expandSpec !== undefined && {
+        expand: (text: string, signal: AbortSignal | undefined) =>
+          this.withModel(this.queryModels.expandSpec as string, 'query expansion model', async () => ({
+            lines: (await this.queryModels.expand(text, signal)).map((line) => ({ type: line.type, query: line.text })),
+          })),
+      }),
+      ...(this.queryModels.rerankSpec !== undefined && {
+        rerank: (text: string, texts: readonly string[], signal: AbortSignal | undefined) =>
+          this.withModel(this.queryModels.rerankSpec as string, 'reranking model', async () => ({
+            scores: await this.queryModels.rank(text, texts, signal),
+          })),
+      }),
+      bodies: async (hits) => this.guard(() => this.reader.bodies(hits)),
     });
     return { ...result, hits: this.guard(() => this.contexts.attach(result.hits)) };
+  }
+
+  /**
+   * A model's answer, or why there is none: an unavailable model is a note in the result
+   * (and one warning per model and process, unless it is only an `hf:` model not downloaded
+   * yet, which `qmd pull` fetches: the normal state of a fresh install).
+   */
+  private async withModel<T>(spec: string, what: string, work: () => Promise<T>): Promise<T | { note: string }> {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof QmdError) || error.code !== 'MODEL_UNAVAILABLE') throw error;
+      const remote = /^(hf|huggingface|https?):/i.test(spec);
+      // resolveModelPath's "not downloaded yet (searches never download)": the message says how
+      // to get it; the note keeps to the point.
+      if (remote && /not downloaded yet/.test(error.message)) {
+        return { note: `the ${what} ${spec} is not downloaded (qmd pull fetches it)` };
+      }
+      if (!this.warnedModels.has(spec)) {
+        this.warnedModels.add(spec);
+        this.log.warn(`${error.message}; answering without it`);
+      }
+      return { note: `the ${what} is unavailable (${error.message})` };
+    }
+  }
+
+  async models(options: { probe?: boolean } = {}): Promise<ModelsReport> {
+    const configured = {
+      embed: this.guard(() => this.model.choice()?.spec ?? null),
+      rerank: this.queryModels.rerankSpec ?? null,
+      expand: this.queryModels.expandSpec ?? null,
+    };
+    if (!options.probe) return { ...(await this.runtime.report()), configured };
+    try {
+      return { ...(await this.runtime.probe()), configured };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { ...(await this.runtime.report()), configured, error: message };
+    }
   }
 
   async vsearch(query: string, options: SearchOptions = {}): Promise<QueryResult> {
@@ -360,14 +433,19 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * The LLM first (its dispose waits for native calls still running), then the query worker
-   * (its own connection, `QueryWorker.close`), then the database. Each step runs even if the
-   * one before failed, then the failures are reported (`runEvery`).
+   * The models first (one ordered teardown of all three, which waits for every native call
+   * still running: `src/llm/runtime.ts`), then the query worker (its own connection,
+   * `QueryWorker.close`), then the database. Each step runs even if the one before failed,
+   * then the failures are reported (`runEvery`).
    */
   private async shutdown(): Promise<void> {
     this.closed = true;
     await runEvery('closing the index failed', [
-      () => this.model.dispose(),
+      () => {
+        this.queryModels.traceClosing();
+        return this.model.dispose();
+      },
+      () => this.runtime.dispose(),
       () => this.reads.close(),
       () => closeDatabase(this.opened, this.log),
     ]);

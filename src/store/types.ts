@@ -1,5 +1,16 @@
 import type { Failpoints } from '../failpoints.js';
-import type { DownloadProgress, Embedder, EmbedderOptions, ModelChoice } from '../llm/index.js';
+import type {
+  DownloadProgress,
+  Embedder,
+  EmbedderOptions,
+  Expander,
+  ExpanderOptions,
+  GpuChoice,
+  ModelChoice,
+  Reranker,
+  RerankerOptions,
+  RuntimeReport,
+} from '../llm/index.js';
 import type { Log } from '../log.js';
 
 /**
@@ -159,6 +170,8 @@ export interface SubSearch {
 
 /** What became of one sub-search: what it ran as and how many candidates it gave. */
 export interface SubSearchRun extends SubSearch {
+  /** Written by the query expansion model for a plain query (absent for the query's own and typed ones). */
+  expanded?: true;
   /**
    * `bm25` or `vector` as asked; `skipped` for a vector sub-search when vectors cannot answer
    * (the result's `note` says why); `bm25` for a vec/hyde one run as BM25 over its text
@@ -173,6 +186,8 @@ export interface SubSearchRun extends SubSearch {
 export const MAX_SUB_SEARCHES = 10;
 /** The deepest `candidateLimit`: deeper rankings only cost snippets nobody reads. */
 export const MAX_CANDIDATE_LIMIT = 1_000;
+/** Fused candidates the reranker reads when `candidateLimit` is not given: the peer's 40. */
+export const DEFAULT_CANDIDATE_LIMIT = 40;
 
 export interface QueryOptions extends SearchOptions {
   /**
@@ -183,15 +198,23 @@ export interface QueryOptions extends SearchOptions {
    */
   intent?: string;
   /**
-   * At most this many documents from each sub-search go into the fusion (default: 3 × limit,
-   * at least 30; `limit` when one sub-search answers alone).
+   * The best this many fused documents are the candidates: the reranker reads each (its best
+   * chunk), and the results come from them (default 40, the peer's; at most 1,000). Each
+   * sub-search ranks at least this deep.
    */
   candidateLimit?: number;
   /**
-   * Asks for reranking. There is no reranker in qmd: the result says `reranked: false` and
-   * why, and the ranking is the fusion's.
+   * Rerank the candidates with the reranking model (default true when one is configured):
+   * its score is blended with the fused rank, the rank weighing more near the top (ranks
+   * 1–3: 75% rank, 25% reranker; 4–10: 60/40; below: 40/60). False: the fusion's order (RRF only).
    */
   rerank?: boolean;
+  /**
+   * Expand a plain query with the query expansion model (default true when one is
+   * configured): its typed lines are searched beside the query's own lex and vec, at half
+   * their weight. Typed `searches` are never expanded.
+   */
+  expand?: boolean;
 }
 
 export interface QueryResult {
@@ -199,12 +222,17 @@ export interface QueryResult {
   hits: SearchHit[];
   /** Why the mode is what it is, e.g. `nothing is embedded yet: BM25 only`. */
   note?: string;
-  /** Each sub-search in the order given (a plain query is `lex` and `vec` of its text). */
+  /**
+   * Each sub-search in the order given (a plain query is `lex` and `vec` of its text, then
+   * the expansion's lines, marked `expanded`).
+   */
   searches: SubSearchRun[];
-  /** Always false: no reranker is configured. */
-  reranked: false;
-  /** Set when `rerank: true` was asked: why the results are not reranked. */
+  /** The candidates were reranked and the scores blended (`QueryOptions.rerank`). */
+  reranked: boolean;
+  /** Why the results are not reranked, when reranking was wanted (asked, or a reranker is configured). */
   rerankNote?: string;
+  /** Why a plain query was not expanded, or its expansion kept no line, when expansion was wanted. */
+  expansionNote?: string;
 }
 
 /**
@@ -450,6 +478,11 @@ export interface Store {
   multiGet(pattern: string, options?: MultiGetOptions): Promise<MultiGetResult>;
   status(): StatusReport;
   /**
+   * The llama.cpp backend (GPU or CPU, devices, VRAM) and the models (configured, loaded,
+   * layers on the GPU). With `probe`, loads the backend first (not the models): `qmd status`.
+   */
+  models(options?: { probe?: boolean }): Promise<ModelsReport>;
+  /**
    * `status()`, read where the query worker reads (`StoreOptions.queryWorker`: its counts read
    * every chunk, seconds at 100k notes, so `qmd mcp` keeps them off its main thread), else
    * inline. Errors: ABORTED (the signal), CLOSED.
@@ -476,6 +509,14 @@ export interface Store {
    * and closes the database, so a clean exit leaves no `-wal` file. Idempotent.
    */
   close(): Promise<void>;
+}
+
+/** `Store.models()`: the runtime's report, and each configured model's spec by role. */
+export interface ModelsReport extends RuntimeReport {
+  /** The configured spec of each role; null: turned off. */
+  configured: { embed: string | null; rerank: string | null; expand: string | null };
+  /** Why the backend could not be loaded (`probe` only). */
+  error?: string;
 }
 
 /** What `openStore` accepts. */
@@ -532,11 +573,22 @@ export interface StoreOptions {
    */
   vectorExtension?: boolean;
   /**
-   * llama.cpp threads for embedding (default: the embedder's, one per core). Measured on 2
-   * busy cores (load average ~7) with the tiny model: 1 thread 6.5 ms per 361-token text,
-   * 2 threads 171 ms (its thread pool waits on descheduled threads); on idle cores 2 is faster.
+   * llama.cpp threads for every model of the store: embedding, ranking, generation (default:
+   * `defaultThreads()` of `src/llm/runtime.ts`, half the CPU's math cores). Measured on 2 busy
+   * cores (load average ~7) with the tiny model: 1 thread 6.5 ms per 361-token text, 2 threads
+   * 171 ms (its thread pool waits on descheduled threads); on idle cores 2 is faster
+   * (docs/design.md §5, "Threads and batches").
    */
   embedThreads?: number;
+  /** The llama.cpp backend (`src/llm/gpu.ts`): default `auto`, the GPU when one loads, else the CPU. */
+  gpu?: GpuChoice;
+  /**
+   * The reranking model (a `.gguf` path or an `hf:` URI), loaded on the first query that
+   * reranks. Undefined: no reranker, results are the fusion's.
+   */
+  rerankModel?: string;
+  /** The query expansion model, loaded on the first plain query. Undefined: no expansion. */
+  expandModel?: string;
   /** Diagnostic lines about native embedding calls (`QMD_DEBUG_EMBED`). Default: none. */
   trace?: (line: string) => void;
   /**
@@ -546,10 +598,14 @@ export interface StoreOptions {
    * stand-in, and the store tests that record what the store asks of its embedder.
    */
   createEmbedder?: (options: EmbedderOptions) => Embedder;
+  /** How the store makes its reranker and expander (tests that record what `query` asks; code only). */
+  createReranker?: (options: RerankerOptions) => Reranker;
+  createExpander?: (options: ExpanderOptions) => Expander;
   /**
    * `store.update.write` is hit inside every indexing transaction (`addCollection`,
-   * `update`), after all rows are written and before COMMIT; `llm.embed` at the start of
-   * every embedding call, before llama.cpp runs; `store.worker.query` at the start of every
+   * `update`), after all rows are written and before COMMIT; `llm.embed`, `llm.rerank` and
+   * `llm.expand` at the start of every embedding, document ranking and generation, before
+   * llama.cpp runs; `store.worker.query` at the start of every
    * read call of `queryWorker`'s, where it runs (`holdThread`). Default: none.
    */
   failpoints?: Failpoints;

@@ -9,9 +9,15 @@ import {
 } from '../../src/cli/config.js';
 import { embedStoreOptions } from '../../src/cli/embed-model.js';
 import { packageVersion } from '../../src/cli/version.js';
+import { modelFlags, modelStoreOptions } from '../../src/cli/query-models.js';
 import { MAX_TIMER_MS, parseWholeNumber, qmdCacheDir } from '../../src/env.js';
 import { QmdError } from '../../src/errors.js';
-import { DEFAULT_EMBED_MODEL, defaultModelsDir } from '../../src/llm/index.js';
+import {
+  DEFAULT_EMBED_MODEL,
+  DEFAULT_EXPAND_MODEL,
+  DEFAULT_RERANK_MODEL,
+  defaultModelsDir,
+} from '../../src/llm/index.js';
 import { resolveIndexPath } from '../../src/store/paths.js';
 import { recordingLog } from '../support/recording-log.js';
 
@@ -104,6 +110,42 @@ describe('readConfig', () => {
     const uri = 'hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf';
     expect(config({ QMD_EMBED_MODEL: uri }).embed.model).toBe(uri);
     expect(config({}, { embedModel: 'https://example.com/m.gguf' }).embed.model).toBe('https://example.com/m.gguf');
+  });
+
+  it('reads the GPU choice and the two query models: a flag over its variable, off turns a model off', () => {
+    expect(config({}).models).toEqual({
+      gpu: 'auto',
+      rerankModel: DEFAULT_RERANK_MODEL,
+      expandModel: DEFAULT_EXPAND_MODEL,
+      given: { gpu: false, rerankModel: false, expandModel: false },
+    });
+    expect(config({ QMD_GPU: ' Vulkan ' }).models.gpu).toBe('vulkan');
+    expect(config({ QMD_GPU: 'cuda' }, { gpu: 'off' }).models.gpu).toBe('off');
+    expect(config({ QMD_GPU: ' ' }).models.gpu).toBe('auto');
+    expect(failure(() => config({ QMD_GPU: 'rocm' }).models).message).toBe(
+      'QMD_GPU must be one of auto, off, metal, cuda, vulkan, got "rocm"',
+    );
+    const set = config(
+      { QMD_RERANK_MODEL: '/env-rerank.gguf', QMD_EXPAND_MODEL: 'OFF', QMD_GENERATE_MODEL: '/peer.gguf' },
+      { rerankModel: '/flag-rerank.gguf' },
+    ).models;
+    expect(set).toMatchObject({ rerankModel: '/flag-rerank.gguf', given: { rerankModel: true, expandModel: true } });
+    expect(set.expandModel).toBeUndefined();
+    // The peer's name for the expansion model is read when ours is not set.
+    expect(config({ QMD_GENERATE_MODEL: '/peer.gguf' }).models.expandModel).toBe('/peer.gguf');
+    expect(config({}, { rerankModel: 'off' }).models.rerankModel).toBeUndefined();
+  });
+
+  it('hands a child the flags for what was set, and only that (the shared server a relay starts)', () => {
+    expect(modelFlags({ config: config({}) })).toEqual([]);
+    expect(
+      modelFlags({ config: config({ QMD_GPU: 'vulkan', QMD_RERANK_MODEL: 'off' }, { expandModel: '/e.gguf' }) }),
+    ).toEqual(['--gpu', 'vulkan', '--rerank-model', 'off', '--expand-model', '/e.gguf']);
+    expect(modelStoreOptions({ config: config({ QMD_RERANK_MODEL: 'off' }) }, { query: true })).toEqual({
+      gpu: 'auto',
+      expandModel: DEFAULT_EXPAND_MODEL,
+    });
+    expect(modelStoreOptions({ config: config({}) }, { query: false })).toEqual({ gpu: 'auto' });
   });
 
   it('gives the documented defaults when nothing is set', () => {

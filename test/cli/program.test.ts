@@ -12,6 +12,9 @@ describe('selectedCommand', () => {
     expect(selectedCommand(argv('mcp'))).toBe('mcp');
     expect(selectedCommand(argv('--index', 'mcp', 'status'))).toBe('status');
     expect(selectedCommand(argv('--embed-model', 'search', '--debug', 'query', 'x'))).toBe('query');
+    expect(selectedCommand(argv('--gpu', 'off', '--rerank-model', 'off', '--expand-model', 'status', 'query'))).toBe(
+      'query',
+    );
     expect(selectedCommand(argv('--index=/tmp/i.sqlite', 'mcp', '--http'))).toBe('mcp');
     expect(selectedCommand(argv('multi-get', 'a,b'))).toBe('multi-get');
   });
@@ -44,6 +47,7 @@ describe('buildProgram', () => {
       'query',
       'vsearch',
       'embed',
+      'pull',
       'get',
       'multi-get',
       'status',

@@ -1,6 +1,6 @@
 /**
  * Embeddings through the built binary: `qmd embed`, `vsearch`, `query`, and
- * `qmd mcp` with a warm model leaving cleanly — repeatedly, while llama.cpp is computing.
+ * `qmd mcp` with a warm model leaving cleanly (while llama.cpp computes: model-teardown.test.ts).
  * The real tiny model (generated), real node-llama-cpp, real SQLite. Tests wait for
  * observable events (a stderr line, an exit) with generous bounds and kill children in
  * `finally`; nothing asserts a wall-clock time.
@@ -14,7 +14,7 @@ import { ChildTransport } from '../support/child-transport.js';
 import { generateCorpus } from '../support/corpus.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { QMD_BIN, qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
-import { type Spawned, spawnProcess, waitForExit } from '../support/spawn.js';
+import { spawnProcess, waitForExit } from '../support/spawn.js';
 
 const NOTES: Record<string, string> = {
   'bread.md': '# Bread\n\nSourdough needs a starter, flour, water and salt. Bake it hot.\n',
@@ -197,73 +197,5 @@ describe('qmd mcp with a warm model', () => {
   });
 });
 
-/**
- * The crash this project exists to avoid (docs/design.md §1.3): a shutdown trigger while
- * llama.cpp computes an embedding. Each run starts `qmd mcp`, sends a query whose embedding
- * is long (~500 tokens, ~10 ms on one thread), and triggers the moment the server prints that
- * the call is entering llama.cpp (`QMD_DEBUG_EMBED`). Whether the call was still running when
- * the store closed is read from the server's own `closing:` line. One llama.cpp thread: with
- * two, on these oversubscribed cores, one embedding measured over 2 s, past the teardown
- * step's bound (a failed step, exit 1, as the contract says for a call that does not return).
- */
-const RUNS = 30;
-const LONG_QUERY = Array.from({ length: 120 }, (_, i) => `search notes ${i}`).join(' ');
-
-async function exitWhileEmbedding(trigger: (server: Spawned, transport: ChildTransport) => void) {
-  // A drain bound of 1 ms: one trigger now drains in-flight calls (stdin EOF no longer aborts
-  // them), so the store is disposed under a running native call only when the drain is cut
-  // short; the deadline does that on the first trigger, as a slow call would with the default.
-  const server = spawnMcp(env({ QMD_DEBUG_EMBED: '1', QMD_DRAIN_TIMEOUT_MS: '1' }));
-  const transport = new ChildTransport(server.child);
-  try {
-    const client = new Client({ name: 'crash', version: '1.0.0' });
-    await client.connect(transport);
-    const pending = client.callTool({ name: 'query', arguments: { query: LONG_QUERY } }).catch(() => undefined);
-    await server.waitForStderr('QMD debug: embedding call entering llama.cpp', 60_000);
-    trigger(server, transport);
-    const exit = await waitForExit(server);
-    await pending;
-    const running = /closing: 1 embedding call\(s\) running natively/.test(server.stderr());
-    return { ...exit, running, stderr: server.stderr() };
-  } finally {
-    server.kill();
-  }
-}
-
-async function repeat(trigger: (server: Spawned, transport: ChildTransport) => void) {
-  const outcomes: Array<Awaited<ReturnType<typeof exitWhileEmbedding>>> = [];
-  // Two at a time: each run pays ~2-3 s to start llama.cpp on these 2 cores.
-  const worker = async () => {
-    while (outcomes.length + inFlight < RUNS) {
-      inFlight++;
-      try {
-        outcomes.push(await exitWhileEmbedding(trigger));
-      } finally {
-        inFlight--;
-      }
-    }
-  };
-  let inFlight = 0;
-  await Promise.all([worker(), worker()]);
-  return outcomes;
-}
-
-describe(`no crash on the way out, ${RUNS} times each`, () => {
-  for (const [name, trigger, breadcrumb] of [
-    ['stdin EOF', (_s: Spawned, t: ChildTransport) => void t.close(), 'Shutting down (stdin closed)...'],
-    ['SIGTERM', (s: Spawned) => void s.child.kill('SIGTERM'), 'Shutting down (SIGTERM)...'],
-  ] as const) {
-    it(`${name} while an embedding runs natively: 0 signals, every exit code 0`, async () => {
-      const outcomes = await repeat(trigger);
-      expect(outcomes).toHaveLength(RUNS);
-      for (const o of outcomes) {
-        expect({ code: o.code, signal: o.signal }, o.stderr).toEqual({ code: 0, signal: null });
-        expect(o.stderr).toContain(breadcrumb);
-      }
-      const running = outcomes.filter((o) => o.running).length;
-      console.log(`${name}: a call was running natively at close in ${running}/${RUNS} runs`);
-      // The case under test did happen (the trigger lands within the native call).
-      expect(running).toBeGreaterThan(0);
-    }, 600_000);
-  }
-});
+// The crash rounds (a client leaving while an embedding runs natively, 30 times each by EOF,
+// SIGTERM and parent death) are in model-teardown.test.ts, with a generation and a ranking.

@@ -108,10 +108,12 @@ describe('REST search on a shared HTTP server', () => {
     );
     expect(vec).toMatchObject({
       mode: 'bm25',
-      note: 'nothing is embedded yet: BM25 only (run qmd embed); intent unused: it only shapes vec searches, and none ran',
+      note:
+        'nothing is embedded yet: BM25 only (run qmd embed); intent unused: it shapes vec searches and the ' +
+        'reranker, and neither ran',
       searches: [{ type: 'vec', ran: 'bm25' }],
       reranked: false,
-      rerankNote: 'not reranked: no reranker is configured',
+      rerankNote: 'not reranked: no reranking model is configured',
     });
     expect(vec.results[0].file).toBe('qmd://notes/sqlite.md');
   });

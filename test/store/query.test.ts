@@ -100,7 +100,8 @@ describe('sub-searches on an embedded index', () => {
     const direct = await store.vsearch(garden, { limit: 3 });
     expect(result.mode).toBe('vector');
     expect(result.hits.map((h) => [h.file, h.score])).toEqual(direct.hits.map((h) => [h.file, h.score]));
-    expect(result.searches).toEqual([{ type: 'vec', query: garden, ran: 'vector', candidates: 3 }]);
+    // Each sub-search ranks as deep as the candidates (40 by default): here every note.
+    expect(result.searches).toEqual([{ type: 'vec', query: garden, ran: 'vector', candidates: 5 }]);
   });
 
   it('lex and vec of one text are exactly the plain query of that text', async () => {
@@ -179,31 +180,29 @@ describe('sub-searches on an embedded index', () => {
   it('intent with no vec search to shape is said to be unused', async () => {
     const store = await embeddedStore();
     const result = await store.query([{ type: 'lex', query: 'bread' }], { intent: 'baking' });
-    expect(result.note).toBe('intent unused: it only shapes vec searches, and none ran');
+    expect(result.note).toBe('intent unused: it shapes vec searches and the reranker, and neither ran');
     expect(result.hits).toEqual(store.search('bread'));
   });
 
-  it('candidateLimit bounds each sub-search', async () => {
+  it('candidateLimit bounds the candidates: the best of the fusion, as deep as the limit asks', async () => {
     const store = await embeddedStore();
-    const result = await store.query(
-      [
-        { type: 'lex', query: 'the' },
-        { type: 'vec', query: 'the index' },
-      ],
-      { candidateLimit: 2, limit: 10 },
-    );
-    expect(result.searches.map((s) => s.candidates)).toEqual([2, 2]);
-    expect(result.hits.length).toBeGreaterThanOrEqual(2);
-    expect(result.hits.length).toBeLessThanOrEqual(4);
-    const deeper = await store.query([{ type: 'vec', query: 'the index' }], { candidateLimit: 4 });
-    expect(deeper.searches[0]?.candidates).toBe(4);
+    const searches = [
+      { type: 'lex' as const, query: 'the' },
+      { type: 'vec' as const, query: 'the index' },
+    ];
+    const all = await store.query(searches, { limit: 10 });
+    expect(all.hits).toHaveLength(5);
+    const two = await store.query(searches, { candidateLimit: 2, limit: 10 });
+    expect(files(two)).toEqual(files(all).slice(0, 2));
+    // Each sub-search still ranks as deep as a page needs (3 × limit, at least 30).
+    expect(two.searches.map((s) => s.candidates)).toEqual(all.searches.map((s) => s.candidates));
   });
 
-  it('rerank: true is accepted and reported as not reranked; the ranking is the fusion’s', async () => {
+  it('rerank: true with no reranking model configured is reported as not reranked; the ranking is the fusion’s', async () => {
     const store = await embeddedStore();
     const asked = await store.query('bread oven', { rerank: true });
     const plain = await store.query('bread oven');
-    expect(asked).toEqual({ ...plain, rerankNote: 'not reranked: no reranker is configured' });
+    expect(asked).toEqual({ ...plain, rerankNote: 'not reranked: no reranking model is configured' });
     expect(plain.rerankNote).toBeUndefined();
     expect((await store.query('bread oven', { rerank: false })).rerankNote).toBeUndefined();
   });

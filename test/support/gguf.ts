@@ -179,7 +179,7 @@ export function encodeGguf(file: GgufFile): Buffer {
 }
 
 /** mulberry32: a small seeded PRNG, so the same seed gives the same bytes on every machine. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -191,9 +191,9 @@ function prng(seed: number): () => number {
 }
 
 // SentencePiece token types (llama.cpp's llama_token_type).
-const NORMAL = 1;
+export const NORMAL = 1;
 const UNKNOWN = 2;
-const CONTROL = 3;
+export const CONTROL = 3;
 const BYTE = 6;
 
 /** A few dozen pieces, built so SentencePiece can merge up to whole words (`▁` is the space). */
@@ -205,12 +205,20 @@ const PIECES = [
 ];
 
 export const TINY_DIMENSIONS = 64;
-const N_BLOCKS = 2;
-const N_HEADS = 4;
-const N_FF = 128;
-const N_CTX = 512;
+const TINY_BLOCKS = 2;
+const TINY_HEADS = 4;
+const TINY_FF = 128;
+const TINY_CTX = 512;
 
-function vocabulary(): { tokens: string[]; scores: number[]; types: number[] } {
+/**
+ * The tiny vocabulary: `<unk>`, `<s>`, `</s>`, the 256 byte tokens, then `PIECES`, then
+ * `extra` (more pieces, or control tokens such as a chat template's `<|im_start|>`).
+ */
+export function vocabulary(extra: ReadonlyArray<{ piece: string; type: number }> = []): {
+  tokens: string[];
+  scores: number[];
+  types: number[];
+} {
   const tokens = ['<unk>', '<s>', '</s>'];
   const scores = [0, 0, 0];
   const types = [UNKNOWN, CONTROL, CONTROL];
@@ -225,21 +233,45 @@ function vocabulary(): { tokens: string[]; scores: number[]; types: number[] } {
     scores.push(-10 + [...piece].length);
     types.push(NORMAL);
   }
+  for (const { piece, type } of extra) {
+    tokens.push(piece);
+    scores.push(type === NORMAL ? -10 + [...piece].length : 0);
+    types.push(type);
+  }
   return { tokens, scores, types };
+}
+
+/** A deeper model's shape (the benchmarks and the GPU check; the tests use the defaults). */
+export interface LlamaShape {
+  layers: number;
+  heads: number;
+  ff: number;
+  ctx: number;
 }
 
 /**
  * The tiny model as metadata and tensors; deterministic in `seed`. `dims` other than
- * TINY_DIMENSIONS makes a wider one (the benchmarks embed queries at 768 dims with it).
+ * TINY_DIMENSIONS makes a wider one (the benchmarks embed queries at 768 dims with it), and
+ * `shape` a deeper one (bench/llm-throughput.ts, the GPU check: 768 dims, 8 layers).
  */
-export function buildTinyModel(seed: number, dims = TINY_DIMENSIONS): GgufFile {
+export function buildTinyModel(seed: number, dims = TINY_DIMENSIONS, shape?: LlamaShape): GgufFile {
   const vocab = vocabulary();
   const n = dims;
+  const N_BLOCKS = shape?.layers ?? TINY_BLOCKS;
+  const N_HEADS = shape?.heads ?? TINY_HEADS;
+  const N_FF = shape?.ff ?? TINY_FF;
+  const N_CTX = shape?.ctx ?? TINY_CTX;
   const meta = new Map<string, GgufValue>([
     ['general.architecture', { type: 'string', value: 'llama' }],
     [
       'general.name',
-      { type: 'string', value: dims === TINY_DIMENSIONS ? `qmd-tiny-${seed}` : `qmd-tiny-${seed}-${dims}` },
+      {
+        type: 'string',
+        value:
+          dims === TINY_DIMENSIONS && shape === undefined
+            ? `qmd-tiny-${seed}`
+            : `qmd-tiny-${seed}-${dims}${shape ? `x${shape.layers}` : ''}`,
+      },
     ],
     ['general.alignment', { type: 'u32', value: ALIGNMENT }],
     ['general.file_type', { type: 'u32', value: 0 }], // all F32

@@ -71,11 +71,23 @@ export function textOf(result: unknown): string {
  */
 export const TEST_CACHE_HOME = join(tmpdir(), 'qmd-test-cache');
 
-/** Env for a spawned qmd: the workspace's index, no inherited QMD_* settings nor INDEX_PATH, the test cache home. */
+/**
+ * Env for a spawned qmd: the workspace's index, no inherited QMD_* settings nor INDEX_PATH, the
+ * test cache home. The reranking and query expansion models are off unless `extra` names them:
+ * their defaults are `hf:` models no test machine has, and a query would say so in every
+ * result (test/e2e/models.test.ts runs the defaults, and the tiny generated models).
+ */
 export function qmdEnv(index: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('QMD_') && k !== 'INDEX_PATH') env[k] = v;
-  return { ...env, XDG_CACHE_HOME: TEST_CACHE_HOME, QMD_INDEX: index, ...extra };
+  return {
+    ...env,
+    XDG_CACHE_HOME: TEST_CACHE_HOME,
+    QMD_INDEX: index,
+    QMD_RERANK_MODEL: 'off',
+    QMD_EXPAND_MODEL: 'off',
+    ...extra,
+  };
 }
 
 /** Runs a one-shot `qmd` command to completion. */

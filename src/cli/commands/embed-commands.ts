@@ -5,6 +5,7 @@ import type { CliContext } from '../context.js';
 import { downloadReporter } from '../download-progress.js';
 import { embedStoreOptions } from '../embed-model.js';
 import { formatQueryResult, hitsJson } from '../format.js';
+import { modelStoreOptions } from '../query-models.js';
 import { EXIT_INTERRUPTED, type Interrupt, onInterrupt } from '../terminal/interrupt.js';
 import { count, createProgress } from '../terminal/progress.js';
 import { outputStyle } from '../terminal/terminal.js';
@@ -30,6 +31,7 @@ export async function embed(ctx: CliContext, flags: { batch?: number; json?: boo
       progress.hide();
       download.onProgress(p);
     },
+    ...modelStoreOptions(ctx, { query: false }),
   });
   try {
     progress.stage('Preparing');
@@ -118,7 +120,12 @@ export function formatEmbedReport(report: EmbedReport): string {
 
 /** `qmd vsearch QUERY`: vector search only. */
 export async function vsearch(ctx: CliContext, query: string, flags: SearchFlags) {
-  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log, ...embedStoreOptions(ctx) });
+  const store = openStore(ctx.indexPath, {
+    readonly: true,
+    log: ctx.log,
+    ...embedStoreOptions(ctx),
+    ...modelStoreOptions(ctx, { query: false }),
+  });
   try {
     const style = outputStyle(process.stdout, ctx.env);
     const result = await store.vsearch(query, searchOptions(flags, style));

@@ -2,8 +2,9 @@ import { openStore } from '../../store/index.js';
 import { privacyProblems } from '../../store/private.js';
 import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
-import { formatHits, formatQueryResult, formatStatus, hitsJson } from '../format.js';
+import { formatHits, formatModels, formatQueryResult, formatStatus, hitsJson } from '../format.js';
 import { embeddingModelLine } from '../model-status.js';
+import { modelStoreOptions } from '../query-models.js';
 import { type OutputStyle, outputStyle } from '../terminal/terminal.js';
 
 export interface SearchFlags {
@@ -12,6 +13,12 @@ export interface SearchFlags {
   collection?: string[];
   folder?: string;
   minScore?: number;
+  /** `qmd query` only. */
+  intent?: string;
+  candidateLimit?: number;
+  /** `--no-rerank`, `--no-expand` (commander sets false; true by default). */
+  rerank?: boolean;
+  expand?: boolean;
 }
 
 /**
@@ -40,15 +47,33 @@ export async function search(ctx: CliContext, query: string, flags: SearchFlags)
   }
 }
 
-/** `qmd query QUERY`: what the MCP `query` tool runs (hybrid when embedded, else BM25). */
+/** `qmd query QUERY`: what the MCP `query` tool runs (expanded, hybrid when embedded, else BM25, reranked). */
 export async function query(ctx: CliContext, text: string, flags: SearchFlags) {
-  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log, ...embedStoreOptions(ctx) });
+  const store = openStore(ctx.indexPath, {
+    readonly: true,
+    log: ctx.log,
+    ...embedStoreOptions(ctx),
+    ...modelStoreOptions(ctx, { query: true }),
+  });
   try {
     const style = outputStyle(process.stdout, ctx.env);
-    const result = await store.query(text, searchOptions(flags, style));
+    const result = await store.query(text, {
+      ...searchOptions(flags, style),
+      ...(flags.intent !== undefined && { intent: flags.intent }),
+      ...(flags.candidateLimit !== undefined && { candidateLimit: flags.candidateLimit }),
+      ...(flags.rerank === false && { rerank: false }),
+      ...(flags.expand === false && { expand: false }),
+    });
     ctx.out(
       flags.json
-        ? hitsJson(result.hits, { mode: result.mode, ...(result.note && { note: result.note }) })
+        ? hitsJson(result.hits, {
+            mode: result.mode,
+            ...(result.note && { note: result.note }),
+            reranked: result.reranked,
+            ...(result.rerankNote && { rerankNote: result.rerankNote }),
+            ...(result.expansionNote && { expansionNote: result.expansionNote }),
+            searches: result.searches,
+          })
         : formatQueryResult(result, style),
     );
   } finally {
@@ -112,14 +137,21 @@ export async function multiGet(ctx: CliContext, pattern: string, flags: MultiGet
 }
 
 /**
- * `qmd status`: the index's health too. It runs quick_check, as `qmd mcp` does at start, so a
+ * `qmd status`: where the models run (the llama.cpp backend, loaded for this, and each
+ * model's file), and the index's health too. It runs quick_check, as `qmd mcp` does at start, so a
  * damaged index is reported here in the same words (exit 1) even where a search would not
  * touch the damaged pages. It says who else can read the index (an index of this user is made
  * private when opened; one of another user is not ours to change), and which servers run for
  * it, asked over their control sockets.
  */
 export async function status(ctx: CliContext, flags: { json?: boolean }) {
-  const store = openStore(ctx.indexPath, { readonly: true, quickCheck: true, log: ctx.log });
+  const store = openStore(ctx.indexPath, {
+    readonly: true,
+    quickCheck: true,
+    log: ctx.log,
+    ...embedStoreOptions(ctx),
+    ...modelStoreOptions(ctx, { query: true }),
+  });
   try {
     const report = store.status();
     const [{ formatSharedStatus, readSharedStatus }, { formatHttpStatus, readHttpStatus }, { tokenPath }] =
@@ -133,6 +165,8 @@ export async function status(ctx: CliContext, flags: { json?: boolean }) {
       readHttpStatus(ctx.indexPath, ctx.env),
     ]);
     const privacy = privacyProblems(ctx.indexPath, [tokenPath(ctx.indexPath)]);
+    // The backend is loaded to say what it is (GPU, devices, VRAM); the models are not.
+    const models = await store.models({ probe: true });
     ctx.out(
       flags.json
         ? JSON.stringify(
@@ -141,12 +175,14 @@ export async function status(ctx: CliContext, flags: { json?: boolean }) {
               privacy: { private: privacy.length === 0, problems: privacy },
               sharedServer: shared,
               httpServer: http,
+              models,
             },
             null,
             2,
           )
         : [
             formatStatus(report, embeddingModelLine(report.embeddings, ctx.config.embed, ctx.env)),
+            formatModels(models),
             privacy.length === 0
               ? 'Privacy: the index and its files are yours alone'
               : `Privacy: ${privacy.join('; ')}`,

@@ -8,10 +8,12 @@ import { runTool } from '../run.js';
 
 /**
  * `query`: the ranked search every session starts with, with qmd 2.8's arguments, so a client
- * written for the peer works unchanged. A plain `query` is BM25 and vectors fused by reciprocal rank fusion when the index is
- * embedded with the server's model, else BM25 with a note saying why; `searches` runs typed
- * lex/vec/hyde sub-searches and fuses them the same way. The mode, what each sub-search ran
- * as, and whether it was reranked (never: no reranker) are in the text and `structuredContent`.
+ * written for the peer works unchanged. A plain `query` is expanded by the query expansion
+ * model, then BM25 and vectors fused by reciprocal rank fusion when the index is embedded with
+ * the server's model (else BM25 with a note saying why), then reranked; `searches` runs typed
+ * lex/vec/hyde sub-searches and fuses and reranks them the same way. The mode, what each
+ * sub-search ran as, and whether it was expanded and reranked are in the text and
+ * `structuredContent` (store/query.ts has the pipeline).
  */
 export function registerQueryTool(server: McpServer, deps: McpDeps): void {
   server.registerTool(

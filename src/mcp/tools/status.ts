@@ -1,9 +1,9 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { isQmdError } from '../../errors.js';
-import type { StatusReport } from '../../store/types.js';
+import type { ModelsReport, StatusReport } from '../../store/types.js';
 import type { McpDeps } from '../deps.js';
-import { formatStatus } from '../format.js';
+import { formatModels, formatStatus } from '../format.js';
 import { runTool } from '../run.js';
 import { strictArguments } from '../shapes.js';
 
@@ -40,6 +40,31 @@ const outputSchema = {
     embeddedChunks: z.number().int(),
     vectorBackend: z.enum(['sqlite-vec', 'fallback', 'none']),
   }),
+  llm: z
+    .object({
+      requested: z.enum(['auto', 'off', 'metal', 'cuda', 'vulkan']).describe('the GPU choice (--gpu, QMD_GPU)'),
+      backend: z
+        .enum(['metal', 'cuda', 'vulkan', 'cpu'])
+        .nullable()
+        .describe('what llama.cpp runs on; null until the first query that needs a model loads it'),
+      devices: z.array(z.string()).describe('the GPU devices llama.cpp uses'),
+      fallback: z.string().optional().describe('why it is not on a GPU, when asked for one'),
+      vram: z
+        .object({ total: z.number(), used: z.number(), free: z.number() })
+        .optional()
+        .describe('the GPU memory, bytes'),
+      threads: z.number().int().describe('llama.cpp threads per model'),
+      models: z.array(
+        z.object({
+          role: z.enum(['embed', 'rerank', 'expand']),
+          model: z.string().nullable().describe('the configured model; null: turned off'),
+          loaded: z.boolean(),
+          gpuLayers: z.number().int().optional().describe('layers on the GPU, once loaded'),
+          layers: z.number().int().optional(),
+        }),
+      ),
+    })
+    .describe('llama.cpp: the backend (GPU or CPU) and each model of a query, as this server has them'),
 };
 
 /** `status`: the index, its collections, contexts and embeddings (the StatusReport). */
@@ -57,6 +82,7 @@ export function registerStatusTool(server: McpServer, deps: McpDeps): void {
     },
     (_args, ctx) =>
       runTool(deps, 'status', ctx.mcpReq.signal, async (signal) => {
+        const models = await deps.store.models();
         let status: StatusReport;
         try {
           status = await deps.store.readStatus({ signal });
@@ -64,17 +90,23 @@ export function registerStatusTool(server: McpServer, deps: McpDeps): void {
           // No index yet (the server started before the first `qmd collection add`): what the
           // status is, not a failure. The line says what to run; the counts are all zero.
           if (isQmdError(error) && error.code === 'INDEX_MISSING') {
-            return { content: [{ type: 'text', text: error.message }], structuredContent: noIndexYet(deps.store.path) };
+            return {
+              content: [{ type: 'text', text: `${error.message}\n${formatModels(models)}` }],
+              structuredContent: noIndexYet(deps.store.path, models),
+            };
           }
           throw error;
         }
-        return { content: [{ type: 'text', text: formatStatus(status) }], structuredContent: pickStatus(status) };
+        return {
+          content: [{ type: 'text', text: `${formatStatus(status)}\n${formatModels(models)}` }],
+          structuredContent: pickStatus(status, models),
+        };
       }),
   );
 }
 
 /** Field by field, so a store that reports more than this contract still validates. */
-function pickStatus(status: StatusReport): z.infer<z.ZodObject<typeof outputSchema>> {
+function pickStatus(status: StatusReport, models: ModelsReport): z.infer<z.ZodObject<typeof outputSchema>> {
   const { embeddings } = status;
   return {
     index: status.index,
@@ -101,11 +133,35 @@ function pickStatus(status: StatusReport): z.infer<z.ZodObject<typeof outputSche
       embeddedChunks: embeddings.embeddedChunks,
       vectorBackend: embeddings.vectorBackend,
     },
+    llm: pickModels(models),
+  };
+}
+
+/** The `llm` field: the backend (once loaded) and each model of a query. */
+function pickModels(models: ModelsReport): z.infer<z.ZodObject<typeof outputSchema>>['llm'] {
+  const { backend } = models;
+  return {
+    requested: models.requested,
+    backend: backend?.gpu ?? null,
+    devices: backend?.devices ?? [],
+    ...(backend?.fallback !== undefined && { fallback: backend.fallback }),
+    ...(models.vram !== undefined && { vram: models.vram }),
+    threads: models.threads,
+    models: (['embed', 'rerank', 'expand'] as const).map((role) => {
+      const model = models.models.find((m) => m.role === role);
+      return {
+        role,
+        model: models.configured[role],
+        loaded: model?.loaded ?? false,
+        ...(model?.gpuLayers !== undefined && model.loaded && { gpuLayers: model.gpuLayers }),
+        ...(model?.layers !== undefined && model.loaded && { layers: model.layers }),
+      };
+    }),
   };
 }
 
 /** The status of an index that does not exist yet: its path, and nothing in it. */
-function noIndexYet(index: string): z.infer<z.ZodObject<typeof outputSchema>> {
+function noIndexYet(index: string, models: ModelsReport): z.infer<z.ZodObject<typeof outputSchema>> {
   return {
     index,
     sizeBytes: 0,
@@ -116,5 +172,6 @@ function noIndexYet(index: string): z.infer<z.ZodObject<typeof outputSchema>> {
     collections: [],
     contexts: [],
     embeddings: { model: null, fingerprint: null, chunks: 0, embeddedChunks: 0, vectorBackend: 'none' },
+    llm: pickModels(models),
   };
 }
