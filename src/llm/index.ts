@@ -29,3 +29,4 @@ export {
   hfEndpoint,
   modelFingerprint,
 } from './model-file.js';
+export { type PulledModel, pullModel } from './pull.js';

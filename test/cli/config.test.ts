@@ -53,7 +53,7 @@ describe('qmdCacheDir', () => {
   it('is the one root of the default index, the compile cache and the models, whatever the environment', () => {
     for (const env of [{ XDG_CACHE_HOME: '/x', HOME: '/h' }, { HOME: '/h' }, { XDG_CACHE_HOME: ' ', HOME: '/h' }, {}]) {
       const root = qmdCacheDir(env);
-      expect(path.dirname(resolveIndexPath({ env }))).toBe(root);
+      expect(path.dirname(resolveIndexPath({ env }))).toBe(path.join(root, 'indexes'));
       expect(path.dirname(compileCacheDir(env))).toBe(root);
       // Before: the models ignored HOME and took a blank XDG_CACHE_HOME as the current directory.
       expect(path.dirname(defaultModelsDir(env))).toBe(root);
