@@ -38,14 +38,18 @@ describe('buildProgram', () => {
     expect(defined(['serch', 'x'])).toEqual(all);
     expect(all).toEqual([
       'collection',
+      'ls',
       'update',
       'context',
+      'migrate',
       'search',
       'query',
       'vsearch',
       'embed',
       'get',
       'multi-get',
+      'cleanup',
+      'pull',
       'status',
       'mcp',
       'lifecycle',
