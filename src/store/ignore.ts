@@ -19,13 +19,15 @@ const EXAMPLES = 3;
  */
 export function ignoreRule(mask: string): (path: string) => { reason: IgnoreReason; folder: string } | undefined {
   // A comma-separated mask (qmd 2.x's union) is its parts, each maybe one brace group.
-  const alternatives = splitMask(mask).flatMap(topLevelAlternatives).map((alternative) => {
-    const names = alternative
-      .split(/[/{},]/)
-      .filter(special)
-      .map((token) => picomatch(token, { dot: true }));
-    return { matches: picomatch(alternative, { dot: true }), names };
-  });
+  const alternatives = splitMask(mask)
+    .flatMap(topLevelAlternatives)
+    .map((alternative) => {
+      const names = alternative
+        .split(/[/{},]/)
+        .filter(special)
+        .map((token) => picomatch(token, { dot: true }));
+      return { matches: picomatch(alternative, { dot: true }), names };
+    });
   return (path) => {
     const segments = path.split('/');
     if (!segments.some(special)) return undefined;

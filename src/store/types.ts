@@ -435,7 +435,13 @@ export interface Store {
    */
   addCollection(
     root: string,
-    options?: { name?: string; mask?: string; ignore?: string[]; update?: string; includeByDefault?: boolean } & IndexOptions,
+    options?: {
+      name?: string;
+      mask?: string;
+      ignore?: string[];
+      update?: string;
+      includeByDefault?: boolean;
+    } & IndexOptions,
   ): Promise<IndexReport>;
   removeCollection(name: string): void;
   /**

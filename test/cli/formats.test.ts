@@ -4,6 +4,7 @@ import { formatCollectionList, formatLs, lsTime, timeAgo } from '../../src/cli/f
 import { formatHits } from '../../src/cli/formats/hits.js';
 import { csvField, numberLines, outputFormat } from '../../src/cli/formats/output-format.js';
 import { showHit } from '../../src/cli/formats/snippet.js';
+import { outputStyle, PLAIN_OUTPUT } from '../../src/cli/terminal/terminal.js';
 import type { SearchHit } from '../../src/store/types.js';
 
 describe('outputFormat', () => {
@@ -52,6 +53,50 @@ describe('formatHits --explain', () => {
       'Explain: bm25 (nothing is embedded yet: BM25 only (run qmd embed)); lex "wal" bm25 1',
     ]);
     expect(formatHits(shown, 'cli')).not.toContain('Explain:');
+  });
+});
+
+describe('formatHits on a terminal', () => {
+  const hit: SearchHit = {
+    file: 'n/a.md',
+    docid: '#12345678',
+    collection: 'n',
+    path: 'a.md',
+    title: 'A',
+    context: 'Kitchen notes',
+    score: 0.5,
+    snippet: '',
+    line: 3,
+    snippetRange: { fromLine: 3, lines: 1 },
+  };
+  const shown = [showHit(hit, '# A\n\nSourdough needs a sourdough starter and time\n')];
+
+  it("colours qmd 2.x's layout, marks the query's words, cuts the snippet to the width and leaves the URI whole", () => {
+    const style = outputStyle({ isTTY: true, columns: 20 }, {});
+    const lines = formatHits(shown, 'cli', { style, query: 'sourdough' }).split('\n');
+    expect(lines[0]).toBe('\x1b[36mqmd://n/a.md\x1b[39m\x1b[2m:3\x1b[22m \x1b[2m#12345678\x1b[22m');
+    expect(lines[1]).toBe('\x1b[1mTitle: A\x1b[22m');
+    expect(lines[3]).toBe('Score: \x1b[33m 50%\x1b[39m');
+    // The snippet's line: the word marked, cut to 19 columns, a reset after the cut.
+    expect(lines.at(-1)).toBe('\x1b[1;33mSourdough\x1b[22;39m needs a …\x1b[0m');
+    expect(lines.at(-3)).toBe('@@ -3,1 @@ (2 befo…');
+    // Wide enough: every word the query begins is marked, whatever its case.
+    const wide = formatHits(shown, 'cli', { style: outputStyle({ isTTY: true, columns: 80 }, {}), query: 'SOURDOUGH' });
+    expect(wide.split('\n').at(-1)).toBe(
+      '\x1b[1;33mSourdough\x1b[22;39m needs a \x1b[1;33msourdough\x1b[22;39m starter and time',
+    );
+  });
+
+  it('NO_COLOR: cut to the width, no escape; piped (the default): plain and whole', () => {
+    const noColour = formatHits(shown, 'cli', {
+      style: outputStyle({ isTTY: true, columns: 20 }, { NO_COLOR: '1' }),
+      query: 'sourdough',
+    });
+    expect(noColour).not.toContain('\x1b');
+    expect(noColour.split('\n').at(-1)).toBe('Sourdough needs a …');
+    const piped = formatHits(shown, 'cli', { style: PLAIN_OUTPUT, query: 'sourdough' });
+    expect(piped).toBe(formatHits(shown, 'cli'));
+    expect(piped.split('\n').at(-1)).toBe('Sourdough needs a sourdough starter and time');
   });
 });
 

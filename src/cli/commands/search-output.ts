@@ -5,6 +5,7 @@ import type { CliContext } from '../context.js';
 import { formatHits, type SearchExplain, type ShownHit } from '../formats/hits.js';
 import { type FormatFlags, outputFormat } from '../formats/output-format.js';
 import { showHit } from '../formats/snippet.js';
+import { outputStyle } from '../terminal/terminal.js';
 
 /** The flags `search`, `query` and `vsearch` share: ours (`--folder`) and qmd 2.x's. */
 export interface SearchFlags extends FormatFlags {
@@ -58,6 +59,7 @@ export function printHits(ctx: CliContext, store: Store, hits: SearchHit[], flag
   const text = formatHits(shown, format, {
     full: flags.full ?? false,
     lineNumbers: flags.lineNumbers ?? false,
+    ...(format === 'cli' && { style: outputStyle(process.stdout, ctx.env), query: run.searches[0]?.query ?? '' }),
     ...(flags.explain && { explain: explainOf(run) }),
   });
   if (text !== '') ctx.out(text);

@@ -1,4 +1,5 @@
 import type { SearchHit } from '../../store/types.js';
+import { fitWidth, type OutputStyle, type Paint, PLAIN_OUTPUT } from '../terminal/terminal.js';
 import { csvField, numberLines, type OutputFormat, qmdUri, xmlEscape } from './output-format.js';
 
 /** A hit with what its format needs from the document: the snippet's lines, or all of them. */
@@ -22,6 +23,14 @@ export interface ShownHit {
 export interface HitOptions {
   full?: boolean;
   lineNumbers?: boolean;
+  /**
+   * The terminal format on a terminal (`outputStyle`): coloured as qmd 2.x colours it (path cyan,
+   * docid dim, title bold, score green, yellow or dim by strength), the query's words marked in
+   * `style.highlight`, snippet and context lines cut to the width. Default: plain, whole lines.
+   */
+  style?: OutputStyle;
+  /** The words to mark in a terminal's snippets. */
+  query?: string;
   /** `--explain`: how the search ran, on each result (JSON `explain`, a terminal `Explain:` line). */
   explain?: SearchExplain;
 }
@@ -109,20 +118,45 @@ export function formatHits(shown: ShownHit[], format: OutputFormat, options: Hit
           return `<file${docid} name="${xmlEscape(name(s))}"${title}${context}>\n${xmlEscape(content(s, options.lineNumbers ?? false))}\n</file>\n`;
         })
         .join('\n');
-    case 'cli':
+    case 'cli': {
+      const { paint, width, highlight } = options.style ?? PLAIN_OUTPUT;
+      const cut = (line: string) => (width === undefined ? line : fitWidth(line, width - 1));
+      const mark =
+        highlight !== undefined && options.query !== undefined ? marker(options.query, highlight) : undefined;
       return shown
         .map((s) => {
-          const where = s.hit.line === undefined ? name(s) : `${name(s)}:${s.hit.line}`;
-          const lines = [s.onDisk === undefined ? `${where} ${s.hit.docid}` : where];
-          if (s.hit.title) lines.push(`Title: ${s.hit.title}`);
-          if (s.hit.context !== undefined) lines.push(`Context: ${s.hit.context}`);
-          lines.push(`Score: ${(s.hit.score * 100).toFixed(0).padStart(3)}%`);
-          if (options.explain !== undefined) lines.push(explainLine(options.explain));
-          lines.push('', content(s, options.lineNumbers ?? false));
+          const line = s.hit.line === undefined ? '' : paint.dim(`:${s.hit.line}`);
+          const lines = [`${paint.cyan(name(s))}${line}${s.onDisk === undefined ? ` ${paint.dim(s.hit.docid)}` : ''}`];
+          if (s.hit.title) lines.push(paint.bold(`Title: ${s.hit.title}`));
+          if (s.hit.context !== undefined)
+            lines.push(...`Context: ${s.hit.context}`.split('\n').map((l) => cut(paint.dim(l))));
+          lines.push(`Score: ${scorePaint(paint, s.hit.score)(`${(s.hit.score * 100).toFixed(0).padStart(3)}%`)}`);
+          if (options.explain !== undefined) lines.push(cut(paint.dim(explainLine(options.explain))));
+          const body = content(s, options.lineNumbers ?? false)
+            .split('\n')
+            .map((l) => cut(mark === undefined ? l : mark(l)));
+          lines.push('', ...body);
           return lines.join('\n');
         })
         .join('\n\n\n');
+    }
   }
+}
+
+/** qmd 2.x's score colours: green from 70%, yellow from 40%, dim below. */
+function scorePaint(paint: Paint, score: number): (text: string) => string {
+  if (score >= 0.7) return paint.green;
+  if (score >= 0.4) return paint.yellow;
+  return paint.dim;
+}
+
+/** Marks each word of the query (two characters or more, and what it begins) where it appears. */
+function marker(query: string, marks: { open: string; close: string }): (line: string) => string {
+  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [])];
+  if (words.length === 0) return (line) => line;
+  // Letters and digits only: nothing in a word needs escaping.
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(?:${words.join('|')})[\\p{L}\\p{N}]*`, 'giu');
+  return (line) => line.replace(pattern, (word) => `${marks.open}${word}${marks.close}`);
 }
 
 function emptyResults(format: OutputFormat): string {
