@@ -20,6 +20,7 @@ export type QmdErrorCode =
   | 'MODEL_UNAVAILABLE'
   /** The model named is not the one the index's vectors were made with (they are never mixed). */
   | 'MODEL_MISMATCH'
+  | 'UPDATE_FAILED'
   | 'ABORTED'
   | 'CLOSED';
 

@@ -1,6 +1,7 @@
 import type { GlobalOptions } from './config.js';
 import { type CliContext, createContext } from './context.js';
 import { reportError } from './errors.js';
+import { withPeerHint } from './peer-hint.js';
 
 /**
  * Runs one command's action the way every command runs: a context from the root's options,
@@ -11,6 +12,6 @@ export async function runAction(options: GlobalOptions, action: (ctx: CliContext
   try {
     await action(ctx);
   } catch (error) {
-    process.exitCode = reportError(error, ctx.log, ctx.debug);
+    process.exitCode = reportError(withPeerHint(error, ctx.env), ctx.log, ctx.debug);
   }
 }

@@ -1,8 +1,11 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { parseWholeNumber } from '../env.js';
 import { MCP_DEFAULTS, type McpFlags, mcpCommand } from '../serve/mcp.js';
-import type { GetFlags, MultiGetFlags, SearchFlags } from './commands/read-commands.js';
+import type { MigrateFlags } from './commands/migrate.js';
+import type { GetFlags, MultiGetFlags } from './commands/read-commands.js';
+import type { SearchFlags } from './commands/search-output.js';
 import type { CliContext } from './context.js';
+import { OUTPUT_FORMATS } from './formats/output-format.js';
 import { CLIENTS, findClient, type McpClient } from './mcp-config/clients.js';
 import { clientsHelp } from './mcp-config/help.js';
 
@@ -52,20 +55,37 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').filter(Boolean)];
 }
 
+/** qmd 2.x's output formats: `--format KIND` and its legacy flags (formats/output-format.ts). */
+function withFormats(command: Command): Command {
+  return command
+    .addOption(new Option('--format <kind>', 'output format').choices(OUTPUT_FORMATS))
+    .option('--json', 'as JSON (--format json)')
+    .option('--csv', 'as CSV (--format csv)')
+    .option('--md', 'as Markdown (--format md)')
+    .option('--xml', 'as XML (--format xml)')
+    .option('--files', 'docid, score, file and context, one line each (--format files)');
+}
+
 const searchCommand = (program: Command, name: string, description: string) =>
-  program
-    .command(name)
-    .description(description)
-    .argument('<query>', 'what to look for')
-    .option('-n <n>', 'number of results', positiveInt('-n'), 10)
-    .option('-c, --collection <name>', 'only this collection (repeat or comma-separate)', collect)
-    .option('--folder <path>', 'only notes under this folder, relative to the collection root (2024/q1)')
-    .option(
-      '--min-score <score>',
-      'drop results weaker than this fraction of the best one (0 to 1; the best scores 1)',
-      score,
-    )
-    .option('--json', 'results as JSON');
+  withFormats(
+    program
+      .command(name)
+      .description(description)
+      .argument('<query>', 'what to look for')
+      .option('-n <n>', 'number of results (default 5; 20 with --files or --json)', positiveInt('-n'))
+      .option('--all', 'every match (at most 1000); pair with --min-score')
+      .option('-c, --collection <name>', 'only this collection (repeat or comma-separate)', collect)
+      .option('--folder <path>', 'only notes under this folder, relative to the collection root (2024/q1)')
+      .option(
+        '--min-score <score>',
+        'drop results weaker than this fraction of the best one (0 to 1; the best scores 1)',
+        score,
+      )
+      .option('--full', 'the whole document instead of the snippet')
+      .option('--line-numbers', 'number the lines of snippets (or documents, with --full)')
+      .option('--full-path', 'each result as its file on disk (./… here, else absolute) instead of qmd://')
+      .option('--explain', 'how the search ran: the mode, why, each sub-search and how many it ranked'),
+  );
 
 /**
  * Every top-level command, in `--help` order, by name. Each action imports its own module on
@@ -82,11 +102,13 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .description('add a directory as a collection and index it now')
         .argument('<dir>', 'directory of markdown files')
         .option('--name <name>', 'collection name (default: the directory name)')
-        .option('--mask <glob>', 'which files to index, relative to the directory', '**/*.md')
+        .option('--mask <glob>', 'which files to index, relative to the directory; commas separate several', '**/*.md')
+        .option('--glob <glob>', 'the same as --mask')
         .action(
-          run(async (ctx, dir: string, opts: { name?: string; mask?: string }) => {
+          run(async (ctx, dir: string, opts: { name?: string; mask?: string; glob?: string }) => {
             const { collectionAdd } = await import('./commands/index-commands.js');
-            await collectionAdd(ctx, dir, opts);
+            const { glob, ...rest } = opts;
+            await collectionAdd(ctx, dir, glob === undefined ? rest : { ...rest, mask: glob });
           }),
         );
       collection
@@ -95,18 +117,90 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--json', 'as JSON')
         .action(
           run(async (ctx, opts: { json?: boolean }) => {
-            const { collectionList } = await import('./commands/index-commands.js');
+            const { collectionList } = await import('./commands/collection-commands.js');
             await collectionList(ctx, opts);
           }),
         );
       collection
+        .command('show')
+        .alias('info')
+        .description('a collection: its folder, mask, ignores, update command, inclusion, contexts')
+        .argument('<name>', 'collection name')
+        .option('--json', 'as JSON')
+        .action(
+          run(async (ctx, name: string, opts: { json?: boolean }) => {
+            const { collectionShow } = await import('./commands/collection-commands.js');
+            await collectionShow(ctx, name, opts);
+          }),
+        );
+      collection
         .command('remove')
+        .alias('rm')
         .description('remove a collection and its documents from the index')
         .argument('<name>', 'collection name')
         .action(
           run(async (ctx, name: string) => {
-            const { collectionRemove } = await import('./commands/index-commands.js');
+            const { collectionRemove } = await import('./commands/collection-commands.js');
             await collectionRemove(ctx, name);
+          }),
+        );
+      collection
+        .command('rename')
+        .alias('mv')
+        .description('rename a collection (its documents keep their docids; contexts follow)')
+        .argument('<old>', 'its name')
+        .argument('<new>', 'the new name')
+        .action(
+          run(async (ctx, from: string, to: string) => {
+            const { collectionRename } = await import('./commands/collection-commands.js');
+            await collectionRename(ctx, from, to);
+          }),
+        );
+      for (const [verb, include] of [
+        ['include', true],
+        ['exclude', false],
+      ] as const) {
+        collection
+          .command(verb)
+          .description(
+            include
+              ? 'search this collection when a search names none (the default)'
+              : 'leave this collection out of searches that name none (-c NAME still searches it)',
+          )
+          .argument('<name>', 'collection name')
+          .action(
+            run(async (ctx, name: string) => {
+              const { collectionInclude } = await import('./commands/collection-commands.js');
+              await collectionInclude(ctx, name, include);
+            }),
+          );
+      }
+      collection
+        .command('update-cmd')
+        .alias('set-update')
+        .description('the shell command qmd update runs in the collection folder first (git pull); none clears it')
+        .argument('<name>', 'collection name')
+        .argument('[command...]', 'the command (quote it, or its words are joined by spaces)')
+        .action(
+          run(async (ctx, name: string, words: string[]) => {
+            const { collectionUpdateCmd } = await import('./commands/collection-commands.js');
+            await collectionUpdateCmd(ctx, name, words);
+          }),
+        );
+    },
+  ],
+  [
+    'ls',
+    (program, run) => {
+      program
+        .command('ls')
+        .description('the collections, or the documents of one (NAME, NAME/PATH or qmd://NAME/PATH)')
+        .argument('[path]', 'a collection, optionally with a folder in it')
+        .option('--json', 'as JSON')
+        .action(
+          run(async (ctx, where: string | undefined, opts: { json?: boolean }) => {
+            const { ls } = await import('./commands/ls.js');
+            await ls(ctx, where, opts);
           }),
         );
     },
@@ -116,11 +210,17 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
     (program, run) => {
       program
         .command('update')
-        .description('re-scan every collection: new, changed and deleted files (unchanged ones are skipped)')
+        .description(
+          "run the collections' update commands, then re-scan every collection: new, changed and deleted files",
+        )
+        .option(
+          '--pull',
+          'first git pull --ff-only in each collection that is in a git work tree and has no update command',
+        )
         .action(
-          run(async (ctx) => {
+          run(async (ctx, opts: { pull?: boolean }) => {
             const { update } = await import('./commands/index-commands.js');
-            await update(ctx);
+            await update(ctx, opts);
           }),
         );
     },
@@ -133,13 +233,17 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .description('say what the notes in a collection or folder are: returned with results, told to MCP clients');
       contexts
         .command('add')
-        .description('set the context of PATH (replacing the one there)')
-        .argument('<path>', '/ (everything), a collection, collection/dir, qmd://collection/dir, or a folder on disk')
-        .argument('<text...>', 'what is there')
+        .description('set the context of PATH (replacing the one there); with only TEXT, of the current folder')
+        .argument(
+          '<path>',
+          '/ (everything), a collection, collection/dir, qmd://collection/dir, or a folder on disk; alone, the text',
+        )
+        .argument('[text...]', 'what is there')
         .action(
           run(async (ctx, place: string, words: string[]) => {
             const { contextAdd } = await import('./commands/context-commands.js');
-            await contextAdd(ctx, place, words);
+            // qmd 2.x's `qmd context add "text"`: the current folder's context.
+            await (words.length === 0 ? contextAdd(ctx, '.', [place]) : contextAdd(ctx, place, words));
           }),
         );
       contexts
@@ -161,6 +265,25 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
           run(async (ctx, place: string) => {
             const { contextRemove } = await import('./commands/context-commands.js');
             await contextRemove(ctx, place);
+          }),
+        );
+    },
+  ],
+  [
+    'migrate',
+    (program, run) => {
+      program
+        .command('migrate')
+        .description(
+          'build an index from qmd 2.x (@tobilu/qmd): its collections, their settings and contexts; its files stay as they are',
+        )
+        .option('--from <index>', "qmd 2.x's index (default: where qmd 2.x keeps it)")
+        .option('--config <file>', "qmd 2.x's index.yml (default: where qmd 2.x reads it)")
+        .option('--dry-run', 'say what would be built, build nothing')
+        .action(
+          run(async (ctx, opts: MigrateFlags) => {
+            const { migrate } = await import('./commands/migrate.js');
+            await migrate(ctx, opts, program.opts<{ index?: string }>().index);
           }),
         );
     },
@@ -221,9 +344,10 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .command('embed')
         .description('chunk and embed new and changed notes with the embedding model (resumable)')
         .option('--batch <n>', 'chunks per transaction: a kill loses at most one batch', positiveInt('--batch'))
+        .option('-f, --force', 'embed everything again (after changing the model file)')
         .option('--json', 'the report as JSON')
         .action(
-          run(async (ctx, opts: { batch?: number; json?: boolean }) => {
+          run(async (ctx, opts: { batch?: number; force?: boolean; json?: boolean }) => {
             const { embed } = await import('./commands/embed-commands.js');
             await embed(ctx, opts);
           }),
@@ -254,6 +378,8 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--from <line>', 'first line (1-based)', positiveInt('--from'))
         .option('-l, --lines <n>', 'number of lines', positiveInt('--lines'))
         .option('--line-numbers', 'prefix each line with its number (12: text)')
+        .option('--no-line-numbers', "the text as indexed (the default here; qmd 2.x's default is numbered)")
+        .option('--full', 'the whole document (the default unless a range is given)')
         .option('--json', 'as JSON with line numbers')
         .action(
           run(async (ctx, ref: string, opts: GetFlags) => {
@@ -266,18 +392,37 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
   [
     'multi-get',
     (program, run) => {
+      withFormats(
+        program
+          .command('multi-get')
+          .description('print several indexed documents by glob or comma list')
+          .argument(
+            '<pattern>',
+            'a glob (notes/*.md; **/*.md in every collection), or a comma list of paths and #docids',
+          )
+          .option('--max-bytes <n>', 'skip a document larger than this (default 65536)', positiveInt('--max-bytes'))
+          .option('-l, --lines <n>', 'at most this many lines of each document', positiveInt('--lines'))
+          .option('--line-numbers', 'prefix each line with its number (12: text)')
+          .option('--no-line-numbers', "the text as indexed (the default here; qmd 2.x's default is numbered)"),
+      ).action(
+        run(async (ctx, pattern: string, opts: MultiGetFlags) => {
+          const { multiGet } = await import('./commands/read-commands.js');
+          await multiGet(ctx, pattern, opts);
+        }),
+      );
+    },
+  ],
+  [
+    'cleanup',
+    (program, run) => {
       program
-        .command('multi-get')
-        .description('print several indexed documents by glob or comma list')
-        .argument('<pattern>', 'a glob (notes/*.md; **/*.md in every collection), or a comma list of paths and #docids')
-        .option('--max-bytes <n>', 'skip a document larger than this (default 65536)', positiveInt('--max-bytes'))
-        .option('-l, --lines <n>', 'at most this many lines of each document', positiveInt('--lines'))
-        .option('--line-numbers', 'prefix each line with its number (12: text)')
-        .option('--json', 'as JSON')
+        .command('cleanup')
+        .description('remove what nothing uses any more, compact the full-text index, VACUUM the file')
+        .option('--dry-run', 'say what would go, change nothing')
         .action(
-          run(async (ctx, pattern: string, opts: MultiGetFlags) => {
-            const { multiGet } = await import('./commands/read-commands.js');
-            await multiGet(ctx, pattern, opts);
+          run(async (ctx, opts: { dryRun?: boolean }) => {
+            const { cleanup } = await import('./commands/maintenance-commands.js');
+            await cleanup(ctx, opts);
           }),
         );
     },

@@ -34,7 +34,10 @@ export function buildProgram(argv?: readonly string[]): Command {
   const program = new Command('qmd')
     .description('Local search for markdown notes, and an MCP server that never outlives its client.')
     .version(packageVersion(), '-V, --version')
-    .option('--index <path>', 'index file (default: $QMD_INDEX, $INDEX_PATH, else $XDG_CACHE_HOME/qmd/index.sqlite)')
+    .option(
+      '--index <path>',
+      'index file, or a name for indexes/NAME.sqlite (default: $QMD_INDEX, $INDEX_PATH, else $XDG_CACHE_HOME/qmd/indexes/index.sqlite)',
+    )
     .option('--debug', 'print stack traces with errors')
     .option(
       '--embed-model <model>',

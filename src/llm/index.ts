@@ -38,10 +38,10 @@ export {
   DEFAULT_EMBED_MODEL,
   type DownloadProgress,
   defaultModelsDir,
-  fetchModel,
   hfEndpoint,
   modelFingerprint,
 } from './model-file.js';
+export { type PulledModel, pullModel } from './pull.js';
 export { createReranker, DEFAULT_RERANK_MODEL, type Reranker, type RerankerOptions } from './reranker.js';
 export {
   defaultThreads,

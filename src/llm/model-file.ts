@@ -228,28 +228,3 @@ export async function modelFingerprint(file: string): Promise<string> {
     await handle.close();
   }
 }
-
-/**
- * The local file for `spec`, downloading an `hf:` model that is not cached yet (`qmd pull`):
- * node-llama-cpp's resolver is imported only for a remote spec not fetched by qmd itself.
- */
-export function fetchModel(
-  spec: string,
-  options: {
-    modelsDir?: string;
-    log: Log;
-    signal: AbortSignal;
-    kind: ModelKind;
-    onDownloadProgress?: (progress: DownloadProgress) => void;
-  },
-): Promise<string> {
-  return resolveModelPath(spec, {
-    modelsDir: options.modelsDir ?? defaultModelsDir(),
-    download: true,
-    resolver: async () => (await import('node-llama-cpp')).resolveModelFile,
-    log: options.log,
-    signal: options.signal,
-    kind: options.kind,
-    ...(options.onDownloadProgress !== undefined && { onDownloadProgress: options.onDownloadProgress }),
-  });
-}

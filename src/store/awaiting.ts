@@ -3,8 +3,10 @@ import { QmdError } from '../errors.js';
 import type { ModelChoice } from '../llm/index.js';
 import { indexProblem } from './index-problems.js';
 import type {
+  CleanupReport,
   CollectionInfo,
   ContextInfo,
+  DocumentEntry,
   DocumentSlice,
   EmbedOptions,
   EmbedReport,
@@ -109,15 +111,28 @@ class AwaitingStore implements Store {
     return this.listed((store) => store.listContexts());
   }
 
-  addCollection(
-    root: string,
-    options?: { name?: string; mask?: string; onProgress?: ProgressFn },
-  ): Promise<IndexReport> {
+  addCollection(root: string, options?: Parameters<Store['addCollection']>[1]): Promise<IndexReport> {
     return this.later((store) => store.addCollection(root, options));
   }
 
   removeCollection(name: string): void {
     this.ready().removeCollection(name);
+  }
+
+  renameCollection(from: string, to: string): void {
+    this.ready().renameCollection(from, to);
+  }
+
+  configureCollection(name: string, settings: Parameters<Store['configureCollection']>[1]): void {
+    this.ready().configureCollection(name, settings);
+  }
+
+  listDocuments(collection: string, prefix?: string): DocumentEntry[] {
+    return this.ready().listDocuments(collection, prefix);
+  }
+
+  cleanup(options?: { dryRun?: boolean }): CleanupReport {
+    return this.ready().cleanup(options);
   }
 
   update(options?: { onProgress?: ProgressFn; signal?: AbortSignal }): Promise<IndexReport> {

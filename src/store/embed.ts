@@ -61,6 +61,7 @@ export async function embedIndex(
   if (previousModel !== undefined) options.onModelChange?.(previousModel);
   db.transaction(() => vectors.adopt({ spec, fingerprint, dims, maxTokens, chunker }));
 
+  if (options.force) db.transaction(() => vectors.forget(fingerprint));
   const documents = await chunkPending(db, maxTokens, format, options);
   const removed = db.transaction(() => {
     const collected = vectors.collectOrphans(fingerprint);

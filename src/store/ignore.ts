@@ -18,13 +18,16 @@ const EXAMPLES = 3;
  * `undefined` when the file is indexed.
  */
 export function ignoreRule(mask: string): (path: string) => { reason: IgnoreReason; folder: string } | undefined {
-  const alternatives = topLevelAlternatives(mask).map((alternative) => {
-    const names = alternative
-      .split(/[/{},]/)
-      .filter(special)
-      .map((token) => picomatch(token, { dot: true }));
-    return { matches: picomatch(alternative, { dot: true }), names };
-  });
+  // A comma-separated mask (qmd 2.x's union) is its parts, each maybe one brace group.
+  const alternatives = splitMask(mask)
+    .flatMap(topLevelAlternatives)
+    .map((alternative) => {
+      const names = alternative
+        .split(/[/{},]/)
+        .filter(special)
+        .map((token) => picomatch(token, { dot: true }));
+      return { matches: picomatch(alternative, { dot: true }), names };
+    });
   return (path) => {
     const segments = path.split('/');
     if (!segments.some(special)) return undefined;
@@ -88,4 +91,30 @@ export function addIgnored(into: IgnoredFiles, from: IgnoredFiles, prefix = ''):
         into.examples[reason].push(example);
     }
   }
+}
+
+/**
+ * A mask's globs: split at commas outside `{}` and `[]`, as qmd 2.x reads `--mask` and
+ * `pattern:` (`sources/**\/*.md,CO - *.md` is the union of two; `{a,b}/*.md` stays one),
+ * blanks dropped.
+ */
+export function splitMask(mask: string): string[] {
+  const parts: string[] = [];
+  let current = '';
+  let braces = 0;
+  let brackets = 0;
+  for (const ch of mask) {
+    if (ch === '{') braces++;
+    else if (ch === '}' && braces > 0) braces--;
+    else if (ch === '[') brackets++;
+    else if (ch === ']' && brackets > 0) brackets--;
+    else if (ch === ',' && braces === 0 && brackets === 0) {
+      parts.push(current);
+      current = '';
+      continue;
+    }
+    current += ch;
+  }
+  parts.push(current);
+  return parts.map((part) => part.trim()).filter((part) => part !== '');
 }

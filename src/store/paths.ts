@@ -4,23 +4,38 @@ import { nonBlank, qmdCacheDir } from '../env.js';
 import { QmdError } from '../errors.js';
 import { indexProblem } from './index-problems.js';
 import { climbs } from './refs.js';
+import { APPLICATION_ID } from './schema-id.js';
 
 /**
- * Where the index lives (docs/design.md §6): `--index PATH`, else `QMD_INDEX`, else
- * `INDEX_PATH` (the variable qmd 2.8 reads, so a client configured for it finds its index),
- * else `index.sqlite` in qmd's cache directory (`qmdCacheDir`: `$XDG_CACHE_HOME/qmd`, else
- * `~/.cache/qmd`). Blank values count as unset, so `QMD_INDEX=` does not point the index at
- * the current directory.
+ * Where the index lives (docs/design.md §6): `--index PATH` (a bare name, `--index work`, is a
+ * named index, `indexes/work.sqlite` in the cache directory, as qmd 2.x's `--index work` names
+ * one), else `QMD_INDEX`, else `INDEX_PATH` (the variable qmd 2.8 reads, so a client configured
+ * for it finds its index), else `indexes/index.sqlite` in qmd's cache directory (`qmdCacheDir`:
+ * `$XDG_CACHE_HOME/qmd`, else `~/.cache/qmd`). Blank values count as unset, so `QMD_INDEX=`
+ * does not point the index at the current directory.
+ *
+ * Not qmd 2.x's default, `index.sqlite` in the same directory: qmd 2.8.3 opening an index of
+ * ours drops its `collections` table, and every document with it by cascade (measured, README
+ * "Coming from qmd 2.x"), so the two must never share a file. An index of ours already at that
+ * old default (made before this rule, its header says so: `legacyIndexPath`) is still used
+ * while the new default does not exist.
  */
 export function resolveIndexPath(options: { flag?: string; env?: NodeJS.ProcessEnv } = {}): string {
   const env = options.env ?? process.env;
-  const chosen = nonBlank(options.flag) ?? nonBlank(env.QMD_INDEX) ?? nonBlank(env.INDEX_PATH);
+  const flag = nonBlank(options.flag);
+  if (flag !== undefined && isIndexName(flag)) return namedIndexPath(env, flag);
+  const chosen = flag ?? nonBlank(env.QMD_INDEX) ?? nonBlank(env.INDEX_PATH);
   return chosen === undefined ? defaultIndexPath(env) : path.resolve(chosen);
 }
 
-/** The index when none is named: `index.sqlite` in qmd's cache directory. */
+/**
+ * The index when none is named: `indexes/index.sqlite` in qmd's cache directory, or an index of
+ * ours at the old default (`legacyIndexPath`) while that one does not exist.
+ */
 export function defaultIndexPath(env: NodeJS.ProcessEnv = process.env): string {
-  return qmdCacheDir(env, 'index.sqlite');
+  const fresh = namedIndexPath(env, DEFAULT_INDEX_NAME);
+  if (fs.existsSync(fresh)) return fresh;
+  return legacyIndexPath(env) ?? fresh;
 }
 
 /**
@@ -28,14 +43,57 @@ export function defaultIndexPath(env: NodeJS.ProcessEnv = process.env): string {
  * and was named by `--index` or `QMD_INDEX`, else undefined. `qmd mcp` serves before the first
  * `collection add` (issue 32), but a mistyped `--index ~/note/idx.sqlite` must fail at once
  * rather than leave a server answering "no index yet" forever. The default folder may be
- * missing on a fresh machine, and so may the peer's `INDEX_PATH` folder (the peer makes it; a
- * client configured for it may name one that does not exist yet): `collection add` makes them.
+ * missing on a fresh machine, and so may a named index's (`--index work`: the same folder) and
+ * the peer's `INDEX_PATH` folder (the peer makes it; a client configured for it may name one
+ * that does not exist yet): `collection add` makes them.
  */
 export function mistypedIndex(file: string, env: NodeJS.ProcessEnv = process.env): QmdError | undefined {
   if (fs.existsSync(file) || fs.existsSync(path.dirname(file))) return undefined;
   const unnamed = resolveIndexPath({ env: { ...env, QMD_INDEX: undefined } });
   if (file === unnamed || file === defaultIndexPath(env)) return undefined;
+  if (path.dirname(file) === path.dirname(namedIndexPath(env, DEFAULT_INDEX_NAME))) return undefined;
   return indexProblem.missing(file);
+}
+
+/** The name of the default index: qmd 2.x's too (`--index index` is the default there and here). */
+export const DEFAULT_INDEX_NAME = 'index';
+
+/** `--index work`: letters, digits, `_`, `-`; a `.` or a `/` makes it a path. */
+export function isIndexName(text: string): boolean {
+  return /^[\p{L}\p{N}][\p{L}\p{N}_-]{0,63}$/u.test(text);
+}
+
+/** Where the named index NAME lives: `indexes/NAME.sqlite` in the cache directory. */
+export function namedIndexPath(env: NodeJS.ProcessEnv, name: string): string {
+  return qmdCacheDir(env, 'indexes', `${name}.sqlite`);
+}
+
+/**
+ * `index.sqlite` in the cache directory when it is an index of ours (its header carries our
+ * application id), else undefined: there it is qmd 2.x's, or nothing.
+ */
+export function legacyIndexPath(env: NodeJS.ProcessEnv): string | undefined {
+  const legacy = qmdCacheDir(env, 'index.sqlite');
+  return headerApplicationId(legacy) === APPLICATION_ID ? legacy : undefined;
+}
+
+/**
+ * A SQLite file's application id, read from its 100-byte header (offset 68, big-endian), or
+ * undefined when it cannot be read. No SQLite connection: this runs at every start.
+ */
+export function headerApplicationId(file: string): number | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const header = Buffer.alloc(100);
+    if (fs.readSync(fd, header, 0, 100, 0) < 100) return undefined;
+    if (header.toString('latin1', 0, 16) !== 'SQLite format 3\0') return undefined;
+    return header.readUInt32BE(68);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
 }
 
 /** True when `child` is `root` itself or below it (both absolute, already real paths). */

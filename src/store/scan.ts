@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { glob } from 'tinyglobby';
 import { errorMessage, QmdError } from '../errors.js';
-import { countIgnored, ignoreRule, noneIgnored } from './ignore.js';
+import { countIgnored, ignoreRule, noneIgnored, splitMask } from './ignore.js';
 import { extractTitle } from './markdown.js';
 import { isInside } from './paths.js';
 import type { IgnoredFiles, IndexProgress } from './types.js';
@@ -64,7 +64,10 @@ export const maxBatchBytes = 8 * 1024 * 1024;
 export interface ScanInput {
   collection: string;
   root: string;
+  /** One glob, or several separated by commas outside braces and brackets (`splitMask`). */
   mask: string;
+  /** Globs whose files are left out, besides `**\/node_modules/**`. */
+  ignore?: readonly string[];
   /** What the index has for a file (looked up one file at a time: no map of the collection). */
   known: (path: string) => KnownFile | undefined;
   /**
@@ -112,11 +115,13 @@ export async function scanCollection(input: ScanInput): Promise<CollectionScan> 
   const listing = anyOf(input.signal, input.stop);
   try {
     if (!fs.statSync(root).isDirectory()) throw new Error('not a directory');
-    paths = await glob(input.mask, {
+    paths = await glob(splitMask(input.mask), {
       cwd: root,
       onlyFiles: true,
       followSymbolicLinks: false,
       dot: true,
+      // qmd 2.x's `ignore:` (schema 6); hidden names and node_modules are `ignoreRule`'s.
+      ...(input.ignore !== undefined && input.ignore.length > 0 && { ignore: [...input.ignore] }),
       ...(listing === undefined ? {} : { signal: listing }),
     });
   } catch (error) {

@@ -1,6 +1,8 @@
 import { QmdError } from '../errors.js';
+import { collectionSettingsMigration } from './schema-collection-settings.js';
 import { contextsMigration } from './schema-contexts.js';
 import { embeddingsMigration } from './schema-embeddings.js';
+import { APPLICATION_ID } from './schema-id.js';
 import { cellsMigration, vectorsMigration } from './schema-vectors.js';
 import type { Sqlite } from './sqlite.js';
 
@@ -11,7 +13,8 @@ import type { Sqlite } from './sqlite.js';
  *
  * Layout (version 1; version 2, the embeddings, is described in `schema-embeddings.ts`, and
  * version 3, the contexts, in `schema-contexts.ts`; version 4, where vectors are found and
- * their compact codes, in `schema-vectors.ts`):
+ * their compact codes, in `schema-vectors.ts`; version 6, qmd 2.x's collection settings, in
+ * `schema-collection-settings.ts`):
  * - `content` holds each distinct text once, keyed by its sha256 (two files with the same
  *   text share a row; embeddings will hang off this hash too, so identical notes are embedded
  *   once).
@@ -26,8 +29,7 @@ export interface Migration {
   up(db: Sqlite): void;
 }
 
-/** `qmd!`: marks a file as ours, so we never add tables to some other program's database. */
-export const APPLICATION_ID = 0x716d6421;
+export { APPLICATION_ID };
 
 const schemaV1 = `
 CREATE TABLE collections (
@@ -90,6 +92,7 @@ export const migrations: readonly Migration[] = [
   contextsMigration,
   vectorsMigration,
   cellsMigration,
+  collectionSettingsMigration,
 ];
 
 export const latestVersion = Math.max(...migrations.map((m) => m.version));
@@ -119,6 +122,12 @@ export function checkOwnership(db: Sqlite, indexPath: string): void {
   const applicationId = db.pragmaValue<number>('application_id') as number;
   const tables = db.value<number>("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'") as number;
   if (applicationId !== APPLICATION_ID && tables > 0) {
+    if (isPeerIndex(db)) {
+      throw new QmdError(
+        'INDEX_CORRUPT',
+        `${indexPath} is an index of qmd 2.x (@tobilu/qmd), not of this qmd: run qmd migrate to build ours from it (it stays as it is), or choose another --index`,
+      );
+    }
     throw new QmdError(
       'INDEX_CORRUPT',
       `${indexPath} is a SQLite database but not a qmd index; choose another --index`,
@@ -133,4 +142,16 @@ export function checkOwnership(db: Sqlite, indexPath: string): void {
       `The index ${indexPath} has schema version ${version}, newer than this qmd understands (${latestVersion}); upgrade qmd or use another --index`,
     );
   }
+}
+
+/**
+ * An index made by qmd 2.x (the peer, `@tobilu/qmd`; 1.x too): its `documents` table has the
+ * `active` column (a deleted file's row is kept inactive) and it caches LLM answers in
+ * `llm_cache`. Ours has neither.
+ */
+export function isPeerIndex(db: Sqlite): boolean {
+  const cache = db.value<number>("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'llm_cache'");
+  if (cache !== 1) return false;
+  const active = db.value<number>("SELECT count(*) FROM pragma_table_info('documents') WHERE name = 'active'");
+  return active === 1;
 }

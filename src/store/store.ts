@@ -4,7 +4,7 @@ import { absoluteModelSpec, LlmRuntime, type ModelChoice } from '../llm/index.js
 import { type Log, silentLog } from '../log.js';
 import { runEvery } from '../settle.js';
 import { chunkTitle, promptFormat } from './chunks.js';
-import { Collections, realDirectory } from './collections.js';
+import { type CollectionSettings, Collections, checkUpdateCommand, realDirectory } from './collections.js';
 import { Contexts, resolvePlace } from './contexts.js';
 import { closeDatabase, type OpenedDatabase } from './database.js';
 import { DocumentReader } from './documents.js';
@@ -13,6 +13,7 @@ import { EmbeddingModel } from './embedding-model.js';
 import { checkFolder } from './folder.js';
 import { addIgnored, noneIgnored } from './ignore.js';
 import { IndexWriter, type WriteCounts } from './indexing.js';
+import { cleanupIndex, listDocuments } from './maintenance.js';
 import { type GivenAs, modelMismatch, rememberedModelGone } from './model-problems.js';
 import { checkCollectionName, checkMask, nameFromDirectory } from './paths.js';
 import { runQuery, type VectorText } from './query.js';
@@ -24,8 +25,10 @@ import { checkCollections, checkLimit, Searcher } from './search.js';
 import { fromSqliteError } from './sqlite-errors.js';
 import { StatusReader } from './status.js';
 import type {
+  CleanupReport,
   CollectionInfo,
   ContextInfo,
+  DocumentEntry,
   DocumentSlice,
   EmbedOptions,
   EmbedReport,
@@ -160,10 +163,16 @@ export class SqliteStore implements Store {
 
   async addCollection(
     root: string,
-    options: { name?: string; mask?: string } & IndexOptions = {},
+    options: {
+      name?: string;
+      mask?: string;
+      ignore?: string[];
+      update?: string;
+      includeByDefault?: boolean;
+    } & IndexOptions = {},
   ): Promise<IndexReport> {
     const started = performance.now();
-    const { real, name, mask } = this.guard(() => {
+    const { real, name, mask, settings } = this.guard(() => {
       this.requireWritable();
       const real = realDirectory(root);
       const mask = checkMask(options.mask ?? defaultMask);
@@ -172,10 +181,15 @@ export class SqliteStore implements Store {
           ? this.collections.freeName(nameFromDirectory(real))
           : checkCollectionName(options.name);
       this.collections.refuseDuplicate(name, real);
-      return { real, name, mask };
+      const settings: CollectionSettings = {
+        ignore: (options.ignore ?? []).map(checkMask),
+        ...(options.update !== undefined && { update: checkUpdateCommand(options.update) }),
+        ...(options.includeByDefault !== undefined && { includeByDefault: options.includeByDefault }),
+      };
+      return { real, name, mask, settings };
     });
     const run = this.guard(() => this.writer.newRun());
-    const scan = await this.scan(run, { name, root: real, mask }, options);
+    const scan = await this.scan(run, { name, root: real, mask, ignore: settings.ignore ?? [] }, options);
     // Stopped before a file was read: nothing to keep, so the collection is not added.
     if (scan.stopped && scan.found === 0) {
       this.writer.unstage(run);
@@ -184,7 +198,7 @@ export class SqliteStore implements Store {
     return this.write(run, started, [scan], options.onProgress, (now) => {
       // Checked again under the write lock: another process may have added it meanwhile.
       this.collections.refuseDuplicate(name, real);
-      this.collections.add({ name, root: real, mask }, now);
+      this.collections.add({ name, root: real, mask }, settings, now);
     });
   }
 
@@ -197,6 +211,47 @@ export class SqliteStore implements Store {
         // Its documents' vector rows went by trigger; their codes go before the commit.
         this.vectors.syncCodes();
       });
+    });
+  }
+
+  renameCollection(from: string, to: string): void {
+    this.guard(() => {
+      this.requireWritable();
+      const name = checkCollectionName(to);
+      this.db.transaction(() => {
+        this.collections.rename(from, name);
+        this.vectors.syncCodes();
+      });
+    });
+  }
+
+  configureCollection(name: string, settings: { update?: string | null; includeByDefault?: boolean }): void {
+    this.guard(() => {
+      this.requireWritable();
+      const update =
+        settings.update === undefined || settings.update === null
+          ? settings.update
+          : checkUpdateCommand(settings.update);
+      this.db.transaction(() =>
+        this.collections.configure(name, {
+          ...(update !== undefined && { update }),
+          ...(settings.includeByDefault !== undefined && { includeByDefault: settings.includeByDefault }),
+        }),
+      );
+    });
+  }
+
+  listDocuments(collection: string, prefix?: string): DocumentEntry[] {
+    return this.guard(() => {
+      checkCollections([collection], { knownCollections: () => this.collections.names() });
+      return listDocuments(this.db, collection, prefix);
+    });
+  }
+
+  cleanup(options: { dryRun?: boolean } = {}): CleanupReport {
+    return this.guard(() => {
+      if (!options.dryRun) this.requireWritable();
+      return cleanupIndex(this.db, this.vectors, this.path, options);
     });
   }
 
@@ -218,7 +273,22 @@ export class SqliteStore implements Store {
   }
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
-    return this.guard(() => this.contexts.attach(this.bm25(query, options)));
+    return this.guard(() => {
+      const scoped = this.withDefaultCollections(options);
+      return scoped === undefined ? [] : this.contexts.attach(this.bm25(query, scoped));
+    });
+  }
+
+  /**
+   * A search that names no collection searches those included by default (`qmd collection
+   * exclude` leaves one out, as qmd 2.x's `includeByDefault: false` does); undefined when every
+   * collection is excluded, so the search has nothing to look in.
+   */
+  private withDefaultCollections<T extends SearchOptions>(options: T): T | undefined {
+    if (options.collections !== undefined) return options;
+    const names = this.collections.defaultNames();
+    if (names === undefined) return options;
+    return names.length === 0 ? undefined : { ...options, collections: names };
   }
 
   private bm25(query: string, options: SearchOptions): SearchHit[] {
@@ -232,8 +302,11 @@ export class SqliteStore implements Store {
    * runs the sub-searches over BM25 and the vectors and fuses them (`hybrid.ts`); this
    * gives it the index's rankings and the model.
    */
-  async query(query: string | readonly SubSearch[], options: QueryOptions = {}): Promise<QueryResult> {
-    if (options.signal?.aborted) throw new QmdError('ABORTED', 'The query was cancelled');
+  async query(query: string | readonly SubSearch[], asked: QueryOptions = {}): Promise<QueryResult> {
+    if (asked.signal?.aborted) throw new QmdError('ABORTED', 'The query was cancelled');
+    const options = this.guard(() => this.withDefaultCollections(asked));
+    if (options === undefined)
+      return { mode: 'bm25', hits: [], note: 'every collection is excluded', searches: [], reranked: false };
     const filter = this.guard(() => this.collectionFilter(options));
     const folder = this.guard(() => checkFolder(options.folder));
     const { collections, highlight, signal } = options;
@@ -304,8 +377,11 @@ export class SqliteStore implements Store {
     }
   }
 
-  async vsearch(query: string, options: SearchOptions = {}): Promise<QueryResult> {
-    if (options.signal?.aborted) throw new QmdError('ABORTED', 'The search was cancelled');
+  async vsearch(query: string, asked: SearchOptions = {}): Promise<QueryResult> {
+    if (asked.signal?.aborted) throw new QmdError('ABORTED', 'The search was cancelled');
+    const options = this.guard(() => this.withDefaultCollections(asked));
+    if (options === undefined)
+      return { mode: 'vector', hits: [], note: 'every collection is excluded', searches: [], reranked: false };
     const limit = this.guard(() => checkLimit(options.limit));
     const filter = this.guard(() => this.collectionFilter(options));
     const folder = this.guard(() => checkFolder(options.folder));
@@ -458,7 +534,7 @@ export class SqliteStore implements Store {
    */
   private async scan(
     run: bigint,
-    target: { name: string; root: string; mask: string },
+    target: { name: string; root: string; mask: string; ignore: string[] },
     options: IndexOptions,
   ): Promise<CollectionScan> {
     try {
@@ -466,6 +542,7 @@ export class SqliteStore implements Store {
         collection: target.name,
         root: target.root,
         mask: target.mask,
+        ignore: target.ignore,
         known: (path) => this.guard(() => this.writer.known(target.name, path)),
         onBatch: (files, seen) => this.guard(() => this.writer.stage(run, target.name, files, seen)),
         onProgress: options.onProgress,

@@ -26,8 +26,17 @@ export interface CollectionInfo {
   name: string;
   /** Absolute, real path of the collection's root directory. */
   root: string;
-  /** Glob of the files indexed, relative to `root` (default `**\/*.md`). */
+  /**
+   * Glob of the files indexed, relative to `root` (default `**\/*.md`). Commas outside braces
+   * and brackets separate several, as in qmd 2.x (`a.md,journals/*.md`: their union).
+   */
   mask: string;
+  /** Globs relative to `root` whose files are not indexed, besides `**\/node_modules/**`. */
+  ignore: string[];
+  /** The shell command `qmd update` runs in `root` before it scans (`git pull`), if any. */
+  update?: string;
+  /** False: a search that names no collection leaves this one out (`qmd collection exclude`). */
+  includeByDefault: boolean;
   documents: number;
   /** ISO time of the last scan. */
   updatedAt: string;
@@ -315,6 +324,28 @@ export interface MultiGetResult {
  */
 export type SkipKind = 'not-found' | 'no-match' | 'too-large' | 'full' | 'refused';
 
+/** A document as `qmd ls` shows it. */
+export interface DocumentEntry {
+  /** `collection/relative/path.md`. */
+  file: string;
+  path: string;
+  docid: string;
+  title: string;
+  size: number;
+  /** ISO time of the file's modification when it was last indexed. */
+  modified: string;
+}
+
+/** What `cleanup()` removed (or, with `dryRun`, would remove). */
+export interface CleanupReport {
+  orphanedContent: number;
+  orphanedChunks: number;
+  orphanedEmbeddings: number;
+  /** File size before and after (equal with `dryRun`). */
+  bytesBefore: number;
+  bytesAfter: number;
+}
+
 /** What `embed()` reports as it goes: chunks embedded so far out of those to embed. */
 export type EmbedProgressFn = (progress: { done: number; total: number }) => void;
 
@@ -333,6 +364,12 @@ export interface EmbedOptions {
   onChunked?: (notes: number) => void;
   /** Chunks per write transaction (default 32): a kill loses at most one batch. */
   batchSize?: number;
+  /**
+   * Embed every chunk again, as if none had a vector (qmd 2.x's `embed -f`): the vectors of
+   * the configured model are deleted first (one transaction), then embedded as usual; a run
+   * stopped midway leaves the rest for the next `embed`.
+   */
+  force?: boolean;
   /**
    * Called once, before anything is embedded, when the index was embedded with another spec:
    * `reembed` when its vectors are of another model (they are replaced), false when only the
@@ -428,14 +465,47 @@ export interface Store {
   /** Absolute path of the index file. */
   readonly path: string;
   listCollections(): CollectionInfo[];
-  /** Adds a collection and indexes it at once. */
-  addCollection(root: string, options?: { name?: string; mask?: string } & IndexOptions): Promise<IndexReport>;
+  /**
+   * Adds a collection and indexes it at once. `ignore`, `update` and `includeByDefault` are
+   * qmd 2.x's collection settings (`CollectionInfo`). COLLECTION_EXISTS for a taken name or root.
+   */
+  addCollection(
+    root: string,
+    options?: {
+      name?: string;
+      mask?: string;
+      ignore?: string[];
+      update?: string;
+      includeByDefault?: boolean;
+    } & IndexOptions,
+  ): Promise<IndexReport>;
   removeCollection(name: string): void;
+  /**
+   * Renames a collection; its documents keep their docids, its contexts and vectors follow.
+   * UNKNOWN_COLLECTION, COLLECTION_EXISTS, BAD_ARGUMENT (an invalid name).
+   */
+  renameCollection(from: string, to: string): void;
+  /**
+   * Sets a collection's update command (null clears it) or whether searches that name no
+   * collection include it. UNKNOWN_COLLECTION.
+   */
+  configureCollection(name: string, settings: { update?: string | null; includeByDefault?: boolean }): void;
   /**
    * Re-scans every collection incrementally (mtime + hash); all or nothing, but for `stop`,
    * which keeps what was read before it (`IndexOptions`).
    */
   update(options?: IndexOptions): Promise<IndexReport>;
+  /**
+   * The documents of a collection, by path, optionally only those under `prefix` (whole
+   * segments, as `folder`): what `qmd ls` lists. UNKNOWN_COLLECTION.
+   */
+  listDocuments(collection: string, prefix?: string): DocumentEntry[];
+  /**
+   * Removes what nothing uses any more (content no document has, chunks no content has,
+   * embeddings no chunk has or of another model), merges the full-text index's segments and
+   * VACUUMs the file. With `dryRun`, only counts. INDEX_READ_ONLY.
+   */
+  cleanup(options?: { dryRun?: boolean }): CleanupReport;
   /** BM25 full-text search; scores relative to the best hit (1). */
   search(query: string, options?: SearchOptions): SearchHit[];
   /**

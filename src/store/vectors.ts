@@ -256,6 +256,13 @@ export class Vectors {
     return deleted;
   }
 
+  /** Deletes every vector of `fingerprint` (`embed --force`), in the caller's transaction; their codes follow. */
+  forget(fingerprint: string): number {
+    const deleted = this.db.prepare<[string]>('DELETE FROM embeddings WHERE model = ?').run(fingerprint).changes;
+    this.syncCodes();
+    return deleted;
+  }
+
   /**
    * Stores a batch of vectors (inside the caller's write transaction); their codes follow
    * (`syncCodes`). Returns how many were new (another process may have embedded the same

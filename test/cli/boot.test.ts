@@ -7,13 +7,15 @@ import { compileCacheDir, enableCompileCache } from '../../src/cli/boot.js';
 import { resolveIndexPath } from '../../src/store/paths.js';
 
 describe('compileCacheDir', () => {
-  it('is qmd/compile-cache under XDG_CACHE_HOME, else under ~/.cache: beside the default index', () => {
+  it('is qmd/compile-cache under XDG_CACHE_HOME, else under ~/.cache: beside the default index folder', () => {
     for (const env of [
       { XDG_CACHE_HOME: '/x/cache', HOME: '/home/u' },
       { HOME: '/home/u' },
       { XDG_CACHE_HOME: ' ', HOME: '/h' },
     ]) {
-      expect(compileCacheDir(env)).toBe(path.join(path.dirname(resolveIndexPath({ env })), 'compile-cache'));
+      expect(compileCacheDir(env)).toBe(
+        path.join(path.dirname(path.dirname(resolveIndexPath({ env }))), 'compile-cache'),
+      );
     }
     expect(compileCacheDir({ XDG_CACHE_HOME: '/x/cache' })).toBe('/x/cache/qmd/compile-cache');
     expect(compileCacheDir({ HOME: '/home/u' })).toBe('/home/u/.cache/qmd/compile-cache');

@@ -8,8 +8,8 @@ import {
   readConfig,
 } from '../../src/cli/config.js';
 import { embedStoreOptions } from '../../src/cli/embed-model.js';
-import { packageVersion } from '../../src/cli/version.js';
 import { modelFlags, modelStoreOptions } from '../../src/cli/query-models.js';
+import { packageVersion } from '../../src/cli/version.js';
 import { MAX_TIMER_MS, parseWholeNumber, qmdCacheDir } from '../../src/env.js';
 import { QmdError } from '../../src/errors.js';
 import {
@@ -60,7 +60,7 @@ describe('qmdCacheDir', () => {
   it('is the one root of the default index, the compile cache and the models, whatever the environment', () => {
     for (const env of [{ XDG_CACHE_HOME: '/x', HOME: '/h' }, { HOME: '/h' }, { XDG_CACHE_HOME: ' ', HOME: '/h' }, {}]) {
       const root = qmdCacheDir(env);
-      expect(path.dirname(resolveIndexPath({ env }))).toBe(root);
+      expect(path.dirname(resolveIndexPath({ env }))).toBe(path.join(root, 'indexes'));
       expect(path.dirname(compileCacheDir(env))).toBe(root);
       // Before: the models ignored HOME and took a blank XDG_CACHE_HOME as the current directory.
       expect(path.dirname(defaultModelsDir(env))).toBe(root);

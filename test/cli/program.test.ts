@@ -41,8 +41,10 @@ describe('buildProgram', () => {
     expect(defined(['serch', 'x'])).toEqual(all);
     expect(all).toEqual([
       'collection',
+      'ls',
       'update',
       'context',
+      'migrate',
       'search',
       'query',
       'vsearch',
@@ -50,6 +52,8 @@ describe('buildProgram', () => {
       'pull',
       'get',
       'multi-get',
+      'cleanup',
+      'pull',
       'status',
       'mcp',
       'lifecycle',

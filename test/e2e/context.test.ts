@@ -36,7 +36,7 @@ describe('qmd context', () => {
     const empty = await runQmd(['context', 'list'], env);
     expect(empty).toMatchObject({
       code: 0,
-      stdout: 'No contexts yet. Add one with: qmd context add PATH "what is there"\n',
+      stdout: "No contexts configured. Use 'qmd context add' to add one.\n",
     });
 
     const add = await runQmd(['context', 'add', 'notes/talks', 'Talks', 'I gave.'], env);
@@ -46,14 +46,17 @@ describe('qmd context', () => {
     expect(replace.stdout).toBe('Replaced context for notes/talks: Talks, 2019 on.\n');
 
     const list = await runQmd(['context', 'list'], env);
-    expect(list.stdout).toBe('/            Everything here is mine.\nnotes/talks  Talks, 2019 on.\n');
+    // qmd 2.8.3's layout: by collection, `*` for the global context.
+    expect(list.stdout).toBe(
+      '\nConfigured Contexts\n\n*\n  /\n    Everything here is mine.\nnotes\n  talks\n    Talks, 2019 on.\n',
+    );
     const json = JSON.parse((await runQmd(['context', 'list', '--json'], env)).stdout) as Array<{ path: string }>;
     expect(json.map((c) => c.path)).toEqual(['/', 'notes/talks']);
 
     const status = JSON.parse((await runQmd(['status', '--json'], env)).stdout) as { contexts: unknown[] };
     expect(status.contexts).toHaveLength(2);
 
-    expect(await runQmd(['context', 'rm', '/'], env)).toMatchObject({ code: 0, stdout: 'Removed context for /\n' });
+    expect(await runQmd(['context', 'rm', '/'], env)).toMatchObject({ code: 0, stdout: '✓ Removed global context\n' });
     expect((await runQmd(['context', 'remove', 'notes/talks'], env)).code).toBe(0);
     expect((await runQmd(['context', 'list', '--json'], env)).stdout.trim()).toBe('[]');
   });
@@ -62,10 +65,13 @@ describe('qmd context', () => {
     const talks = join(ws.notesDir, 'talks');
     const dot = await qmdIn(talks, ['context', 'add', '.', 'Talks.']);
     expect(dot.stdout).toBe('Added context for notes/talks: Talks.\n');
+    // qmd 2.x's short form: the text alone is for the current folder.
+    const here = await qmdIn(talks, ['context', 'add', 'Talks I gave.']);
+    expect(here.stdout).toBe('Replaced context for notes/talks: Talks I gave.\n');
     const relative = await qmdIn(talks, ['context', 'add', '2024', 'The 2024 ones.']);
     expect(relative.stdout).toBe('Added context for notes/talks/2024: The 2024 ones.\n');
     const absolute = await runQmd(['context', 'rm', join(talks, '2024')], env);
-    expect(absolute.stdout).toBe('Removed context for notes/talks/2024\n');
+    expect(absolute.stdout).toBe('✓ Removed context for: qmd://notes/talks/2024\n');
     expect((await runQmd(['context', 'rm', 'notes/talks'], env)).code).toBe(0);
   });
 
@@ -75,7 +81,9 @@ describe('qmd context', () => {
     [['context', 'add', '/tmp', 'x'], 1, /^qmd: \/tmp is not inside any collection; collections: notes \(/],
     [['context', 'add', 'notes', '   '], 1, /^qmd: A context needs some text/],
     [['context', 'rm', 'notes'], 1, /^qmd: No context for notes; contexts: \(none\)$/],
-    [['context', 'add', 'notes'], 2, /missing required argument 'text'/],
+    // qmd 2.x's meaning: the text alone is the current folder's context (here not in a collection).
+    [['context', 'add', 'notes'], 1, /^qmd: \S+ is not inside any collection; collections: notes \(/],
+    [['context', 'add'], 2, /missing required argument 'path'/],
     [['context', 'rm'], 2, /missing required argument 'path'/],
   ])(
     'qmd %j exits %i with one clear line on stderr, nothing on stdout, nothing changed',

@@ -68,10 +68,22 @@ afterAll(() => {
   rmSync(elsewhere, { recursive: true, force: true });
 });
 
+/**
+ * A search with `--json --explain`: qmd 2.x's array of results, each with `explain` (the mode
+ * and why), read back as one `{ mode, note, results }` (`file` without its `qmd://`).
+ */
 async function json(args: string[], extra: Record<string, string> = {}): Promise<Results & { stderr: string }> {
-  const run = await runQmd(args, { ...env, ...extra }, { cwd: elsewhere });
+  const run = await runQmd([...args, '--explain'], { ...env, ...extra }, { cwd: elsewhere });
   expect(run.code, run.stderr).toBe(0);
-  return { ...(JSON.parse(run.stdout) as Results), stderr: run.stderr };
+  const hits = JSON.parse(run.stdout) as Array<{ file: string; explain: { mode: string; note?: string } }>;
+  expect(hits.length, run.stdout).toBeGreaterThan(0);
+  const { mode, note } = (hits[0] as (typeof hits)[number]).explain;
+  return {
+    mode,
+    ...(note !== undefined && { note }),
+    results: hits.map((hit) => ({ file: hit.file.replace(/^qmd:\/\//, '') })),
+    stderr: run.stderr,
+  };
 }
 
 /** `qmd mcp ARGS`, a real client, one `query` call, a clean exit; the server's stderr. */

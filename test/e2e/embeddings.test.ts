@@ -64,24 +64,48 @@ describe('qmd embed, vsearch and query', () => {
     expect(report).toMatchObject({ documents: 1, embedded: 1, removed: 1, skipped: report.chunks - 1 });
   });
 
-  it('vsearch and query answer as JSON with their mode; -n limits; --embed-model beats QMD_EMBED_MODEL', async () => {
-    type Results = { mode: string; note?: string; results: Array<{ file: string; score: number }> };
-    const vector = await json<Results>(['vsearch', NOTES['bread.md'] as string, '--json']);
-    expect(vector.mode).toBe('vector');
-    expect(vector.results[0]?.file).toBe('notes/bread.md');
-    const hybrid = await json<Results>(['query', 'sourdough starter', '--json', '-n', '2']);
-    expect(hybrid.mode).toBe('hybrid');
-    expect(hybrid.results).toHaveLength(2);
-    expect(hybrid.results[0]?.file).toBe('notes/bread.md');
-    // The flag wins over the variable: a bad flag makes query fall back to BM25, saying why.
-    const flagged = await json<Results>([
-      '--embed-model',
-      join(ws.dir, 'missing.gguf'),
-      'query',
-      'sourdough',
-      '--json',
-    ]);
-    expect(flagged).toMatchObject({ mode: 'bm25', note: expect.stringContaining('unavailable') });
+  it('embed -f embeds every chunk again, as qmd 2.x does; the next run has nothing to do', async () => {
+    const forced = await json<EmbedJson>(['embed', '-f', '--json']);
+    expect(forced.chunks).toBeGreaterThan(0);
+    expect(forced).toMatchObject({ embedded: forced.chunks, skipped: 0 });
+    expect(await json<EmbedJson>(['embed', '--json'])).toMatchObject({ embedded: 0, skipped: forced.chunks });
+  });
+
+  it('vsearch and query answer as JSON; -n limits; --explain; --embed-model beats QMD_EMBED_MODEL; a fallback says why', async () => {
+    type Results = Array<{ file: string; score: number }>;
+    const vector = await runQmd(['vsearch', NOTES['bread.md'] as string, '--json'], env());
+    expect(vector.code, vector.stderr).toBe(0);
+    expect((JSON.parse(vector.stdout) as Results)[0]?.file).toBe('qmd://notes/bread.md');
+    const hybrid = await runQmd(['query', 'sourdough starter', '--json', '-n', '2'], env());
+    const hits = JSON.parse(hybrid.stdout) as Results;
+    expect(hits).toHaveLength(2);
+    expect(hits[0]?.file).toBe('qmd://notes/bread.md');
+    // --explain says how each ran.
+    const explained = await runQmd(['query', 'sourdough starter', '--json', '--explain'], env());
+    expect((JSON.parse(explained.stdout) as Array<{ explain: unknown }>)[0]?.explain).toEqual({
+      mode: 'hybrid',
+      searches: [
+        { type: 'lex', query: 'sourdough starter', ran: 'bm25', candidates: expect.any(Number) },
+        { type: 'vec', query: 'sourdough starter', ran: 'vector', candidates: expect.any(Number) },
+      ],
+    });
+    // The flag wins over the variable: a bad flag makes query fall back to BM25, saying why:
+    // on stderr in the terminal format, in `explain` with --json.
+    const flagged = await runQmd(['--embed-model', join(ws.dir, 'missing.gguf'), 'query', 'sourdough'], env());
+    expect(flagged.code, flagged.stderr).toBe(0);
+    expect(flagged.stderr).toMatch(/^\(bm25: the embedding model is unavailable: BM25 only /m);
+    expect(flagged.stdout).toMatch(/^qmd:\/\/notes\/bread\.md:\d+ #[0-9a-f]{8}$/m);
+    const flaggedJson = await runQmd(
+      ['--embed-model', join(ws.dir, 'missing.gguf'), 'query', 'sourdough', '--json', '--explain'],
+      env(),
+    );
+    const first = (
+      JSON.parse(flaggedJson.stdout) as Array<{ file: string; explain: { mode: string; note: string } }>
+    )[0];
+    expect(first).toMatchObject({
+      file: 'qmd://notes/bread.md',
+      explain: { mode: 'bm25', note: expect.stringContaining('unavailable') },
+    });
   });
 
   it('a SIGKILL during qmd embed loses at most the batch in flight; the next run resumes', async () => {

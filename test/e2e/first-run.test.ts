@@ -45,7 +45,7 @@ function freshMachine() {
     XDG_RUNTIME_DIR: runtime,
     QMD_SHARED_IDLE_MS: '1000',
   });
-  return { home, notes, env, cache: join(home, 'cache'), index: join(home, 'cache', 'qmd', 'index.sqlite') };
+  return { home, notes, env, cache: join(home, 'cache'), index: join(home, 'cache', 'qmd', 'indexes', 'index.sqlite') };
 }
 
 /** Every file under `dir`, relative to it, but the compile caches (code, not data). */
@@ -104,7 +104,7 @@ const MODES: ReadonlyArray<{ mode: string; serve(m: Machine): Promise<Served>; c
   {
     mode: '--http',
     // The token, and while it serves the index's one-HTTP-server claim (removed at its exit).
-    created: [join('qmd', 'index.sqlite.mcp-token'), join('qmd', 'index.sqlite.mcp.pid')],
+    created: [join('qmd', 'indexes', 'index.sqlite.mcp-token'), join('qmd', 'indexes', 'index.sqlite.mcp.pid')],
     async serve(m) {
       const server = await startHttpServer(m.env, [], { auth: true });
       const token = readFileSync(`${m.index}.mcp-token`, 'utf8').trim();

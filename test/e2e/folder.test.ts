@@ -17,8 +17,8 @@ const ws = indexedWorkspace({
 });
 const env = qmdEnv(ws.index);
 
-const filesOf = (stdout: string): string[] =>
-  (JSON.parse(stdout) as { results: Array<{ file: string }> }).results.map((r) => r.file).sort();
+/** The files of `--json` results: qmd 2.8.3's array, each `file` a `qmd://` URI. */
+const filesOf = (stdout: string): string[] => (JSON.parse(stdout) as Array<{ file: string }>).map((r) => r.file).sort();
 
 describe('qmd search and query --folder', () => {
   it('find only the notes under the folder, by whole segments', async () => {
@@ -26,15 +26,15 @@ describe('qmd search and query --folder', () => {
       const all = await runQmd([command, 'sourdough', '--json'], env);
       expect(all.code, all.stderr).toBe(0);
       expect(filesOf(all.stdout)).toEqual([
-        'notes/sourdough.md',
-        'notes/talks/2024/keynote.md',
-        'notes/talkshow/episode.md',
+        'qmd://notes/sourdough.md',
+        'qmd://notes/talks/2024/keynote.md',
+        'qmd://notes/talkshow/episode.md',
       ]);
       const talks = await runQmd([command, 'sourdough', '--folder', 'talks', '--json'], env);
       expect(talks.code, talks.stderr).toBe(0);
-      expect(filesOf(talks.stdout)).toEqual(['notes/talks/2024/keynote.md']);
+      expect(filesOf(talks.stdout)).toEqual(['qmd://notes/talks/2024/keynote.md']);
       const both = await runQmd([command, 'sourdough', '--folder', 'talks/2024/', '-c', 'notes', '--json'], env);
-      expect(filesOf(both.stdout)).toEqual(['notes/talks/2024/keynote.md']);
+      expect(filesOf(both.stdout)).toEqual(['qmd://notes/talks/2024/keynote.md']);
     }
   });
 

@@ -1,7 +1,8 @@
 /**
- * Where the spawned CLI finds its index: `--index`, else `QMD_INDEX`, else
- * `INDEX_PATH` (qmd 2.8's variable), else the cache default. `qmd status` names the index it
- * looked for.
+ * Where the spawned CLI finds its index: `--index` (a path, or a bare name for a named index),
+ * else `QMD_INDEX`, else `INDEX_PATH` (qmd 2.8's variable), else the cache default,
+ * `indexes/index.sqlite` (an index of ours at the old default is still found). `qmd status`
+ * names the index it looked for.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,6 +39,19 @@ describe('the index location', () => {
     expect(await indexOpened([], envWith({ INDEX_PATH: peer }))).toBe(peer);
     expect(await indexOpened([], envWith({ INDEX_PATH: peer, QMD_INDEX: ours }))).toBe(ours);
     expect(await indexOpened(['--index', flag], envWith({ INDEX_PATH: peer, QMD_INDEX: ours }))).toBe(flag);
-    expect(await indexOpened([], envWith({}))).toBe(join(ws.dir, 'cache', 'qmd', 'index.sqlite'));
+    expect(await indexOpened([], envWith({}))).toBe(join(ws.dir, 'cache', 'qmd', 'indexes', 'index.sqlite'));
+    // A bare name is a named index, as qmd 2.x's `--index work` is.
+    expect(await indexOpened(['--index', 'work'], envWith({ QMD_INDEX: ours }))).toBe(
+      join(ws.dir, 'cache', 'qmd', 'indexes', 'work.sqlite'),
+    );
+  });
+
+  it("still finds an index of ours at the old default, qmd 2.x's path, until the new default exists", async () => {
+    const legacy = join(ws.dir, 'cache', 'qmd', 'index.sqlite');
+    const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], envWith({ QMD_INDEX: legacy }));
+    expect(added.code, added.stderr).toBe(0);
+    const status = await runQmd(['status', '--json'], envWith({}));
+    expect(status.code, status.stderr).toBe(0);
+    expect((JSON.parse(status.stdout) as { index: string }).index).toBe(legacy);
   });
 });

@@ -99,12 +99,12 @@ describe(`npm i -g ${pkg.name}-${pkg.version}.tgz into a fresh prefix`, () => {
     expect(JSON.parse(embedded.stdout)).toMatchObject({ embedded: expect.any(Number) });
     expect(JSON.parse(embedded.stdout).embedded).toBeGreaterThan(0);
 
-    const found = await qmd(['query', 'sourdough starter', '--json']);
+    const found = await qmd(['query', 'sourdough starter', '--json', '--explain']);
     expect(found.code, found.stderr).toBe(0);
-    const result = JSON.parse(found.stdout) as { mode: string; results: Array<{ file: string }> };
+    const results = JSON.parse(found.stdout) as Array<{ file: string; explain: { mode: string } }>;
     // Hybrid: BM25 fused with the (random-weight) tiny model's vectors, so the note is found, at a rank the model decides.
-    expect(result.mode).toBe('hybrid');
-    expect(result.results.map((r) => r.file)).toContain('notes/deep/cooking.md');
+    expect(results[0]?.explain.mode).toBe('hybrid');
+    expect(results.map((r) => r.file)).toContain('qmd://notes/deep/cooking.md');
   });
 
   it('qmd mcp: the SDK’s Client initializes over stdio, queries, and the server leaves with exit 0', async () => {

@@ -82,9 +82,9 @@ describe('downloading it', () => {
     expect(server.requests).toContain(`GET ${DEFAULT_MODEL_PATH}`);
 
     // From the cache now: searches need no host.
-    const query = await runQmd(['query', 'sourdough', '--json'], env(offline));
+    const query = await runQmd(['query', 'sourdough', '--json', '--explain'], env(offline));
     expect(query.code, query.stderr).toBe(0);
-    expect(JSON.parse(query.stdout)).toMatchObject({ mode: 'hybrid' });
+    expect(JSON.parse(query.stdout)[0]).toMatchObject({ explain: { mode: 'hybrid' } });
     const status = await runQmd(['status'], env(offline));
     expect(status.stdout).toContain(`Embedding model: ${DEFAULT_EMBED_MODEL} (sha256:`);
     expect(status.stdout).toContain(`, cached at ${file}`);
@@ -96,9 +96,9 @@ describe('downloading it', () => {
       `the embedding model ${DEFAULT_EMBED_MODEL} is not downloaded yet (searches never download): run qmd embed ` +
       `when online to download it, or fetch it yourself into the models folder: curl -fL --create-dirs -o ${file} ` +
       `${offline}${DEFAULT_MODEL_PATH.slice(1)}; or use a local model: --embed-model PATH.gguf or QMD_EMBED_MODEL=PATH.gguf`;
-    const query = await runQmd(['query', 'sourdough', '--json'], env(offline));
+    const query = await runQmd(['query', 'sourdough', '--json', '--explain'], env(offline));
     expect(query.code, query.stderr).toBe(0);
-    expect(JSON.parse(query.stdout)).toMatchObject({ mode: 'bm25' });
+    expect(JSON.parse(query.stdout)[0]).toMatchObject({ explain: { mode: 'bm25' } });
     expect(lines(query.stderr)).toEqual([`QMD Warning: ${how}; searching with BM25 only`]);
     const vsearch = await runQmd(['vsearch', 'sourdough'], env(offline));
     expect(vsearch.code).toBe(1);

@@ -6,11 +6,12 @@
  * configured; and the three tiny generated models answer a `query` over MCP, expanded and
  * reranked, `rerank: false` giving the fusion's order.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatBytes } from '../../src/cli/formats/collections.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { keywordRerankerPath, tinyGeneratorPath, tinyRerankerPath } from '../support/gguf-models.js';
 import { qmdEnv, runQmd, tempWorkspace, textOf } from '../support/qmd.js';
@@ -175,18 +176,20 @@ describe('the peer’s default models, not downloaded', () => {
   it('qmd pull: local files are checked, an unreachable host is one line each and exit 1', async () => {
     const local = await runQmd(['pull'], env({ QMD_RERANK_MODEL: tinyRerankerPath(), QMD_EXPAND_MODEL: 'off' }));
     expect(local.code, local.stderr).toBe(0);
+    const checked = (file: string) => `- ${file} -> ${file} (${formatBytes(statSync(file).size)}, cached/checked)`;
     expect(local.stdout.trim().split('\n')).toEqual([
-      `embed: ${tinyModelPath()} → ${tinyModelPath()}`,
-      `rerank: ${tinyRerankerPath()} → ${tinyRerankerPath()}`,
-      'expand: off',
+      'Pulling models',
+      checked(tinyModelPath()),
+      checked(tinyRerankerPath()),
+      '- expand: off',
     ]);
     const offline = env({ HF_ENDPOINT: `http://127.0.0.1:${await closedPort()}/` });
     delete offline.QMD_RERANK_MODEL;
     const run = await runQmd(['pull'], offline);
     expect(run.code).toBe(1);
-    expect(run.stdout.trim().split('\n')).toEqual([`embed: ${tinyModelPath()} → ${tinyModelPath()}`, 'expand: off']);
+    expect(run.stdout.trim().split('\n')).toEqual(['Pulling models', checked(tinyModelPath()), '- expand: off']);
     expect(run.stderr).toMatch(
-      /^qmd: rerank: cannot download the reranking model hf:ggml-org\/Qwen3-Reranker-0\.6B-Q8_0-GGUF\/.+ is unreachable/m,
+      /^qmd: cannot download the reranking model hf:ggml-org\/Qwen3-Reranker-0\.6B-Q8_0-GGUF\/.+ is unreachable/m,
     );
   });
 });

@@ -91,20 +91,28 @@ describe('qmd get', () => {
 describe('qmd multi-get', () => {
   it('globs inside every collection, caps each file with --max-bytes, cuts with --lines', async () => {
     const all = await qmd('multi-get', '*.md', '--json');
-    const files = (JSON.parse(all.stdout) as { documents: Array<{ file: string }> }).documents.map((d) => d.file);
+    const files = (JSON.parse(all.stdout) as Array<{ file: string }>).map((d) => d.file);
     expect(files).toEqual(['journal/readme.md', 'notes/readme.md', 'notes/sqlite.md']);
 
     const capped = await qmd('multi-get', '**/*.md', '--max-bytes', '20', '--lines', '1', '--line-numbers');
     expect(capped.code, capped.stderr).toBe(0);
-    expect(capped.stdout).toContain('==> notes/deep/meeting-2024-01.md');
+    expect(capped.stdout).toMatch(/^File: notes\/deep\/meeting-2024-01\.md {2}#[0-9a-f]{8}$/m);
     expect(capped.stdout).toContain('1: # Meeting\n');
     expect(capped.stderr).toBe('');
 
-    const skipped = await qmd('multi-get', 'notes/sqlite.md, notes/readme.md', '--max-bytes', '20');
-    expect(skipped.stdout).toMatch(/^==> notes\/readme\.md \(#[0-9a-f]{8}\) <==\n# Notes\n\n$/);
-    expect(skipped.stderr).toMatch(
-      /^skipped notes\/sqlite\.md: too large: \d+ bytes > maxBytes 20; use get with maxLines\n$/,
-    );
+    // A document over --max-bytes is listed as skipped in its place, as qmd 2.8.3 lists it.
+    const skipped = await qmd('multi-get', 'notes/sqlite.md, notes/readme.md', '--max-bytes', '20', '--files');
+    expect(skipped.stdout).toMatch(/^#[0-9a-f]{8},notes\/readme\.md\n#[0-9a-f]{8},notes\/sqlite\.md,\[SKIPPED\]\n$/);
+    const reasons = JSON.parse((await qmd('multi-get', 'notes/sqlite.md', '--max-bytes', '20', '--json')).stdout);
+    expect(reasons).toEqual([
+      {
+        file: 'notes/sqlite.md',
+        docid: expect.stringMatching(/^#[0-9a-f]{8}$/),
+        title: 'SQLite notes',
+        skipped: true,
+        reason: expect.stringMatching(/^too large: \d+ bytes > maxBytes 20; use get with maxLines$/),
+      },
+    ]);
   });
 });
 

@@ -106,20 +106,21 @@ describe('in a terminal, in order: collection add, update, embed, status, search
     expect(lines.filter(Boolean)).toEqual(piped.stdout.trimEnd().split('\n'));
   });
 
-  it('search: coloured, matches marked in colour not **, snippets cut to the width; piped: plain and whole', async () => {
-    const { exit, output, lines } = await inTerminal(['search', 'sourdough', '-n', '3'], { columns: 50 });
+  it("search: qmd 2.x's layout coloured, matches marked in colour, snippets cut to the width; piped: plain and whole", async () => {
+    const { exit, output, lines } = await inTerminal(['search', 'sourdough', '-n', '3'], { columns: 24 });
     expect(exit, output).toEqual({ code: 0, signal: null });
     expect(output).toMatch(SGR);
     expect(output).toContain('\x1b[1;33mSourdough\x1b[22;39m');
-    expect(output).not.toContain('**');
-    const snippets = lines.filter((l) => l.startsWith('    '));
-    expect(snippets).toHaveLength(3);
-    for (const line of snippets) expect([...line].length).toBeLessThanOrEqual(49);
+    expect(lines.filter((l) => l.startsWith('qmd://'))).toHaveLength(3);
+    // Each snippet, its `@@` header too, cut to the width.
+    const snippets = snippetLines(lines);
+    expect(snippets.length).toBeGreaterThan(0);
+    for (const line of snippets) expect([...line].length, line).toBeLessThanOrEqual(23);
     expect(snippets.some((l) => l.endsWith('…'))).toBe(true);
 
     const piped = await runQmd(['search', 'sourdough', '-n', '3'], env());
     expect(piped.stdout).not.toMatch(SGR);
-    expect(piped.stdout).toContain('**Sourdough**');
+    expect(piped.stdout).toContain('Sourdough');
     expect(piped.stdout).not.toContain('…');
   });
 
@@ -127,7 +128,7 @@ describe('in a terminal, in order: collection add, update, embed, status, search
     const coloured = await inTerminal(['query', 'sourdough starter', '-n', '2']);
     expect(coloured.exit, coloured.output).toEqual({ code: 0, signal: null });
     expect(coloured.output).toMatch(SGR);
-    expect(coloured.lines).toContain('(hybrid)');
+    expect(coloured.lines.filter((l) => l.startsWith('qmd://'))).toHaveLength(2);
 
     const plain = await inTerminal(['query', 'sourdough starter', '-n', '2'], {
       env: env({ NO_COLOR: '1' }),
@@ -135,11 +136,23 @@ describe('in a terminal, in order: collection add, update, embed, status, search
     });
     expect(plain.exit, plain.output).toEqual({ code: 0, signal: null });
     expect(plain.output).not.toMatch(SGR);
-    expect(plain.output).toContain('**');
-    for (const line of plain.lines.filter((l) => l.startsWith('    ')))
-      expect([...line].length).toBeLessThanOrEqual(39);
+    const snippets = snippetLines(plain.lines);
+    expect(snippets.length).toBeGreaterThan(0);
+    for (const line of snippets) expect([...line].length, line).toBeLessThanOrEqual(39);
   });
 });
+
+/** The lines of each result's snippet, blank ones left out: from its `@@` header up to the next result's `qmd://` line. */
+function snippetLines(lines: string[]): string[] {
+  const out: string[] = [];
+  let inSnippet = false;
+  for (const line of lines) {
+    if (line.startsWith('@@ ')) inSnippet = true;
+    else if (line.startsWith('qmd://')) inSnippet = false;
+    if (inSnippet && line !== '') out.push(line);
+  }
+  return out;
+}
 
 describe('stdout to a file, stderr the terminal', () => {
   it('qmd embed > file: the bar on the terminal, only the summary in the file', async () => {

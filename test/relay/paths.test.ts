@@ -24,7 +24,7 @@ afterEach(() => {
 });
 const isRoot = process.getuid?.() === 0;
 /** An index's paths with a runtime directory of the test's own (not the machine's shared tmp one). */
-const privatePaths = () => sharedPaths(join(temp(), 'index.sqlite'), { XDG_RUNTIME_DIR: temp() });
+const _privatePaths = () => sharedPaths(join(temp(), 'index.sqlite'), { XDG_RUNTIME_DIR: temp() });
 
 function listenOn(path: string, mode = 0o600): Promise<Server> {
   return new Promise((resolve) => {

@@ -118,7 +118,9 @@ describe('mistypedIndex', () => {
     expect(mistypedIndex(typo, env)?.message).toBe(
       `No index at ${typo}: make one with qmd collection add DIR, or point --index or QMD_INDEX at yours`,
     );
-    expect(mistypedIndex(`${box.dir}/cache/qmd/index.sqlite`, env)).toBeUndefined();
+    expect(mistypedIndex(`${box.dir}/cache/qmd/indexes/index.sqlite`, env)).toBeUndefined();
+    // A named index (`--index work`) lives in the same folder: served before it exists too.
+    expect(mistypedIndex(`${box.dir}/cache/qmd/indexes/work.sqlite`, env)).toBeUndefined();
     expect(mistypedIndex(`${box.dir}/notes/new.sqlite`, env)).toBeUndefined();
     // The peer's INDEX_PATH is served like the default (the peer makes its folders), even when
     // QMD_INDEX names the same path, as it does for the shared server a relay starts.

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
+import { latestVersion } from '../../src/store/schema.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 import { downgradeToVersion3 } from './schema-v3.js';
@@ -191,7 +192,7 @@ describe('the migration (schema version 3)', () => {
     downgradeToVersion2();
     store = openStore(box.index);
     const db = new Sqlite(box.index, { readOnly: true });
-    expect(db.pragmaValue('user_version')).toBe(5);
+    expect(db.pragmaValue('user_version')).toBe(latestVersion);
     db.close();
     expect(store.search('sourdough', { limit: 20 })).toHaveLength(5);
     expect(store.setContext('notes', 'Work notes.').replaced).toBe(false);

@@ -2,7 +2,7 @@ import { loadSqliteVec, Sqlite } from '../../src/store/sqlite.js';
 
 /**
  * Turns a current index back into schema version 3, by SQL that reproduces what version 3
- * had: no `vector_rows`, `code_queue`, `chunk_codes` or `vector_cells` (version 5), the `changes` counter triggers on
+ * had: no `vector_rows`, `code_queue`, `chunk_codes` or `vector_cells` (version 5), no collection settings (version 6), the `changes` counter triggers on
  * `embeddings`, and the float vec0 copy `chunk_vectors` (rowid = `embeddings.id`) in step with
  * them. Everything else (documents, chunks, embeddings) is left as the current code wrote it,
  * which is what version 3 wrote too.
@@ -27,6 +27,9 @@ export function downgradeToVersion3(file: string): void {
         db.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
       db.exec('DROP TABLE IF EXISTS chunk_codes; DROP TABLE IF EXISTS vector_rows; DROP TABLE IF EXISTS code_queue');
       db.exec('DROP TABLE IF EXISTS vector_cells; ALTER TABLE embedding_state DROP COLUMN cell_rows');
+      // Version 6's collection settings.
+      for (const column of ['ignore', 'update_command', 'include_by_default'])
+        db.exec(`ALTER TABLE collections DROP COLUMN ${column}`);
       db.exec(`
         CREATE TRIGGER embeddings_count_insert AFTER INSERT ON embeddings BEGIN
           UPDATE embedding_state SET changes = changes + 1;

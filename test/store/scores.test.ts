@@ -9,7 +9,8 @@
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatHits } from '../../src/cli/format.js';
+import { formatHits } from '../../src/cli/formats/hits.js';
+import { showHit } from '../../src/cli/formats/snippet.js';
 import { formatQuery } from '../../src/mcp/format.js';
 import { toFtsQuery } from '../../src/store/fts-query.js';
 import { fuseRankings, RRF_K } from '../../src/store/hybrid.js';
@@ -134,9 +135,14 @@ describe('a 3-note corpus', () => {
       expect(percents).toHaveLength(count);
       expect(percents[0]).toBe(100);
       for (const p of percents) expect(p).toBeGreaterThan(0);
-      const cli = [...formatHits(hits).matchAll(/^#[0-9a-f]{8} {2}(\d\.\d\d) /gm)].map((m) => m[1]);
-      expect(cli[0]).toBe('1.00');
-      expect(cli).not.toContain('0.00');
+      const shown = hits.map((hit) => showHit(hit, store.get(hit.file).text));
+      const cli = [...formatHits(shown, 'cli').matchAll(/^Score: +(\d+)%$/gm)].map((m) => Number(m[1]));
+      expect(cli).toHaveLength(count);
+      expect(cli[0]).toBe(100);
+      for (const p of cli) expect(p).toBeGreaterThan(0);
+      const files = [...formatHits(shown, 'files').matchAll(/^#[0-9a-f]{8},(\d\.\d\d),/gm)].map((m) => m[1]);
+      expect(files[0]).toBe('1.00');
+      expect(files).not.toContain('0.00');
     });
   }
 });

@@ -12,17 +12,21 @@ describe('resolveIndexPath', () => {
     const env = { QMD_INDEX: '/env/index.sqlite', XDG_CACHE_HOME: '/xdg', HOME: '/home/u' };
     expect(resolveIndexPath({ flag: '/flag/i.sqlite', env })).toBe('/flag/i.sqlite');
     expect(resolveIndexPath({ env })).toBe('/env/index.sqlite');
-    expect(resolveIndexPath({ env: { XDG_CACHE_HOME: '/xdg', HOME: '/home/u' } })).toBe('/xdg/qmd/index.sqlite');
-    expect(resolveIndexPath({ env: { HOME: '/home/u' } })).toBe('/home/u/.cache/qmd/index.sqlite');
+    expect(resolveIndexPath({ env: { XDG_CACHE_HOME: '/xdg', HOME: '/home/u' } })).toBe(
+      '/xdg/qmd/indexes/index.sqlite',
+    );
+    expect(resolveIndexPath({ env: { HOME: '/home/u' } })).toBe('/home/u/.cache/qmd/indexes/index.sqlite');
     expect(resolveIndexPath({ flag: '', env: { QMD_INDEX: '', XDG_CACHE_HOME: '', HOME: '/h' } })).toBe(
-      '/h/.cache/qmd/index.sqlite',
+      '/h/.cache/qmd/indexes/index.sqlite',
     );
     expect(resolveIndexPath({ flag: 'rel.sqlite', env: {} })).toBe(path.resolve('rel.sqlite'));
     const peer = { INDEX_PATH: '/peer/index.sqlite', XDG_CACHE_HOME: '/xdg' };
     expect(resolveIndexPath({ env: peer })).toBe('/peer/index.sqlite');
     expect(resolveIndexPath({ env: { ...peer, QMD_INDEX: '/env/index.sqlite' } })).toBe('/env/index.sqlite');
     expect(resolveIndexPath({ flag: '/flag/i.sqlite', env: peer })).toBe('/flag/i.sqlite');
-    expect(resolveIndexPath({ env: { INDEX_PATH: ' ', XDG_CACHE_HOME: '/xdg' } })).toBe('/xdg/qmd/index.sqlite');
+    expect(resolveIndexPath({ env: { INDEX_PATH: ' ', XDG_CACHE_HOME: '/xdg' } })).toBe(
+      '/xdg/qmd/indexes/index.sqlite',
+    );
   });
 });
 

@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createEmbedder } from '../../src/llm/index.js';
 import { silentLog } from '../../src/log.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { latestVersion } from '../../src/store/schema.js';
 import { loadSqliteVec, Sqlite } from '../../src/store/sqlite.js';
 import { VectorSearcher } from '../../src/store/vector-search.js';
 import { fromBlob, normalize, Vectors } from '../../src/store/vectors.js';
@@ -326,7 +327,7 @@ describe('the vector index (tiny model)', () => {
     expect((await reader.vsearch(query, { collections: ['b'], limit: 10 })).hits.map((h) => h.file)).toEqual(before.b);
     const { db } = connect();
     try {
-      expect(db.pragmaValue('user_version')).toBe(5);
+      expect(db.pragmaValue('user_version')).toBe(latestVersion);
       expect(db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'chunk_vectors'").get()).toBeUndefined();
       expect(db.value('SELECT count(*) FROM chunk_codes')).toBe(db.value('SELECT count(*) FROM vector_rows'));
       expect(db.value('SELECT count(*) FROM vector_rows')).toBeGreaterThanOrEqual(

@@ -1,6 +1,6 @@
 import { openStore } from '../../store/index.js';
-import type { ContextInfo } from '../../store/types.js';
 import type { CliContext } from '../context.js';
+import { formatContextList } from '../formats/collections.js';
 
 /**
  * `qmd context add PATH TEXT...`: says what the notes at PATH are. PATH is `/`
@@ -21,7 +21,7 @@ export async function contextList(ctx: CliContext, options: { json?: boolean }) 
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
   try {
     const contexts = store.listContexts();
-    ctx.out(options.json ? JSON.stringify(contexts, null, 2) : formatContexts(contexts));
+    ctx.out(options.json ? JSON.stringify(contexts, null, 2) : formatContextList(contexts));
   } finally {
     await store.close();
   }
@@ -31,15 +31,9 @@ export async function contextRemove(ctx: CliContext, place: string) {
   const store = openStore(ctx.indexPath, { create: false, log: ctx.log });
   try {
     const removed = store.removeContext(place, { cwd: process.cwd() });
-    ctx.out(`Removed context for ${removed.path}`);
+    // qmd 2.x's line: `✓ Removed global context`, else `✓ Removed context for: qmd://…`.
+    ctx.out(removed.collection === null ? '✓ Removed global context' : `✓ Removed context for: qmd://${removed.path}`);
   } finally {
     await store.close();
   }
-}
-
-/** `notes/meetings  Weekly team meeting notes`, one per line, the path as `rm` takes it back. */
-function formatContexts(contexts: ContextInfo[]): string {
-  if (contexts.length === 0) return 'No contexts yet. Add one with: qmd context add PATH "what is there"';
-  const width = Math.max(...contexts.map((c) => c.path.length));
-  return contexts.map((c) => `${c.path.padEnd(width)}  ${c.text.replace(/\s+/g, ' ')}`).join('\n');
 }

@@ -4,20 +4,19 @@ import type { EmbedReport, ModelChange } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { downloadReporter } from '../download-progress.js';
 import { embedStoreOptions } from '../embed-model.js';
-import { formatQueryResult, hitsJson } from '../format.js';
 import { modelStoreOptions } from '../query-models.js';
 import { EXIT_INTERRUPTED, type Interrupt, onInterrupt } from '../terminal/interrupt.js';
 import { count, createProgress } from '../terminal/progress.js';
-import { outputStyle } from '../terminal/terminal.js';
-import { type SearchFlags, searchOptions } from './read-commands.js';
+import { printHits, type SearchFlags, searchOptions } from './search-output.js';
 
 /**
- * `qmd embed [--batch N] [--json]`: embeds what changed since the last run. Progress on stderr
+ * `qmd embed [--batch N] [-f] [--json]`: embeds what changed since the last run (`-f`:
+ * everything again, as qmd 2.x's `embed -f`). Progress on stderr
  * (a bar on a terminal, a line every 10 s otherwise), one summary line on stdout. The first
  * Ctrl-C lets the chunk in flight finish, saves its batch, says what was kept and exits 130; a
  * second exits 130 at once (the index stays consistent: every batch is its own transaction).
  */
-export async function embed(ctx: CliContext, flags: { batch?: number; json?: boolean }) {
+export async function embed(ctx: CliContext, flags: { batch?: number; force?: boolean; json?: boolean }) {
   const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
   const interrupt = onInterrupt({ log: progress.log, unit: 'chunk' });
   const download = downloadReporter();
@@ -42,6 +41,7 @@ export async function embed(ctx: CliContext, flags: { batch?: number; json?: boo
         stop: interrupt.stop,
         onModelChange: (change) => progress.log.line(modelChangeLine(change)),
         ...(flags.batch !== undefined && { batchSize: flags.batch }),
+        ...(flags.force === true && { force: true }),
         onChunked: (notes) => {
           if (notes === 0 || embedding) return;
           download.stop();
@@ -127,13 +127,8 @@ export async function vsearch(ctx: CliContext, query: string, flags: SearchFlags
     ...modelStoreOptions(ctx, { query: false }),
   });
   try {
-    const style = outputStyle(process.stdout, ctx.env);
-    const result = await store.vsearch(query, searchOptions(flags, style));
-    ctx.out(
-      flags.json
-        ? hitsJson(result.hits, { mode: result.mode, ...(result.note && { note: result.note }) })
-        : formatQueryResult(result, style),
-    );
+    const result = await store.vsearch(query, searchOptions(flags));
+    printHits(ctx, store, result.hits, flags, result);
   } finally {
     await store.close();
   }

@@ -2,10 +2,11 @@ import { existsSync } from 'node:fs';
 import { discardIndex, openStore } from '../../store/index.js';
 import type { IndexProgress, Store } from '../../store/types.js';
 import type { CliContext } from '../context.js';
-import { formatCollections, formatReport } from '../format.js';
+import { formatReport } from '../format.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../terminal/interrupt.js';
 import { createProgress, type Progress } from '../terminal/progress.js';
 import { addHint, interruptedAdd, interruptedUpdate, updateHint } from './index-messages.js';
+import { runUpdateHooks } from './update-hooks.js';
 
 /**
  * `qmd collection add DIR [--name NAME] [--mask GLOB]`: adds the collection and indexes it at
@@ -52,35 +53,17 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
   }
 }
 
-export async function collectionList(ctx: CliContext, options: { json?: boolean }) {
-  const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
-  try {
-    const collections = store.listCollections();
-    ctx.out(options.json ? JSON.stringify(collections, null, 2) : formatCollections(collections));
-  } finally {
-    await store.close();
-  }
-}
-
-export async function collectionRemove(ctx: CliContext, name: string) {
-  const store = openStore(ctx.indexPath, { create: false, log: ctx.log });
-  try {
-    store.removeCollection(name);
-    ctx.out(`Removed collection ${name}`);
-  } finally {
-    await store.close();
-  }
-}
-
 /**
- * `qmd update`: re-scans every collection incrementally, all or nothing; Ctrl-C keeps the
- * collections read in full and the files read of the one being read.
+ * `qmd update [--pull]`: runs the collections' update commands first (`update-hooks.ts`), then
+ * re-scans every collection incrementally, all or nothing; Ctrl-C keeps the collections read
+ * in full and the files read of the one being read.
  */
-export async function update(ctx: CliContext) {
+export async function update(ctx: CliContext, flags: { pull?: boolean } = {}) {
   const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
   const interrupt = onInterrupt({ log: progress.log, unit: 'batch of files' });
   const store = openStore(ctx.indexPath, { create: false, log: progress.log });
   try {
+    await runUpdateHooks(ctx, store.listCollections(), flags);
     const report = await store.update({ onProgress: indexProgress(progress), stop: interrupt.stop });
     await interrupt.finish();
     progress.stop();

@@ -1,54 +1,30 @@
-import { openStore } from '../../store/index.js';
+import { openStore, type Store } from '../../store/index.js';
 import { privacyProblems } from '../../store/private.js';
 import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';
-import { formatHits, formatModels, formatQueryResult, formatStatus, hitsJson } from '../format.js';
+import { formatModels, formatStatus } from '../format.js';
+import { formatDocuments } from '../formats/documents.js';
+import { type FormatFlags, outputFormat } from '../formats/output-format.js';
 import { embeddingModelLine } from '../model-status.js';
 import { modelStoreOptions } from '../query-models.js';
-import { type OutputStyle, outputStyle } from '../terminal/terminal.js';
-
-export interface SearchFlags {
-  n?: number;
-  json?: boolean;
-  collection?: string[];
-  folder?: string;
-  minScore?: number;
-  /** `qmd query` only. */
-  intent?: string;
-  candidateLimit?: number;
-  /** `--no-rerank`, `--no-expand` (commander sets false; true by default). */
-  rerank?: boolean;
-  expand?: boolean;
-}
-
-/**
- * `search`, `query` and `vsearch`'s options; the store checks the folder (`folder.ts`). On a
- * terminal, matched words come back marked in colour (`style.highlight`), never with --json.
- */
-export function searchOptions(flags: SearchFlags, style?: OutputStyle) {
-  return {
-    ...(style?.highlight !== undefined && !flags.json && { highlight: style.highlight }),
-    ...(flags.n !== undefined && { limit: flags.n }),
-    ...(flags.collection !== undefined && { collections: flags.collection }),
-    ...(flags.folder !== undefined && { folder: flags.folder }),
-    ...(flags.minScore !== undefined && { minScore: flags.minScore }),
-  };
-}
+import { printHits, type QueryFlags, type SearchFlags, searchOptions } from './search-output.js';
 
 /** `qmd search QUERY`: BM25 only. */
 export async function search(ctx: CliContext, query: string, flags: SearchFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
   try {
-    const style = outputStyle(process.stdout, ctx.env);
-    const hits = store.search(query, searchOptions(flags, style));
-    ctx.out(flags.json ? hitsJson(hits, { mode: 'bm25' }) : formatHits(hits, undefined, style));
+    const hits = store.search(query, searchOptions(flags));
+    printHits(ctx, store, hits, flags, {
+      mode: 'bm25',
+      searches: [{ type: 'lex', query, ran: 'bm25', candidates: hits.length }],
+    });
   } finally {
     await store.close();
   }
 }
 
 /** `qmd query QUERY`: what the MCP `query` tool runs (expanded, hybrid when embedded, else BM25, reranked). */
-export async function query(ctx: CliContext, text: string, flags: SearchFlags) {
+export async function query(ctx: CliContext, text: string, flags: SearchFlags & QueryFlags) {
   const store = openStore(ctx.indexPath, {
     readonly: true,
     log: ctx.log,
@@ -56,26 +32,14 @@ export async function query(ctx: CliContext, text: string, flags: SearchFlags) {
     ...modelStoreOptions(ctx, { query: true }),
   });
   try {
-    const style = outputStyle(process.stdout, ctx.env);
     const result = await store.query(text, {
-      ...searchOptions(flags, style),
+      ...searchOptions(flags),
       ...(flags.intent !== undefined && { intent: flags.intent }),
       ...(flags.candidateLimit !== undefined && { candidateLimit: flags.candidateLimit }),
       ...(flags.rerank === false && { rerank: false }),
       ...(flags.expand === false && { expand: false }),
     });
-    ctx.out(
-      flags.json
-        ? hitsJson(result.hits, {
-            mode: result.mode,
-            ...(result.note && { note: result.note }),
-            reranked: result.reranked,
-            ...(result.rerankNote && { rerankNote: result.rerankNote }),
-            ...(result.expansionNote && { expansionNote: result.expansionNote }),
-            searches: result.searches,
-          })
-        : formatQueryResult(result, style),
-    );
+    printHits(ctx, store, result.hits, flags, result);
   } finally {
     await store.close();
   }
@@ -84,8 +48,11 @@ export async function query(ctx: CliContext, text: string, flags: SearchFlags) {
 export interface GetFlags {
   from?: number;
   lines?: number;
+  /** `--line-numbers`; qmd 2.x's `--no-line-numbers` is the default here (commander sets false). */
   lineNumbers?: boolean;
   json?: boolean;
+  /** qmd 2.x's `--full`: the whole document, which `get` prints unless given a range. */
+  full?: boolean;
 }
 
 /**
@@ -107,14 +74,16 @@ export async function get(ctx: CliContext, ref: string, flags: GetFlags) {
   }
 }
 
-export interface MultiGetFlags {
+export interface MultiGetFlags extends FormatFlags {
   maxBytes?: number;
   lines?: number;
   lineNumbers?: boolean;
-  json?: boolean;
 }
 
-/** `qmd multi-get PATTERN [--max-bytes N] [--lines N] [--line-numbers]`: several documents. */
+/**
+ * `qmd multi-get PATTERN [--max-bytes N] [-l N] [--line-numbers] [--json|--csv|--md|--xml|--files]`:
+ * several documents, in qmd 2.x's formats; a document over `--max-bytes` is listed as skipped.
+ */
 export async function multiGet(ctx: CliContext, pattern: string, flags: MultiGetFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
   try {
@@ -123,16 +92,20 @@ export async function multiGet(ctx: CliContext, pattern: string, flags: MultiGet
       ...(flags.lines !== undefined && { maxLines: flags.lines }),
       lineNumbers: flags.lineNumbers ?? false,
     });
-    if (flags.json) {
-      ctx.out(JSON.stringify(result, null, 2));
-      return;
-    }
-    for (const doc of result.documents) {
-      ctx.out(`==> ${doc.file} (${doc.docid})${doc.truncated ? ' [truncated]' : ''} <==\n${doc.text}\n`);
-    }
-    for (const s of result.skipped) ctx.log.line(`skipped ${s.file}: ${s.reason}`);
+    const text = formatDocuments(result, outputFormat(flags), (file) => described(store, file));
+    if (text !== '') ctx.out(text);
   } finally {
     await store.close();
+  }
+}
+
+/** A skipped document's docid, title and context, as qmd 2.x lists a skipped one; undefined for no document. */
+function described(store: Store, file: string) {
+  try {
+    const { docid, title, context } = store.get(file, { maxLines: 1 });
+    return { docid, title, ...(context !== undefined && { context }) };
+  } catch {
+    return undefined;
   }
 }
 

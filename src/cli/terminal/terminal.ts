@@ -92,14 +92,14 @@ export function fitWidth(text: string, width: number): string {
 
 /**
  * How a command's results are drawn on its stdout: on a terminal, coloured (unless
- * `NO_COLOR`), matched words highlighted in colour instead of `**`, and snippet lines cut to
- * the width; anything else gets the plain text scripts read (docs/design.md §6).
+ * `NO_COLOR`), matched words marked in colour, and snippet lines cut to the width; anything
+ * else gets the plain text scripts read (docs/design.md §6).
  */
 export interface OutputStyle {
   paint: Paint;
   /** The terminal's width, or `undefined` when lines are never cut (not a terminal). */
   width: number | undefined;
-  /** The marks the store puts around matched terms, when not its plain `**`. */
+  /** The marks put around matched words; none when colour is off. */
   highlight?: { open: string; close: string };
 }
 
