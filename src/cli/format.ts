@@ -7,7 +7,7 @@ export { formatModels } from '../mcp/format.js';
 /** The summary of `collection add` and `update`; `hint` says how to include files the mask passed by. */
 export function formatReport(report: IndexReport, hint?: IgnoredHint): string {
   const parts = [
-    `${report.scanned} files scanned`,
+    `${report.scanned} file${report.scanned === 1 ? '' : 's'} scanned`,
     `${report.added} added`,
     `${report.updated} updated`,
     `${report.removed} removed`,

@@ -53,7 +53,6 @@ describe('buildProgram', () => {
       'get',
       'multi-get',
       'cleanup',
-      'pull',
       'status',
       'mcp',
       'lifecycle',

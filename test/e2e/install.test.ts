@@ -92,7 +92,7 @@ describe(`npm i -g ${pkg.name}-${pkg.version}.tgz into a fresh prefix`, () => {
 
     const added = await qmd(['collection', 'add', ws.notesDir, '--name', 'notes']);
     expect(added.code, added.stderr).toBe(0);
-    expect(added.stdout).toMatch(/Added collection notes .*: \d+ files scanned/);
+    expect(added.stdout).toMatch(/Added collection notes .*: \d+ files? scanned/);
 
     const embedded = await qmd(['embed', '--json']);
     expect(embedded.code, embedded.stderr).toBe(0);

@@ -42,29 +42,36 @@ beforeAll(async () => {
 });
 afterAll(() => ws.cleanup());
 
-const files = (stdout: string): string[] =>
-  (JSON.parse(stdout) as { results: Array<{ file: string }> }).results.map((r) => r.file);
+// `qmd query --json` is qmd 2.x's array of results; `--explain` puts how the query ran on each.
+const files = (stdout: string): string[] => (JSON.parse(stdout) as Array<{ file: string }>).map((r) => r.file);
+const explained = (stdout: string) => {
+  const results = JSON.parse(stdout) as Array<{
+    explain: Record<string, unknown> & { searches: Array<{ type: string }> };
+  }>;
+  expect(results.length, stdout).toBeGreaterThan(0);
+  return results[0]?.explain as Record<string, unknown> & { searches: Array<{ type: string }> };
+};
 
 describe('the GPU choice on a machine without a GPU', () => {
   it('auto (the default) falls back to the CPU with its one line, and answers as the CPU does', async () => {
-    const auto = await runQmd(['query', 'bread knife', '--json'], env());
+    const auto = await runQmd(['query', 'bread knife', '--json', '--explain'], env());
     expect(auto.code, auto.stderr).toBe(0);
     expect(auto.stderr.split('\n').filter((l) => l === NO_GPU_LINE)).toHaveLength(1);
-    const off = await runQmd(['--gpu', 'off', 'query', 'bread knife', '--json'], env({ QMD_GPU: 'auto' }));
+    const off = await runQmd(['--gpu', 'off', 'query', 'bread knife', '--json', '--explain'], env({ QMD_GPU: 'auto' }));
     expect(off.code, off.stderr).toBe(0);
     expect(off.stderr).not.toContain('GPU');
     expect(JSON.parse(auto.stdout)).toEqual(JSON.parse(off.stdout));
-    expect(JSON.parse(auto.stdout).mode).toBe('hybrid');
+    expect(explained(auto.stdout).mode).toBe('hybrid');
   });
 
   it('a named backend that does not load: one warning naming it and how to turn it off, then the CPU', async () => {
-    const run = await runQmd(['query', 'bread knife', '--json'], env({ QMD_GPU: 'vulkan' }));
+    const run = await runQmd(['query', 'bread knife', '--json', '--explain'], env({ QMD_GPU: 'vulkan' }));
     expect(run.code, run.stderr).toBe(0);
     const warnings = run.stderr.split('\n').filter((l) => l.startsWith('QMD Warning:'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^QMD Warning: GPU backend did not load \(vulkan: .+\): llama\.cpp runs on the CPU\./);
     expect(warnings[0]).toContain('--gpu off (or QMD_GPU=off)');
-    expect(JSON.parse(run.stdout).mode).toBe('hybrid');
+    expect(explained(run.stdout).mode).toBe('hybrid');
   });
 
   it('a choice that is none of them: one line and exit 1 (variable) or 2 (flag)', async () => {
@@ -157,9 +164,9 @@ describe('the peer’s default models, not downloaded', () => {
     const defaults = env();
     delete defaults.QMD_RERANK_MODEL;
     delete defaults.QMD_EXPAND_MODEL;
-    const run = await runQmd(['query', 'bread', '--json'], defaults);
+    const run = await runQmd(['query', 'bread', '--json', '--explain'], defaults);
     expect(run.code, run.stderr).toBe(0);
-    const result = JSON.parse(run.stdout);
+    const result = explained(run.stdout);
     expect(result).toMatchObject({
       mode: 'hybrid',
       reranked: false,
@@ -246,16 +253,16 @@ describe('the three tiny models over MCP', () => {
 
   it('qmd query --no-rerank and --no-expand on the command line', async () => {
     const models = { QMD_RERANK_MODEL: keywordRerankerPath('sourdough'), QMD_EXPAND_MODEL: tinyGeneratorPath() };
-    const plain = await runQmd(['query', 'bread', '--no-rerank', '--no-expand', '--json'], env(models));
+    const plain = await runQmd(['query', 'bread', '--no-rerank', '--no-expand', '--json', '--explain'], env(models));
     expect(plain.code, plain.stderr).toBe(0);
-    const result = JSON.parse(plain.stdout);
+    const result = explained(plain.stdout);
     expect(result).toMatchObject({ mode: 'hybrid', reranked: false });
     expect(result.rerankNote).toBeUndefined();
     expect(result.searches.map((s: { type: string }) => s.type)).toEqual(['lex', 'vec']);
     expect(plain.stderr).not.toContain('query expansion model loaded');
     expect(plain.stderr).not.toContain('reranking model loaded');
-    const reranked = await runQmd(['query', 'bread', '--no-expand', '--json'], env(models));
-    expect(JSON.parse(reranked.stdout).reranked).toBe(true);
+    const reranked = await runQmd(['query', 'bread', '--no-expand', '--json', '--explain'], env(models));
+    expect(explained(reranked.stdout).reranked).toBe(true);
     expect(files(reranked.stdout)).not.toEqual(files(plain.stdout));
   });
 });

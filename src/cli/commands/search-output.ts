@@ -85,10 +85,12 @@ function howItRan(run: SearchRun): string {
 
 /** `--explain`: the mode, why, and each sub-search with how it ran and how many it ranked. */
 function explainOf(run: SearchRun): SearchExplain {
-  const notes = [run.note, run.expansionNote, run.rerankNote].filter((n) => n !== undefined);
   return {
-    mode: howItRan(run),
-    ...(notes.length > 0 && { note: notes.join('; ') }),
+    mode: run.mode,
+    ...(run.note !== undefined && { note: run.note }),
+    ...(run.reranked !== undefined && { reranked: run.reranked }),
+    ...(run.rerankNote !== undefined && { rerankNote: run.rerankNote }),
+    ...(run.expansionNote !== undefined && { expansionNote: run.expansionNote }),
     searches: run.searches.map(({ type, query, ran, candidates }) => ({ type, query, ran, candidates })),
   };
 }

@@ -43,6 +43,10 @@ export interface HitOptions {
 export interface SearchExplain {
   mode: string;
   note?: string;
+  /** `query`: whether the reranker ordered the results, and why the reranker or the expansion did not run. */
+  reranked?: boolean;
+  rerankNote?: string;
+  expansionNote?: string;
   searches: Array<{ type: string; query: string; ran: string; candidates: number }>;
 }
 
@@ -178,5 +182,7 @@ function emptyResults(format: OutputFormat): string {
 /** `Explain: hybrid; lex "wal" bm25 30, vec "wal" vector 30` (and why, when it fell back). */
 function explainLine(explain: SearchExplain): string {
   const searches = explain.searches.map((s) => `${s.type} ${JSON.stringify(s.query)} ${s.ran} ${s.candidates}`);
-  return `Explain: ${explain.mode}${explain.note === undefined ? '' : ` (${explain.note})`}; ${searches.join(', ')}`;
+  const notes = [explain.note, explain.expansionNote, explain.rerankNote].filter((n) => n !== undefined);
+  const how = `${explain.mode}${explain.reranked ? ', reranked' : ''}`;
+  return `Explain: ${how}${notes.length === 0 ? '' : ` (${notes.join('; ')})`}; ${searches.join(', ')}`;
 }
