@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { errorMessage, QmdError } from '../errors.js';
 import { type Log, silentLog } from '../log.js';
 import { indexProblem, problemFromFileSystem } from './index-problems.js';
-import { createPrivateIndex, tightenIndex } from './private.js';
+import { createPrivateIndex, type Tightening, tightenQuietly } from './private.js';
 import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema.js';
 import { Sqlite, sqliteCode } from './sqlite.js';
 import { fromSqliteError } from './sqlite-errors.js';
@@ -39,11 +39,12 @@ export interface OpenedDatabase {
  * `-shm` file (or it exists).
  */
 export function openDatabase(file: string, options: OpenDatabaseOptions): OpenedDatabase {
-  const fileReadOnly = prepareLocation(file, options.readonly, options.log ?? silentLog);
+  const { fileReadOnly, tightening } = prepareLocation(file, options.readonly);
   let db: Sqlite;
   try {
     db = new Sqlite(file, { readOnly: fileReadOnly, timeoutMs: options.busyTimeoutMs, allowExtension: true });
   } catch (error) {
+    tightening?.restore();
     throw fromSqliteError(error, file, options.busyTimeoutMs);
   }
   try {
@@ -71,9 +72,13 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
       migrate(db, file);
     }
     if (options.readonly) db.pragma('query_only = ON');
+    tightening?.report(options.log ?? silentLog);
     return { db, fileReadOnly };
   } catch (error) {
     db.close();
+    // Not a qmd index we could open (qmd 2.x's, another program's, a damaged one): its modes
+    // are put back as they were, and nothing is said of them.
+    tightening?.restore();
     if (fileReadOnly && sqliteCode(error) === 'SQLITE_CANTOPEN') {
       // Measured: a read-only connection to a WAL index must create `-shm` unless it exists.
       throw indexProblem.readOnlyDirectory(file, error);
@@ -106,10 +111,10 @@ function quickCheck(db: Sqlite, file: string): void {
 /**
  * Makes sure the file can be created or written, before SQLite gives a vaguer answer; a new
  * index is made private (0600 in a 0700 folder) and an existing one of this user open to others
- * is tightened (`private.ts`). Returns true when the file exists but only a read-only
- * connection is possible.
+ * is tightened (`private.ts`: said once it proves to be a qmd index, else undone).
+ * `fileReadOnly` when the file exists but only a read-only connection is possible.
  */
-function prepareLocation(file: string, readonly: boolean, log: Log): boolean {
+function prepareLocation(file: string, readonly: boolean): { fileReadOnly: boolean; tightening?: Tightening } {
   const dir = path.dirname(file);
   let stat: fs.Stats | undefined;
   try {
@@ -124,17 +129,18 @@ function prepareLocation(file: string, readonly: boolean, log: Log): boolean {
       // Another process made it first: open theirs.
       if (errno(error) !== 'EEXIST') throw cannotWrite(file, error);
     }
-    return false;
+    return { fileReadOnly: false };
   }
   if (!stat.isFile()) throw new QmdError('BAD_ARGUMENT', `The index ${file} is not a file`);
-  tightenIndex(file, log);
+  const tightening = tightenQuietly(file);
   try {
     // The directory too: WAL needs to create the -wal and -shm files beside the index.
     fs.accessSync(file, fs.constants.W_OK);
     fs.accessSync(dir, fs.constants.W_OK);
-    return false;
+    return { fileReadOnly: false, tightening };
   } catch (error) {
-    if (readonly) return true;
+    if (readonly) return { fileReadOnly: true, tightening };
+    tightening.restore();
     throw cannotWrite(file, error);
   }
 }

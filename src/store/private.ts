@@ -39,25 +39,53 @@ export function indexFiles(file: string): string[] {
  * says what changed. Best effort: a file that cannot be changed is left for `qmd status`.
  */
 export function tightenIndex(file: string, log: Log, env: NodeJS.ProcessEnv = process.env): void {
+  tightenQuietly(file, env).report(log);
+}
+
+/** What `tightenQuietly` changed: said once the file is known to be a qmd index, else undone. */
+export interface Tightening {
+  /** The one line (a note, not an error) saying what changed, if anything did. */
+  report(log: Log): void;
+  /** Puts every mode back as it was: the file turned out not to be ours to change (qmd 2.x's index). */
+  restore(): void;
+}
+
+/**
+ * `tightenIndex` before the file has been opened: the modes change at once (so the `-wal` and
+ * `-shm` SQLite makes copy a private mode), the line waits for `report`, and `restore` undoes
+ * it all when the file is refused.
+ */
+export function tightenQuietly(file: string, env: NodeJS.ProcessEnv = process.env): Tightening {
   const uid = process.getuid?.();
-  if (uid === undefined) return;
-  const changed: string[] = [];
-  for (const target of indexFiles(file)) {
-    const stat = statOf(target);
-    if (stat === undefined || stat.uid !== uid || (stat.mode & 0o077) === 0 || !stat.isFile()) continue;
-    if (chmod(target, 0o600)) changed.push(`${path.basename(target)} ${octal(stat.mode)} → 600`);
-  }
-  const folder = path.dirname(file);
-  if (folder === qmdCacheDir(env)) {
-    const stat = statOf(folder);
-    if (stat !== undefined && stat.uid === uid && stat.isDirectory() && (stat.mode & 0o077) !== 0) {
-      if (chmod(folder, 0o700)) changed.push(`its folder ${octal(stat.mode)} → 700`);
+  const changed: Array<{ target: string; mode: number; words: string }> = [];
+  if (uid !== undefined) {
+    for (const target of indexFiles(file)) {
+      const stat = statOf(target);
+      if (stat === undefined || stat.uid !== uid || (stat.mode & 0o077) === 0 || !stat.isFile()) continue;
+      if (chmod(target, 0o600))
+        changed.push({ target, mode: stat.mode, words: `${path.basename(target)} ${octal(stat.mode)} → 600` });
+    }
+    const folder = path.dirname(file);
+    if (folder === qmdCacheDir(env)) {
+      const stat = statOf(folder);
+      if (stat !== undefined && stat.uid === uid && stat.isDirectory() && (stat.mode & 0o077) !== 0) {
+        if (chmod(folder, 0o700))
+          changed.push({ target: folder, mode: stat.mode, words: `its folder ${octal(stat.mode)} → 700` });
+      }
     }
   }
-  if (changed.length > 0) {
-    // A note, not an error: no `qmd:` prefix.
-    log.line(`The index ${file} was open to other users; made it private (${changed.join(', ')})`);
-  }
+  return {
+    report(log) {
+      if (changed.length === 0) return;
+      // A note, not an error: no `qmd:` prefix.
+      log.line(
+        `The index ${file} was open to other users; made it private (${changed.map((c) => c.words).join(', ')})`,
+      );
+    },
+    restore() {
+      for (const { target, mode } of changed) chmod(target, mode & 0o7777);
+    },
+  };
 }
 
 /**

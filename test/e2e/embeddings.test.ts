@@ -84,6 +84,8 @@ describe('qmd embed, vsearch and query', () => {
     const explained = await runQmd(['query', 'sourdough starter', '--json', '--explain'], env());
     expect((JSON.parse(explained.stdout) as Array<{ explain: unknown }>)[0]?.explain).toEqual({
       mode: 'hybrid',
+      // The test environment turns the reranker and the expansion off (qmdEnv): no note for either.
+      reranked: false,
       searches: [
         { type: 'lex', query: 'sourdough starter', ran: 'bm25', candidates: expect.any(Number) },
         { type: 'vec', query: 'sourdough starter', ran: 'vector', candidates: expect.any(Number) },

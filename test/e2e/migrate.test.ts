@@ -45,7 +45,7 @@ async function peerSearches(): Promise<string[][]> {
 }
 
 function fingerprint(file: string): string {
-  return `${createHash('sha256').update(readFileSync(file)).digest('hex')} ${statSync(file).mtimeMs}`;
+  return `${createHash('sha256').update(readFileSync(file)).digest('hex')} ${statSync(file).mtimeMs} ${statSync(file).mode}`;
 }
 
 let before: { index: string; config: string; files: string[]; hits: string[][] };

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { privacyProblems, tightenIndex } from '../../src/store/private.js';
+import { Sqlite } from '../../src/store/sqlite.js';
 import { recordingLog } from '../support/recording-log.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
@@ -97,6 +98,20 @@ describe('an existing index open to others', () => {
     tightenIndex(path.join(chosen, 'index.sqlite'), recordingLog(), { XDG_CACHE_HOME: cache });
     expect(mode(chosen)).toBe(0o755);
     expect(mode(path.join(chosen, 'index.sqlite'))).toBe(0o600);
+  });
+
+  it('a file that proves not to be a qmd index (another program’s SQLite file) keeps its modes, and nothing is said', () => {
+    const cache = path.join(box.dir, 'xdg-cache-2');
+    fs.mkdirSync(cache, { recursive: true });
+    const other = path.join(box.dir, 'other.sqlite');
+    const db = new Sqlite(other);
+    db.exec('CREATE TABLE documents (id INTEGER PRIMARY KEY, body TEXT)');
+    db.close();
+    fs.chmodSync(other, 0o644);
+    const log = recordingLog();
+    expect(() => openStore(other, { readonly: true, log })).toThrow(/not a qmd index|qmd 2\.x/);
+    expect(mode(other)).toBe(0o644);
+    expect(log.lines).toEqual([]);
   });
 
   it.skipIf(process.getuid?.() !== 0)(
