@@ -64,6 +64,8 @@ interface Served {
   log(): string;
   /** Closes the client as a client does; resolves with how the process it started exited. */
   leave(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** When the test failed before `leave`: the process it started is killed, so none outlives the test. */
+  kill(): void;
 }
 
 type Machine = ReturnType<typeof freshMachine>;
@@ -80,7 +82,12 @@ const MODES: ReadonlyArray<{ mode: string; serve(m: Machine): Promise<Served>; c
         p.kill();
         throw new Error(`${error.message}; stderr: ${p.stderr()}`);
       });
-      return { client, log: p.stderr, leave: () => transport.close().then(() => waitForExit(p)) };
+      return {
+        client,
+        log: p.stderr,
+        leave: () => transport.close().then(() => waitForExit(p)),
+        kill: () => p.kill(),
+      };
     },
   },
   {
@@ -98,6 +105,7 @@ const MODES: ReadonlyArray<{ mode: string; serve(m: Machine): Promise<Served>; c
         client,
         log: () => serverLog(m.index, m.env),
         leave: () => transport.close().then(() => waitForExit(p)),
+        kill: () => p.kill(),
       };
     },
   },
@@ -117,6 +125,7 @@ const MODES: ReadonlyArray<{ mode: string; serve(m: Machine): Promise<Served>; c
           server.p.child.kill('SIGTERM');
           return waitForExit(server.p);
         },
+        kill: () => server.p.child.kill('SIGKILL'),
       };
     },
   },
@@ -126,6 +135,7 @@ describe.each(MODES)('qmd mcp $mode with no index yet', ({ mode, serve, created 
   it('serves; says "No index yet at PATH: qmd collection add DIR"; creates nothing; reads the first collection add without a restart', async () => {
     const m = freshMachine();
     const served = await serve(m);
+    let left = false;
     const noIndexYet = `No index yet at ${m.index}: qmd collection add DIR`;
     try {
       const { client } = served;
@@ -162,8 +172,11 @@ describe.each(MODES)('qmd mcp $mode with no index yet', ({ mode, serve, created 
       const after = await client.callTool({ name: 'status', arguments: {} });
       expect(after.structuredContent).toMatchObject({ documents: 2, collections: [{ name: 'notes', documents: 2 }] });
 
-      expect(await served.leave(), served.log()).toEqual({ code: 0, signal: null });
+      const exit = await served.leave();
+      left = true;
+      expect(exit, served.log()).toEqual({ code: 0, signal: null });
     } finally {
+      if (!left) served.kill();
       if (mode === '--shared') {
         const stopped = await runQmd(['mcp', 'stop', '--shared', '--all'], m.env);
         expect(stopped.code, stopped.stderr).toBe(0);
