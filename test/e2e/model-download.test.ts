@@ -3,16 +3,21 @@
  * offline, `qmd embed` says in one line how to get it (the flag, the variable, the cache folder,
  * the exact file, the commands); online, it downloads from the host `HF_ENDPOINT` names (here
  * a local HTTP server serving a generated GGUF: `test/support/model-server.ts`) with progress
- * lines when piped; a search whose model is not downloaded says how to get it.
+ * lines when piped, a bar drawn in place and cleared in a terminal (`qmd pull` under a
+ * pseudo-terminal, the download held half-way until the bar is on the screen); a search whose
+ * model is not downloaded says how to get it.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatBytes } from '../../src/cli/formats/collections.js';
 import { DEFAULT_EMBED_MODEL } from '../../src/llm/index.js';
+import { deferred } from '../support/deferred.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_PATH, type ModelServer, startModelServer } from '../support/model-server.js';
-import { qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+import { ptyExit, runInPty, screenLines } from '../support/pty.js';
+import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 
 const ws = tempWorkspace({
   'bread.md': '# Bread\n\nSourdough needs a starter, flour, water and salt.\n',
@@ -105,5 +110,55 @@ describe('downloading it', () => {
     expect(vsearch.stderr).toBe(`qmd: ${how}\n`);
     const status = await runQmd(['status'], env(offline));
     expect(status.stdout).toContain(`: not downloaded (${file} is missing): run qmd embed when online`);
+  });
+});
+
+describe('in a terminal', () => {
+  it('qmd pull draws the download bar in place, clears it, then says what it pulled', async () => {
+    const body = readFileSync(tinyModelPath());
+    const release = deferred();
+    const held = await startModelServer(
+      { [DEFAULT_MODEL_PATH]: body },
+      {
+        hold: { afterBytes: Math.floor(body.length / 2), until: release.promise },
+      },
+    );
+    const ownCache = join(ws.dir, 'pty-cache');
+    const pulledFile = join(ownCache, 'qmd', 'models', DEFAULT_MODEL_FILE);
+    const p = runInPty(process.execPath, [QMD_BIN, 'pull'], {
+      env: qmdEnv(join(ws.dir, 'no-index.sqlite'), {
+        XDG_CACHE_HOME: ownCache,
+        HF_ENDPOINT: held.endpoint,
+        QMD_RERANK_MODEL: 'off',
+        QMD_EXPAND_MODEL: 'off',
+      }),
+    });
+    try {
+      // Half the file is here and the rest is held: the bar must be on the screen now.
+      const frame = await p.waitFor(
+        (output) => /\rDownloading \[#*-+\] \d+% \([\d.]+ of 0\.4 MB/.exec(output)?.[0],
+        'the download bar',
+      );
+      expect(frame.startsWith('\r')).toBe(true);
+      release.resolve();
+      const exit = await ptyExit(p, 60_000);
+      expect(exit, p.output()).toEqual({ code: 0, signal: null });
+      const output = p.output();
+      // Drawn in place (a carriage return, never a new line per frame), then erased.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the erase-line escape is what is checked.
+      expect(output).toMatch(/Downloading \[[#-]+\][^\n]*\r\x1b\[K/);
+      const screen = screenLines(output).filter((line) => line !== '');
+      expect(screen.some((line) => line.startsWith('Downloading ['))).toBe(false);
+      expect(screen).toContain('Pulling models');
+      expect(screen).toContainEqual(
+        `- ${DEFAULT_EMBED_MODEL} -> ${pulledFile} (${formatBytes(body.length)}, downloaded)`,
+      );
+      expect(screen.slice(-2)).toEqual(['- rerank: off', '- expand: off']);
+      expect(readFileSync(pulledFile).equals(body)).toBe(true);
+    } finally {
+      release.resolve();
+      p.kill();
+      await held.close();
+    }
   });
 });

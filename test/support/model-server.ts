@@ -16,10 +16,21 @@ export interface ModelServer {
   close(): Promise<void>;
 }
 
+export interface ModelServerOptions {
+  /**
+   * Each body stops after this many bytes until `until` settles, then sends the rest: a
+   * download caught in the middle, for as long as a test needs to look at it, with no timer.
+   */
+  hold?: { afterBytes: number; until: Promise<void> };
+}
+
 /** Serves `files` (URL path, without the query, → content). */
-export async function startModelServer(files: Record<string, Buffer>): Promise<ModelServer> {
+export async function startModelServer(
+  files: Record<string, Buffer>,
+  options: ModelServerOptions = {},
+): Promise<ModelServer> {
   const requests: string[] = [];
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(async (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     requests.push(`${req.method} ${path}`);
     const body = files[path];
@@ -35,7 +46,19 @@ export async function startModelServer(files: Record<string, Buffer>): Promise<M
       'accept-ranges': 'bytes',
       ...(range && { 'content-range': `bytes ${start}-${end}/${body.length}` }),
     });
-    res.end(req.method === 'HEAD' ? undefined : body.subarray(start, end + 1));
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    const hold = options.hold;
+    if (hold !== undefined && start < hold.afterBytes && hold.afterBytes <= end) {
+      res.write(body.subarray(start, hold.afterBytes));
+      await hold.until;
+      if (res.destroyed) return;
+      res.end(body.subarray(hold.afterBytes, end + 1));
+      return;
+    }
+    res.end(body.subarray(start, end + 1));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
