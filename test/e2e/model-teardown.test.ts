@@ -34,7 +34,8 @@ const NOTES = Object.fromEntries(
   ]),
 );
 const ws = tempWorkspace(NOTES);
-const LONG = Array.from({ length: 120 }, (_, i) => `sourdough ${i}`).join(' ');
+// About 1,700 characters: under the tool's 2,000 per query, more tokens than the tiny model's context.
+const LONG = Array.from({ length: 130 }, (_, i) => `sourdough ${i}`).join(' ');
 
 interface Kind {
   /** The line the server prints just before the call enters llama.cpp. */
@@ -56,7 +57,9 @@ const KINDS: Record<'expansion' | 'embedding' | 'ranking', Kind> = {
     entering: 'QMD debug: embedding call entering llama.cpp',
     closing: /closing: 1 embedding call\(s\) running natively/,
     models: {},
-    args: { searches: [{ type: 'vec', query: LONG }] },
+    // Ten calls back to back, each as long as the context takes: the parent watch looks every
+    // 100 ms, so one call alone (~15 ms here when the cores are free) can end before it sees.
+    args: { searches: Array.from({ length: 10 }, (_, i) => ({ type: 'vec', query: `${LONG} ${i}` })) },
   },
   ranking: {
     entering: 'QMD debug: ranking call entering llama.cpp',
