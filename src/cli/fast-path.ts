@@ -60,7 +60,9 @@ async function mcp(): Promise<void> {
       compileCacheDir(process.env),
       (specifier) => import(specifier),
     );
-    if (!script.cached) process.once('beforeExit', () => script.save());
+    // On 'exit', not 'beforeExit': `qmd mcp` leaves by process.exit() once only stdio holds it
+    // (src/lifecycle/exit-policy.ts), and then no 'beforeExit' comes. The save is synchronous.
+    if (!script.cached) process.once('exit', () => script.save());
     return script.exports.runMcp(fastPathFlags(['mcp']));
   }
   // Fetched together: the stdio root is mcp.ts's next import, one more trip to the disk.

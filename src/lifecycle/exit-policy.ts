@@ -30,6 +30,29 @@ export interface ExitPolicyOptions {
    * instead of waiting for the watchdog. Absent: nothing to check.
    */
   unwritten?: () => number;
+  /**
+   * Bytes the process's own stdout and stderr have not written yet (default: their
+   * `writableLength`). Leaving at once (`leaveWhenOnlyStdio`) waits for these to be none.
+   */
+  pendingOutput?: () => number;
+  /**
+   * Runs `fn` once what `done` set going has run (default: `setImmediate`): the check whether
+   * only stdio still holds the loop looks after the microtasks and I/O callbacks of this turn.
+   */
+  defer?: (fn: () => void) => void;
+}
+
+/** The handles stdin, stdout and stderr hold, as `process.getActiveResourcesInfo()` names them. */
+const STDIO_RESOURCES = new Set(['PipeWrap', 'TTYWrap']);
+
+/**
+ * True when what holds the loop can only be the process's own stdio: one to three pipes or
+ * terminals (stdin, stdout, stderr) and nothing else: no timer, socket, server, file request,
+ * child or worker. A pipe of some other origin looks the same and would be cut too, as the
+ * watchdog cuts it a second later; anything else keeps the wait and the watchdog, which names it.
+ */
+export function onlyStdioHolds(resources: readonly string[]): boolean {
+  return resources.length > 0 && resources.length <= 3 && resources.every((r) => STDIO_RESOURCES.has(r));
 }
 
 const KEEP_ALIVE_MS = 2 ** 31 - 1;
@@ -39,13 +62,21 @@ const KEEP_ALIVE_MS = 2 ** 31 - 1;
  * runs, one ref'd timer keeps Node from exiting mid-teardown with the wrong code; at `done` the
  * exit code is set, one line says how it went, and an unref'd watchdog is armed that fires
  * only if something else still holds the loop (it names it, then exits with the code); when
- * protocol output a client never read is left (`unwritten`), it exits at once instead. After
- * `done` a signal means "now": native objects are disposed, so a forced exit is safe then.
+ * protocol output a client never read is left (`unwritten`), it exits at once instead. When
+ * only the process's own stdio is left holding the loop with nothing to write, it leaves at
+ * once too: everything of ours is closed and disposed by then, and waiting for the loop to
+ * empty would only add Node's own environment teardown (about 2 ms, a quarter of an idle exit:
+ * docs/design.md §2.1, issue 34 item 8). After `done` a signal means "now": native objects are
+ * disposed, so a forced exit is safe then.
  */
 export function createExitPolicy(options: ExitPolicyOptions) {
   const { clock, log } = options;
   const slot = options.exitCode ?? processExitCode;
   const exitProcess = options.exit ?? ((code: number) => process.exit(code));
+  const activeResources = options.activeResources ?? (() => process.getActiveResourcesInfo());
+  const pendingOutput =
+    options.pendingOutput ?? (() => (process.stdout.writableLength ?? 0) + (process.stderr.writableLength ?? 0));
+  const defer = options.defer ?? ((fn: () => void) => void setImmediate(fn));
   let exited = false;
   const exit = (code: number): void => {
     if (exited) return;
@@ -55,6 +86,19 @@ export function createExitPolicy(options: ExitPolicyOptions) {
   let keepAlive: TimerHandle | undefined;
   let teardownStartedAt = clock.now();
   let finishedCode: number | undefined;
+
+  /** Leaves now if only stdio holds the loop and nothing is left to write; else the watchdog stays. */
+  function leaveWhenOnlyStdio(code: number, disarmWatchdog: () => void): void {
+    let resources: string[];
+    try {
+      resources = activeResources();
+    } catch {
+      return;
+    }
+    if (!onlyStdioHolds(resources) || pendingOutput() !== 0) return;
+    disarmWatchdog();
+    exit(code);
+  }
 
   return {
     slot,
@@ -77,14 +121,15 @@ export function createExitPolicy(options: ExitPolicyOptions) {
         clock.setTimeout(() => exit(output.exitCode), 0, { unref: true });
         return;
       }
-      armWatchdog({
+      const disarm = armWatchdog({
         clock,
         log,
         ms: options.watchdogMs ?? DEFAULT_WATCHDOG_MS,
         exitCode: output.exitCode,
-        activeResources: options.activeResources ?? (() => process.getActiveResourcesInfo()),
+        activeResources,
         exit,
       });
+      defer(() => leaveWhenOnlyStdio(output.exitCode, disarm));
     },
     /** True once `finish` ran: a signal then exits at once (`exitNow`). */
     get finished(): boolean {

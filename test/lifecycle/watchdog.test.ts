@@ -107,3 +107,86 @@ describe('the exit policy at done', () => {
     expect(exits).toEqual([0, 1]);
   });
 });
+
+describe('leaving at done when only stdio holds the loop (issue 34 item 8)', () => {
+  it.each([
+    [['PipeWrap', 'PipeWrap'], true],
+    [['TTYWrap', 'PipeWrap', 'TTYWrap'], true],
+    [['PipeWrap'], true],
+    [[], false],
+    [['PipeWrap', 'PipeWrap', 'PipeWrap', 'PipeWrap'], false],
+    [['PipeWrap', 'Timeout'], false],
+    [['TCPSocketWrap'], false],
+    [['FSReqCallback', 'PipeWrap'], false],
+    [['PipeWrap', 'ProcessWrap'], false],
+  ])('onlyStdioHolds(%j) is %s', async (resources, only) => {
+    const { onlyStdioHolds } = await import('../../src/lifecycle/exit-policy.js');
+    expect(onlyStdioHolds(resources)).toBe(only);
+  });
+
+  async function policyAtDone(options: { resources: () => string[]; pending?: () => number }) {
+    const { createExitPolicy } = await import('../../src/lifecycle/exit-policy.js');
+    const clock = new FakeClock();
+    const log = recordingLog();
+    const exits: number[] = [];
+    const deferred: Array<() => void> = [];
+    const policy = createExitPolicy({
+      clock,
+      log,
+      exitCode: { get: () => undefined, set: () => {} },
+      exit: (code) => exits.push(code),
+      activeResources: options.resources,
+      pendingOutput: options.pending ?? (() => 0),
+      defer: (fn) => deferred.push(fn),
+    });
+    policy.beginTeardown();
+    policy.finish({ exitCode: 3, summary: 'stdin closed: drained, all steps ok, exit 3' });
+    const runDeferred = (): void => {
+      for (const fn of deferred.splice(0)) fn();
+    };
+    return { clock, log, exits, runDeferred };
+  }
+
+  it('stdin and stdout alone, nothing to write: exits with the code once the deferred check runs, no warning', async () => {
+    const p = await policyAtDone({ resources: () => ['PipeWrap', 'PipeWrap'] });
+    // Not inside finish: what `done` set going (a claim removed, a socket closed) runs first.
+    expect(p.exits).toEqual([]);
+    p.runDeferred();
+    expect(p.exits).toEqual([3]);
+    // The watchdog is disarmed: nothing more is said or done.
+    expect(p.clock.pending()).toBe(0);
+    await p.clock.advance(DEFAULT_WATCHDOG_MS);
+    expect(p.exits).toEqual([3]);
+    expect(p.log.warnings).toEqual([]);
+  });
+
+  it('anything else still held when the check runs: no early exit; the watchdog names it a second later', async () => {
+    let resources = ['PipeWrap', 'PipeWrap'];
+    const p = await policyAtDone({ resources: () => resources });
+    // Between finish and the check, something started after done (a file being removed).
+    resources = ['PipeWrap', 'PipeWrap', 'FSReqCallback'];
+    p.runDeferred();
+    expect(p.exits).toEqual([]);
+    await p.clock.advance(DEFAULT_WATCHDOG_MS);
+    expect(p.exits).toEqual([3]);
+    expect(p.log.warnings).toEqual([
+      `still running ${DEFAULT_WATCHDOG_MS} ms after teardown; held by: PipeWrap ×2, FSReqCallback. Exiting with code 3.`,
+    ]);
+  });
+
+  it('stderr or stdout still writing: no early exit, so no line is cut', async () => {
+    const p = await policyAtDone({ resources: () => ['PipeWrap'], pending: () => 120 });
+    p.runDeferred();
+    expect(p.exits).toEqual([]);
+  });
+
+  it('resources that cannot be read: no early exit', async () => {
+    const p = await policyAtDone({
+      resources: () => {
+        throw new Error('not supported');
+      },
+    });
+    p.runDeferred();
+    expect(p.exits).toEqual([]);
+  });
+});
