@@ -143,6 +143,9 @@ describe.each(PROC_MODES)('one shared server for every stdio client, $mode', ({ 
     } finally {
       a.p.kill();
       b.p.kill();
+      // Their relays first: one still alive when its server goes would start the next server
+      // (that is what it is for), and the next test would find it.
+      await eventually(() => !isAlive(a.relayPid) && !isAlive(b.relayPid), 'the relays gone');
       for (const pid of sharedServerPids(ws.index)) process.kill(pid, 'SIGTERM');
       await eventually(() => sharedServerPids(ws.index).length === 0, 'the shared server gone');
     }
