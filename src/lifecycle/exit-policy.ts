@@ -74,8 +74,7 @@ export function createExitPolicy(options: ExitPolicyOptions) {
   const slot = options.exitCode ?? processExitCode;
   const exitProcess = options.exit ?? ((code: number) => process.exit(code));
   const activeResources = options.activeResources ?? (() => process.getActiveResourcesInfo());
-  const pendingOutput =
-    options.pendingOutput ?? (() => (process.stdout.writableLength ?? 0) + (process.stderr.writableLength ?? 0));
+  const pendingOutput = options.pendingOutput ?? (() => process.stdout.writableLength + process.stderr.writableLength);
   const defer = options.defer ?? ((fn: () => void) => void setImmediate(fn));
   let exited = false;
   const exit = (code: number): void => {
