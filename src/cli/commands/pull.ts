@@ -7,6 +7,7 @@ import {
   pullModel,
   RERANK_MODEL_KIND,
 } from '../../llm/index.js';
+import { claimSigint } from '../../sigint.js';
 import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
 import { downloadReporter } from '../download-progress.js';
@@ -35,6 +36,7 @@ export async function pull(ctx: CliContext): Promise<void> {
   const interrupt = new AbortController();
   const onSigint = (): void => interrupt.abort();
   process.once('SIGINT', onSigint);
+  const release = claimSigint();
   try {
     for (const [role, spec, kind] of roles) {
       if (spec === undefined) {
@@ -63,6 +65,7 @@ export async function pull(ctx: CliContext): Promise<void> {
     }
   } finally {
     process.removeListener('SIGINT', onSigint);
+    release();
   }
 }
 

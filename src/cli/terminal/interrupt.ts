@@ -1,4 +1,5 @@
 import type { Log } from '../../log.js';
+import { claimSigint } from '../../sigint.js';
 
 /** What a shell reports for a command stopped by Ctrl-C (128 + SIGINT), and what qmd exits with then. */
 export const EXIT_INTERRUPTED = 130;
@@ -77,6 +78,8 @@ export function onInterrupt(options: InterruptOptions): Interrupt {
     }
   };
   source.on('SIGINT', listener);
+  // The process's first listener (src/sigint.ts) stays silent from now on: this one answers.
+  const release = source === process ? claimSigint() : () => {};
   return {
     stop: controller.signal,
     get interrupted() {
@@ -91,6 +94,7 @@ export function onInterrupt(options: InterruptOptions): Interrupt {
     },
     dispose() {
       source.off('SIGINT', listener);
+      release();
     },
   };
 }
