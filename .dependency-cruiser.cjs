@@ -73,8 +73,11 @@ module.exports = {
       comment:
         'src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts, src/jsonrpc.ts and src/lines.ts are used by every package, so they use none (but each other).',
       severity: 'error',
-      from: { path: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines|sigint)\\.ts$' },
-      to: { path: '^(src|machines)/', pathNot: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines|sigint)\\.ts$' },
+      from: { path: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines|sigint|node-flags)\\.ts$' },
+      to: {
+        path: '^(src|machines)/',
+        pathNot: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines|sigint|node-flags)\\.ts$',
+      },
     },
     {
       name: 'only-cli-imports-cli',

@@ -29,7 +29,8 @@ interface SigintState {
 
 const KEY = Symbol.for('qmd.sigint');
 const holder = globalThis as { [KEY]?: SigintState };
-const state: SigintState = (holder[KEY] ??= { claims: 0, installed: false });
+holder[KEY] ??= { claims: 0, installed: false };
+const state: SigintState = holder[KEY];
 
 export interface FirstSigintOptions {
   source?: { on(event: 'SIGINT', listener: () => void): unknown };

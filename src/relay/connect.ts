@@ -1,6 +1,7 @@
-import { closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { compareVersions, type Greeting, MAX_GREETING_BYTES, parseGreeting } from './greeting.js';
+import { processExists } from '../lifecycle/parent.js';
+import { compareVersions, type Greeting, greetingProblem, MAX_GREETING_BYTES, parseGreeting } from './greeting.js';
 import { markHung, readStartFailure } from './health.js';
 import { type SharedPaths, secureDir, secureSocket } from './paths.js';
 
@@ -25,7 +26,22 @@ export interface ConnectOptions {
    * not (it is served through then). Asked once per server; a relay without it uses whatever
    * server answers.
    */
-  replaceOlder?: { version: string; retire(greeting: Greeting, withinMs: number): Promise<boolean> };
+  replaceOlder?: {
+    version: string;
+    retire(greeting: Greeting, withinMs: number, at: SharedPaths): Promise<boolean>;
+  };
+  /**
+   * Where an older qmd may still serve this index (`legacySharedPaths`): looked at first. A
+   * server there of an older version is asked to retire (the relay then serves from the place);
+   * one that will not, or is not older, is used: one server for the index either way.
+   */
+  oldPlaces?: SharedPaths[];
+  /**
+   * A server this relay found hung (`relay.ts`): while the socket file is still the one it was
+   * (this inode), it is not waited on again; a successor is started instead, and used once it
+   * greets.
+   */
+  hungInode?: number | bigint;
 }
 
 /**
@@ -37,7 +53,7 @@ export interface ConnectOptions {
  * - `failed`: the server could not start, and said why: no other server will do better.
  */
 export type ConnectResult =
-  | { socket: Socket; greeting: Greeting }
+  | { socket: Socket; greeting: Greeting; paths: SharedPaths; inode?: number | bigint }
   | { unreachable: string }
   | { refused: string }
   | { hung: string }
@@ -66,12 +82,43 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
   if (refusal !== null) return { refused: refusal };
   const waitingSince = Date.now();
   const deadline = now() + options.boundMs;
+  for (const old of options.oldPlaces ?? []) {
+    const found = await oldServer(old, options, Math.max(MIN_GREETING_WAIT_MS, deadline - now()));
+    if (found !== null) return found;
+  }
   let holdsLock = false;
   let started = false;
   /** Older servers already asked to retire: asked once each. */
   const asked = new Set<number>();
+  const expected = {
+    index: options.index,
+    model: options.model ?? null,
+    self: process.pid,
+    alive: processExists,
+  };
+  /** Starts a successor for a server that accepted and never greeted (or was found hung). */
+  const replaceHung = (): void => {
+    if (!holdsLock && takeSpawnLock(paths.spawnLock, options.boundMs * 2)) holdsLock = true;
+    if (holdsLock && !started) {
+      started = true;
+      options.startServer();
+    }
+  };
   try {
     for (;;) {
+      if (options.hungInode !== undefined && inodeOf(paths.socket) === options.hungInode) {
+        // Still the hung server's socket: its successor is on its way (it replaces the socket).
+        replaceHung();
+        if (signal.aborted || now() >= deadline) {
+          markHung(paths, options.boundMs);
+          return {
+            hung: `the shared server on ${paths.socket} does not answer, and no other took its place within ${options.boundMs} ms`,
+          };
+        }
+        await pause(options.retryMs ?? 25, signal);
+        continue;
+      }
+      const inode = inodeOf(paths.socket);
       const socket = await tryConnect(paths.socket);
       if (socket) {
         // A socket that turned up since the first check must pass it too.
@@ -83,15 +130,10 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
         // A server that came up just at the deadline still gets a moment to greet: not hung.
         const hello = await readGreeting(socket, Math.max(MIN_GREETING_WAIT_MS, deadline - now()), signal);
         if ('greeting' in hello) {
-          if (hello.greeting.index !== options.index) {
+          const problem = greetingProblem(hello.greeting, expected);
+          if (problem !== null) {
             socket.destroy();
-            return { refused: `the server on this socket serves ${hello.greeting.index}` };
-          }
-          const served = hello.greeting.model ?? null;
-          if (served !== (options.model ?? null)) {
-            socket.destroy();
-            const theirs = served === null ? "the index's own embedding model" : `the embedding model ${served}`;
-            return { refused: `it searches with ${theirs}, this client names ${options.model ?? 'none'}` };
+            return { refused: problem };
           }
           const replace = options.replaceOlder;
           if (
@@ -105,16 +147,19 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
             socket.destroy();
             // Within what is left of the bound: something that greets and never answers must
             // not hold this relay past it.
-            await replace.retire(hello.greeting, Math.max(MIN_GREETING_WAIT_MS, deadline - now()));
+            await replace.retire(hello.greeting, Math.max(MIN_GREETING_WAIT_MS, deadline - now()), paths);
             continue;
           }
-          return { socket, greeting: hello.greeting };
+          return { socket, greeting: hello.greeting, paths, ...(inode !== undefined && { inode }) };
         }
         socket.destroy();
         if ('invalid' in hello)
           return { refused: `${paths.socket} answered ${hello.invalid}, not a qmd shared server` };
         if ('silent' in hello && !signal.aborted) {
           markHung(paths, options.boundMs);
+          // Stopped (SIGSTOP), or whatever holds the socket never answers: start its successor,
+          // which takes the place if the holder does not answer it either (its claim's check).
+          replaceHung();
           return {
             hung: `the shared server on ${paths.socket} accepted but did not answer within ${options.boundMs} ms`,
           };
@@ -145,6 +190,47 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
     if (holdsLock) releaseSpawnLock(paths.spawnLock);
   }
 }
+
+/**
+ * A server an older qmd left at its place (`oldPlaces`): used if it is not older than this
+ * relay (or will not retire); asked to retire if it is. Only a socket file that is there and
+ * private is tried (one `lstat` each otherwise): this runs at every relay's start.
+ */
+async function oldServer(
+  old: SharedPaths,
+  options: ConnectOptions,
+  withinMs: number,
+): Promise<{ socket: Socket; greeting: Greeting; paths: SharedPaths } | null> {
+  try {
+    if (!lstatSync(old.socket).isSocket()) return null;
+  } catch {
+    return null;
+  }
+  if (secureSocket(old.socket) !== null) return null;
+  const socket = await tryConnect(old.socket);
+  if (socket === null) return null;
+  const hello = await readGreeting(socket, Math.min(withinMs, OLD_PLACE_GREETING_MS), options.signal);
+  const expected = { index: options.index, model: options.model ?? null, self: process.pid, alive: processExists };
+  if (!('greeting' in hello) || greetingProblem(hello.greeting, expected) !== null) {
+    socket.destroy();
+    return null;
+  }
+  const replace = options.replaceOlder;
+  if (replace !== undefined && (compareVersions(hello.greeting.version, replace.version) ?? 0) < 0) {
+    socket.destroy();
+    if (await replace.retire(hello.greeting, withinMs, old)) return null;
+    const again = await tryConnect(old.socket);
+    if (again === null) return null;
+    const second = await readGreeting(again, Math.min(withinMs, OLD_PLACE_GREETING_MS), options.signal);
+    if ('greeting' in second) return { socket: again, greeting: second.greeting, paths: old };
+    again.destroy();
+    return null;
+  }
+  return { socket, greeting: hello.greeting, paths: old };
+}
+
+/** An old place's server greets within this or is passed over (the place's own gets the whole bound). */
+const OLD_PLACE_GREETING_MS = 1000;
 
 type Hello = { greeting: Greeting } | { invalid: string } | { silent: true } | { closed: true };
 
@@ -185,6 +271,15 @@ function readGreeting(socket: Socket, ms: number, signal: AbortSignal): Promise<
     socket.once('error', onClose);
     signal.addEventListener('abort', onClose, { once: true });
   });
+}
+
+/** The socket file's inode: which server's it is (a successor binds a new one). */
+export function inodeOf(path: string): number | bigint | undefined {
+  try {
+    return lstatSync(path).ino;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A connected socket, or `null` when nothing listens there (no file, or a stale one). */

@@ -7,13 +7,26 @@ import { serveStdioConnection } from '../mcp/stdio/connection.js';
 import { usesNamedPipes } from '../platform.js';
 import { compareVersions, greetingLine, relayNoticeLine } from '../relay/greeting.js';
 import { clearHealth, startFailure, writeStartFailure } from '../relay/health.js';
-import { secureDir, sharedPaths } from '../relay/paths.js';
+import { hostFacts, secureDir, sharedPaths } from '../relay/paths.js';
+import { recordProcess } from '../relay/process-record.js';
 import { listenPrivately } from './control/listen.js';
 import { routeFirstLine } from './control/server.js';
 import { sharedControl } from './control/shared.js';
-import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './daemon/pidfile.js';
+import {
+  claimPidfile,
+  markListening,
+  type PidRecord,
+  readPidfile,
+  releasePidfile,
+  selfRecord,
+  writeRecord,
+} from './daemon/pidfile.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 import { leaveOnFatalErrors, openServing, type Serving } from './serve-mcp.js';
+import { sharedPlace } from './shared-place.js';
+
+/** How often the server checks that its socket path is still its own (`shared-place.ts`). */
+const PLACE_CHECK_MS = 10_000;
 
 /** The shared server's record beside its socket: who claimed the index. `qmd status` asks the socket instead. */
 export interface SharedRecord extends PidRecord {
@@ -35,7 +48,8 @@ export interface SharedRecord extends PidRecord {
  */
 export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycle | null> {
   const { log } = ctx;
-  const paths = sharedPaths(ctx.indexPath, ctx.env);
+  const facts = hostFacts(ctx.env);
+  const paths = sharedPaths(ctx.indexPath, facts);
   const refused = secureDir(paths.dir);
   if (refused !== null) throw new Error(`refusing to serve: ${refused}`);
   const self = selfRecord();
@@ -87,23 +101,25 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   const sockets = new Set<Socket>();
 
   /**
-   * A relay of a newer qmd asked (`retire`): stop taking connections, give the socket path and
-   * the record to the server it will start, and leave once the last session here has ended.
-   * The sessions live now are served as ever: their clients notice nothing.
+   * Stop taking connections, give the socket path and the record to the server that takes this
+   * one's place, answer `qmd status` and `qmd mcp stop` on a retiring socket of its own
+   * (`shared-place.ts`), and leave once the last session here has ended. The sessions live now
+   * are served as ever: their clients notice nothing.
    */
+  let retiredWhy: string | undefined;
+  const stepAside = (why: string, line: string): void => {
+    if (lifecycle.retired) return;
+    retiredWhy = why;
+    log.line(`${line}: no new sessions; leaving when the last of ${lifecycle.sessions()} ends`);
+    void place.retire(listener, why);
+    lifecycle.retire(why);
+  };
+  /** A relay of a newer qmd asked (`retire`). */
   const retire = (newer: string): { refused: string } | { sessions: number } => {
     const order = compareVersions(newer, version);
     if (order === undefined || order <= 0)
       return { refused: `this server is qmd ${version}, and ${newer} is not newer: it stays` };
-    if (!lifecycle.retired) {
-      listener.close();
-      removeSocket(paths.socket);
-      releasePidfile(paths.record, self.instance);
-      log.line(
-        `qmd ${newer} replaces this server (qmd ${version}): no new sessions; leaving when the last of ${lifecycle.sessions()} ends`,
-      );
-      lifecycle.retire(`replaced by qmd ${newer}`);
-    }
+    stepAside(`replaced by qmd ${newer}`, `qmd ${newer} replaces this server (qmd ${version})`);
     return { sessions: lifecycle.sessions() };
   };
   /** `qmd mcp stop --shared [--all]`; with `all`, each relay is told to end with the server. */
@@ -126,10 +142,12 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
       }
     },
     modelLoaded: () => modelLoaded,
+    retiring: () => retiredWhy,
     lifecycle,
     stop,
     retire,
   });
+  const place = sharedPlace({ paths, facts, record, handlers: control, log });
   const acceptSession = (socket: Socket): void => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
@@ -170,15 +188,17 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   // Half-open: a relay that half-closes (its client's EOF) still reads the replies it is owed;
   // Node's default would end our side at its 'end', and the session would abort its handlers.
   const route = routeFirstLine(control, acceptSession);
-  const listener = createServer({ allowHalfOpen: true }, (socket) => {
-    // Before anything is read: a relay trusts a connection only once it is greeted (greeting.ts),
-    // and sends its first line after that; a control client skips the greeting.
-    socket.write(
-      greetingLine({ pid: process.pid, index: ctx.indexPath, version, model: ctx.config.embed.model ?? null }),
-    );
-    clearHealth(paths, 'hung');
-    route(socket);
-  });
+  const makeListener = (): Server =>
+    createServer({ allowHalfOpen: true }, (socket) => {
+      // Before anything is read: a relay trusts a connection only once it is greeted (greeting.ts),
+      // and sends its first line after that; a control client skips the greeting.
+      socket.write(
+        greetingLine({ pid: process.pid, index: ctx.indexPath, version, model: ctx.config.embed.model ?? null }),
+      );
+      clearHealth(paths, 'hung');
+      route(socket);
+    });
+  let listener = makeListener();
 
   // The claim is ours: a socket file here is a killed server's. Created 0600 (umask), never
   // readable by anyone else even for an instant.
@@ -190,9 +210,37 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     releasePidfile(paths.record, self.instance);
     throw error;
   }
+  place.bound();
   clearHealth(paths, 'failed');
   clearHealth(paths, 'hung');
   markListening(paths.record, record);
+  place.watch(
+    shared.placeCheckMs ?? PLACE_CHECK_MS,
+    () => stepAside('replaced by another shared server', `another shared server took ${paths.socket}`),
+    () => {
+      // Removed under us (a cleaner of /tmp): bind it again while the claim is still ours.
+      const claim = readPidfile(paths.record);
+      if (claim !== null && claim !== 'corrupt' && claim.instance !== self.instance) {
+        stepAside('replaced by another shared server', `another shared server claimed ${ctx.indexPath}`);
+        return;
+      }
+      const again = makeListener();
+      secureDir(paths.dir);
+      listenPrivately(again, paths.socket).then(
+        () => {
+          listener.close();
+          listener = again;
+          place.bound();
+          if (claim === null) writeRecord(paths.record, { ...record, listening: true });
+          log.line(`${paths.socket} was removed; listening there again`);
+        },
+        (error: unknown) => {
+          log.warn(`${paths.socket} was removed and cannot be bound again (${(error as Error).message}); retiring`);
+          stepAside('its socket was removed', `${paths.socket} is gone`);
+        },
+      );
+    },
+  );
   lifecycle.start({
     closeListener: async (signal) => {
       await failpoints.hit('teardown.closeTransport', signal);
@@ -205,24 +253,16 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     },
   });
   log.line(`Serving ${ctx.indexPath} on ${paths.socket} (pid ${process.pid})`);
+  const recorded = recordProcess(facts, { role: 'shared', index: ctx.indexPath, ppid: process.ppid, version });
   void lifecycle.done.then(() => {
-    // A retired server gave the path and the record away: they may be its successor's now.
-    if (lifecycle.retired) return;
-    removeSocket(paths.socket);
-    releasePidfile(paths.record, self.instance);
-    clearHealth(paths, 'hung');
+    // What is still its own: a retired server gave the path and the record away.
+    const retired = lifecycle.retired;
+    place.leave();
+    recorded.remove();
+    if (!retired) clearHealth(paths, 'hung');
   });
   leaveOnFatalErrors(lifecycle, log);
   return lifecycle;
-}
-
-function removeSocket(path: string): void {
-  if (usesNamedPipes(process.platform)) return;
-  try {
-    unlinkSync(path);
-  } catch {
-    // Already gone.
-  }
 }
 
 function closeListener(server: Server): Promise<void> {

@@ -32,6 +32,8 @@ export interface PidRecord {
    * there, unreaped, when a new server looks at its record).
    */
   listening?: boolean;
+  /** A shared server that gave its place up: why (`mcp-<hash>-retiring-<pid>.json`, `src/serve/shared-place.ts`). */
+  retiring?: string;
 }
 
 /** The part of a record that says who this process is. */
@@ -106,6 +108,13 @@ export async function holderAlive(holder: PidRecord, control: string, now = Date
   if (canVerifyProcesses())
     return holder.identity !== undefined && identityMismatch(holder.identity, readIdentity(holder.pid)) === null;
   return true;
+}
+
+/** Writes a record whole (aside, then renamed into place), 0600. */
+export function writeRecord(path: string, record: PidRecord): void {
+  const aside = `${path}.${record.pid}.tmp`;
+  writeFileSync(aside, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  renameSync(aside, path);
 }
 
 /** Says in the record at `path` (if it is still this run's) that its control socket listens. */
