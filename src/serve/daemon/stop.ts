@@ -57,6 +57,7 @@ async function stopShared(ctx: CliContext, all: boolean): Promise<void> {
           record: server.socket === paths.socket ? paths.record : undefined,
           what: 'shared server',
           label: label(server),
+          ...(server.oldPlace || server.role === 'retiring' ? { detail: `qmd ${server.status.version}` } : {}),
           all,
         }).catch((error: unknown) => failures.push(error)),
       ),
@@ -67,7 +68,7 @@ async function stopShared(ctx: CliContext, all: boolean): Promise<void> {
     if (all || server.role !== 'retiring') continue;
     const live = server.status.sessions?.live ?? 0;
     ctx.out(
-      `The ${label(server)} still serves ${live} client(s) and leaves when they do (qmd mcp stop --shared --all ends it now)`,
+      `The ${label(server)} (pid ${server.status.pid}, qmd ${server.status.version}) still serves ${live} client(s) and leaves when they do (qmd mcp stop --shared --all ends it now)`,
     );
   }
   for (const server of found.silent)
@@ -76,11 +77,10 @@ async function stopShared(ctx: CliContext, all: boolean): Promise<void> {
     );
 }
 
-/** How a stop names a shared server: `shared server`, `retiring shared server (qmd X)`, `… at an older qmd's place`. */
+/** How a stop names a shared server: `shared server`, `retiring shared server`, `… at an older qmd's place DIR`. */
 function label(server: FoundServer): string {
   const at = server.oldPlace ? ` at an older qmd's place ${server.place}` : '';
-  const version = server.oldPlace || server.role === 'retiring' ? ` (qmd ${server.status.version})` : '';
-  return `${server.role === 'retiring' ? 'retiring shared server' : 'shared server'}${version}${at}`;
+  return `${server.role === 'retiring' ? 'retiring shared server' : 'shared server'}${at}`;
 }
 
 /**
@@ -112,6 +112,8 @@ export async function stopServer(
     what: 'daemon' | 'HTTP server' | 'shared server';
     /** How the lines name it, when not by `what`. */
     label?: string;
+    /** Said beside its pid (`qmd 0.1.0`). */
+    detail?: string;
     all?: boolean;
   },
 ): Promise<void> {
@@ -146,7 +148,7 @@ export async function stopServer(
     removePidfile(record);
   // Success goes to stdout, without the `qmd:` of errors (issue 31).
   ctx.out(
-    `Stopped the ${name} (pid ${result.stopped}): it ran its teardown and exited${clientsAfterStop(result.sessions, all)}`,
+    `Stopped the ${name} (pid ${result.stopped}${target.detail === undefined ? '' : `, ${target.detail}`}): it ran its teardown and exited${clientsAfterStop(result.sessions, all)}`,
   );
 }
 
