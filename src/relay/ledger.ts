@@ -79,6 +79,15 @@ export class Ledger {
     return [...this.owed];
   }
 
+  /**
+   * Whether a server owes a reply to any request but `except`. Stops at the first: called for
+   * every request written, it must not walk a thousand waiting ones each time.
+   */
+  owesAny(except?: Owed): boolean {
+    for (const owed of this.owed.values()) if (owed !== except && owed.sends > 0 && !owed.answered) return true;
+    return false;
+  }
+
   /** Sent to a server and not answered yet: what that server owes. */
   unanswered(): Owed[] {
     return [...this.owed.values()].filter((o) => o.sends > 0 && !o.answered);

@@ -134,7 +134,7 @@ export class ServerQueue {
     const stream = this.upstream()!;
     const owed = key === undefined ? undefined : this.ledger.get(key);
     if (owed) {
-      if (!this.ledger.unanswered().some((o) => o !== owed)) this.onFirstOwed();
+      if (!this.ledger.owesAny(owed)) this.onFirstOwed();
       owed.sends++;
     }
     if (stream.write(`${line}\n`)) return;

@@ -289,7 +289,7 @@ export function createRelay(options: RelayOptions): Relay {
   };
 
   /** Replies owed by the current server: sent to it, not answered yet. */
-  const owedByServer = (): boolean => inflight.unanswered().length > 0;
+  const owedByServer = (): boolean => inflight.owesAny();
 
   const watchSilence = (server: Upstream): void => {
     const probe = options.probe!;
@@ -423,6 +423,8 @@ export function createRelay(options: RelayOptions): Relay {
       // take, or was never answered, is dropped. Owed requests whose reply is written but not
       // taken are counted once, as replies.
       for (const key of queue.keys()) if (inflight.has(key)) client.refuse(key, 'closing');
+      // A write the pipe took at once hears so on the next turn: count only what is still waiting.
+      await new Promise((resolve) => setImmediate(resolve));
       const unanswered = Math.max(0, inflight.size - client.unflushed) + client.uncounted;
       const dropped = describeDropped(client.unflushed, client.backlog, unanswered);
       if (!client.failed && dropped !== undefined) log.warn(dropped);

@@ -333,6 +333,8 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
       released = true;
       stopReading();
       refuseWaiting();
+      // A write the pipe took at once hears so on the next turn: count only what is still waiting.
+      await new Promise((resolve) => setImmediate(resolve));
       reportDropped();
       queue = [];
       settleAll();
