@@ -1,7 +1,9 @@
 /**
  * The drain table (docs/design.md §2.1): a client writes the handshake and N query calls
- * (each reply ~20 KiB: 40 notes match), ends its stdin right behind them, and then reads its
- * replies, or never reads a byte while staying alive. How long from that EOF until `qmd mcp`
+ * (each reply ~20 KiB: 40 notes match) and ends its stdin, right behind them or 3 s later (by
+ * then a client that does not read has 1 MiB of replies waiting, and the server has stopped
+ * handing it requests), and then reads its replies, or never reads a byte while staying alive.
+ * How long from that EOF until `qmd mcp`
  * (plain, or `--shared`'s relay) exits, its exit code, and what became of the N requests: the
  * replies the client took, the errors among them (refused: too many waiting, or shutting down),
  * and what the process said it dropped. The bound every exit must meet: the drain deadline plus
@@ -66,6 +68,8 @@ interface Cell {
   mode: 'plain' | 'shared';
   queries: number;
   reads: boolean;
+  /** When the client ends its stdin, after writing the requests. */
+  eofAfterMs: number;
 }
 
 interface Outcome {
@@ -100,8 +104,9 @@ async function run(cell: Cell, env: NodeJS.ProcessEnv): Promise<Outcome> {
       }
     });
   } else p.child.stdout?.pause();
-  // Everything, then the EOF right behind it: the client says it is done before any reply.
+  // Everything, then the EOF: right behind it, or once replies have backed up.
   p.child.stdin?.write(script(cell.queries));
+  if (cell.eofAfterMs > 0) await new Promise((resolve) => setTimeout(resolve, cell.eofAfterMs));
   const ended = performance.now();
   p.child.stdin?.end();
   const timer = setTimeout(() => p.kill(), GIVE_UP_MS);
@@ -121,20 +126,21 @@ try {
   if (added.code !== 0) throw new Error(added.stderr);
   const builds: Array<Cell['build']> = BEFORE === undefined ? ['after'] : ['before', 'after'];
   for (let round = 0; round < ROUNDS; round++)
-    for (const mode of ['plain', 'shared'] as const)
-      for (const queries of [50, 500])
-        for (const reads of [true, false])
-          for (const build of builds) {
-            const cell: Cell = { build, mode, queries, reads };
-            const outcome = await run(cell, env);
-            rows.push({ ...cell, ...outcome });
-            const exit = outcome.exitMs === null ? 'never (killed at 60 s)' : `${outcome.exitMs} ms`;
-            console.log(
-              `${build} ${mode} ${queries} ${reads ? 'reads' : 'never reads'}: exit ${exit}, code ${outcome.code}`,
-            );
-            // A shared server left by one build must not serve the next cell's relay.
-            for (const pid of sharedServerPids(ws.index)) process.kill(pid, 'SIGKILL');
-          }
+    for (const eofAfterMs of [0, 3000])
+      for (const mode of ['plain', 'shared'] as const)
+        for (const queries of [50, 500])
+          for (const reads of [true, false])
+            for (const build of builds) {
+              const cell: Cell = { build, mode, queries, reads, eofAfterMs };
+              const outcome = await run(cell, env);
+              rows.push({ ...cell, ...outcome });
+              const exit = outcome.exitMs === null ? 'never (killed at 60 s)' : `${outcome.exitMs} ms`;
+              console.log(
+                `${build} ${mode} ${queries} ${reads ? 'reads' : 'never reads'}: exit ${exit}, code ${outcome.code}`,
+              );
+              // A shared server left by one build must not serve the next cell's relay.
+              for (const pid of sharedServerPids(ws.index)) process.kill(pid, 'SIGKILL');
+            }
 } finally {
   for (const pid of sharedServerPids(ws.index)) process.kill(pid, 'SIGKILL');
   cleanPlace(ws.index);
@@ -142,18 +148,19 @@ try {
 }
 
 const header =
-  '| build | mode | requests | client | EOF → exit | within 9 s | exit | replies taken (errors) | what it said it dropped |\n|---|---|---|---|---|---|---|---|---|';
+  '| EOF | build | mode | requests | client | EOF → exit | within 9 s | exit | replies taken (errors) | what it said it dropped |\n|---|---|---|---|---|---|---|---|---|---|';
 const lines = rows.map((r) => {
   const exit = r.exitMs === null ? 'never (killed at 60 s)' : `${r.exitMs.toLocaleString('en-US')} ms`;
   const within = r.exitMs !== null && r.exitMs <= BOUND_MS ? 'yes' : '**no**';
   const code = r.signal === null ? String(r.code) : r.signal;
   const taken = r.reads ? `${r.answered} (${r.refused})` : '—';
-  return `| ${r.build} | ${r.mode} | ${r.queries} | ${r.reads ? 'reads' : 'never reads'} | ${exit} | ${within} | ${code} | ${taken} | ${r.said || '—'} |`;
+  const eof = r.eofAfterMs === 0 ? 'at once' : `after ${r.eofAfterMs / 1000} s`;
+  return `| ${eof} | ${r.build} | ${r.mode} | ${r.queries} | ${r.reads ? 'reads' : 'never reads'} | ${exit} | ${within} | ${code} | ${taken} | ${r.said || '—'} |`;
 });
 const table = [header, ...lines].join('\n');
 console.log(`\n${table}`);
 const worst = Math.max(...rows.filter((r) => r.build === 'after').map((r) => r.exitMs ?? Number.POSITIVE_INFINITY));
 writeFileSync(
   RESULTS,
-  `# The drain table\n\n\`npx tsx bench/drain.ts${BEFORE === undefined ? '' : ' --before OLD/dist/qmd.mjs'}\` on Node ${process.versions.node}, ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)} at the end (this machine is shared: times carry its load). A client writes the handshake and N query calls (~20 KiB of reply each), ends stdin right behind them, then reads its replies or never reads while staying alive. The bound: drain deadline ${DRAIN_MS / 1000} s + two steps of ${STEP_MS / 1000} s = ${BOUND_MS / 1000} s after the EOF. Worst exit of this build: ${worst.toLocaleString('en-US')} ms.\n\n${table}\n`,
+  `# The drain table\n\n\`npx tsx bench/drain.ts${BEFORE === undefined ? '' : ' --before OLD/dist/qmd.mjs'}\` on Node ${process.versions.node}, ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)} at the end (this machine is shared: times carry its load). A client writes the handshake and N query calls (~20 KiB of reply each), ends stdin right behind them or 3 s later, then reads its replies or never reads while staying alive. The bound: drain deadline ${DRAIN_MS / 1000} s + two steps of ${STEP_MS / 1000} s = ${BOUND_MS / 1000} s after the EOF. Worst exit of this build: ${worst.toLocaleString('en-US')} ms.\n\n${table}\n`,
 );

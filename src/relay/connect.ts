@@ -88,6 +88,8 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
   }
   let holdsLock = false;
   let started = false;
+  /** A successor was started for a hung server: the lock stays until it goes stale. */
+  let keepLock = false;
   /** Older servers already asked to retire: asked once each. */
   const asked = new Set<number>();
   const expected = {
@@ -96,27 +98,31 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
     self: process.pid,
     alive: processExists,
   };
-  /** Starts a successor for a server that accepted and never greeted (or was found hung). */
+  /**
+   * Starts a successor for a server that accepted and never greeted (or was found hung), unless
+   * one is on its way: a claim by a live process not listening yet, or the spawn lock, which the
+   * relay that starts a successor keeps (it goes stale after twice the bound, or when that relay
+   * dies): the successor needs that long to judge the holder gone, and every try of every relay
+   * meanwhile would start another.
+   */
   const replaceHung = (): void => {
+    if (successorStarting(paths)) return;
     if (!holdsLock && takeSpawnLock(paths.spawnLock, options.boundMs * 2)) holdsLock = true;
     if (holdsLock && !started) {
       started = true;
+      keepLock = true;
       options.startServer();
     }
   };
   try {
     for (;;) {
       if (options.hungInode !== undefined && inodeOf(paths.socket) === options.hungInode) {
-        // Still the hung server's socket: its successor is on its way (it replaces the socket).
+        // Still the hung server's socket: start its successor (it takes the place once the hung
+        // holder fails its check too, seconds from now) and serve alone meanwhile; the relay
+        // rejoins the successor when it answers. Waiting here would only add to the client's wait.
         replaceHung();
-        if (signal.aborted || now() >= deadline) {
-          markHung(paths, options.boundMs);
-          return {
-            hung: `the shared server on ${paths.socket} does not answer, and no other took its place within ${options.boundMs} ms`,
-          };
-        }
-        await pause(options.retryMs ?? 25, signal);
-        continue;
+        markHung(paths, options.boundMs);
+        return { hung: `the shared server on ${paths.socket} does not answer; a successor is starting` };
       }
       const inode = inodeOf(paths.socket);
       const socket = await tryConnect(paths.socket);
@@ -150,6 +156,8 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
             await replace.retire(hello.greeting, Math.max(MIN_GREETING_WAIT_MS, deadline - now()), paths);
             continue;
           }
+          // A lock this relay kept for a successor it started is done with: a server answers.
+          releaseSpawnLock(paths.spawnLock);
           return { socket, greeting: hello.greeting, paths, ...(inode !== undefined && { inode }) };
         }
         socket.destroy();
@@ -187,7 +195,7 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
       await pause(options.retryMs ?? 25, signal);
     }
   } finally {
-    if (holdsLock) releaseSpawnLock(paths.spawnLock);
+    if (holdsLock && !keepLock) releaseSpawnLock(paths.spawnLock);
   }
 }
 
@@ -271,6 +279,16 @@ function readGreeting(socket: Socket, ms: number, signal: AbortSignal): Promise<
     socket.once('error', onClose);
     signal.addEventListener('abort', onClose, { once: true });
   });
+}
+
+/** Whether the index's record names a live process that has not started listening: a server on its way. */
+function successorStarting(paths: SharedPaths): boolean {
+  try {
+    const record = JSON.parse(readFileSync(paths.record, 'utf8')) as { pid?: unknown; listening?: unknown };
+    return record.listening !== true && typeof record.pid === 'number' && processExists(record.pid);
+  } catch {
+    return false;
+  }
 }
 
 /** The socket file's inode: which server's it is (a successor binds a new one). */

@@ -106,14 +106,18 @@ export function legacySharedPaths(indexPath: string, facts: HostFacts = hostFact
 }
 
 /**
- * The control socket of a shared server that is retiring (a newer qmd took its place, or it was
- * stopped answering and another took over): it no longer listens on `paths.socket`, and answers
- * `qmd status` and `qmd mcp stop` here until it has left. Beside it, its record (`…json`).
+ * A shared server's own socket, named with its pid: what it binds, and what the index's socket
+ * (`paths.socket`) is a hard link to while it holds the place. Closing a listener makes libuv
+ * unlink the path it bound, whatever file is there by then: bound here, a server that gave its
+ * place up (retiring, or taken for hung and resumed) can never remove its successor's socket,
+ * and it keeps answering `qmd status` and `qmd mcp stop` here until it has left. Windows pipes
+ * have no links: there a server listens on `paths.socket` itself.
  */
-export function retiringSocketPath(paths: SharedPaths, pid: number, facts: HostFacts = hostFacts()): string {
-  return socketPath(facts, paths.dir, `mcp-${paths.hash}-retiring-${pid}`);
+export function ownSocketPath(paths: SharedPaths, pid: number, facts: HostFacts = hostFacts()): string {
+  return socketPath(facts, paths.dir, `mcp-${paths.hash}-${pid}`);
 }
 
+/** The record of a retiring shared server, beside the index's: it names the pid, and so its own socket. */
 export function retiringRecordPath(paths: SharedPaths, pid: number, facts: HostFacts = hostFacts()): string {
   return `${paths.dir}${facts.platform === 'win32' ? '\\' : '/'}mcp-${paths.hash}-retiring-${pid}.json`;
 }

@@ -10,8 +10,8 @@ import { launchDetached } from '../relay/launch.js';
 import {
   hostFacts,
   legacySharedPaths,
+  ownSocketPath,
   retiringRecordPath,
-  retiringSocketPath,
   type SharedPaths,
   sharedPaths,
 } from '../relay/paths.js';
@@ -73,7 +73,7 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
         `the shared server (pid ${older.pid})${where} is qmd ${older.version}: starting one of qmd ${shared.version}; ` +
           `the old one leaves once its ${reply.sessions} client(s) have`,
       );
-      // A qmd that old has no retiring socket of its own: this record lets `qmd status` show
+      // A qmd that old has no socket of its own to answer on once retired: this record lets `qmd status` show
       // it until it has left (a server that has one writes the same record itself).
       noteRetiring(at, older, `replaced by qmd ${shared.version}`);
       return true;
@@ -153,14 +153,14 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
   /**
    * Whether the server behind `upstream` still answers: its control socket, where no queue of
    * requests stands in front of the answer. A server that gave its place up (it retires, or was
-   * taken for hung) answers on its retiring socket instead.
+   * taken for hung) answers on its own socket instead (`ownSocketPath`).
    */
   const probe = async (upstream: Upstream): Promise<boolean> => {
     const known = found.get(upstream);
     if (known === undefined) return true;
     const asked = await askStatus(known.paths.socket, boundMs);
     if (!('unreachable' in asked) && asked.pid === known.pid) return true;
-    const retiring = await askStatus(retiringSocketPath(known.paths, known.pid), boundMs);
+    const retiring = await askStatus(ownSocketPath(known.paths, known.pid), boundMs);
     return !('unreachable' in retiring) && retiring.pid === known.pid;
   };
 
@@ -206,7 +206,7 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
 
 /**
  * Records a retired server beside its old socket, where a server that retires writes its own
- * record too (either is enough: `qmd status` derives the retiring socket from the pid).
+ * record too (either is enough: `qmd status` derives its own socket from the pid).
  */
 function noteRetiring(at: SharedPaths, older: Greeting, why: string): void {
   const path = retiringRecordPath(at, older.pid);

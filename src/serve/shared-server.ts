@@ -1,10 +1,8 @@
-import { existsSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { CliContext } from '../cli/context.js';
 import { createSharedLifecycle, type SharedLifecycle } from '../lifecycle/shared-host.js';
 import type { Log } from '../log.js';
 import { serveStdioConnection } from '../mcp/stdio/connection.js';
-import { usesNamedPipes } from '../platform.js';
 import { compareVersions, greetingLine, relayNoticeLine } from '../relay/greeting.js';
 import { clearHealth, startFailure, writeStartFailure } from '../relay/health.js';
 import { hostFacts, secureDir, sharedPaths } from '../relay/paths.js';
@@ -19,7 +17,6 @@ import {
   readPidfile,
   releasePidfile,
   selfRecord,
-  writeRecord,
 } from './daemon/pidfile.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 import { leaveOnFatalErrors, openServing, type Serving } from './serve-mcp.js';
@@ -102,7 +99,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
 
   /**
    * Stop taking connections, give the socket path and the record to the server that takes this
-   * one's place, answer `qmd status` and `qmd mcp stop` on a retiring socket of its own
+   * one's place, answer `qmd status` and `qmd mcp stop` on its own socket
    * (`shared-place.ts`), and leave once the last session here has ended. The sessions live now
    * are served as ever: their clients notice nothing.
    */
@@ -111,7 +108,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     if (lifecycle.retired) return;
     retiredWhy = why;
     log.line(`${line}: no new sessions; leaving when the last of ${lifecycle.sessions()} ends`);
-    void place.retire(listener, why);
+    place.retire(why);
     lifecycle.retire(why);
   };
   /** A relay of a newer qmd asked (`retire`). */
@@ -147,8 +144,13 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     stop,
     retire,
   });
-  const place = sharedPlace({ paths, facts, record, handlers: control, log });
+  const place = sharedPlace({ paths, facts, record });
   const acceptSession = (socket: Socket): void => {
+    // Retiring: its own socket still answers control requests, but takes no new session.
+    if (place.retiring) {
+      socket.destroy();
+      return;
+    }
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     socket.on('error', () => {});
@@ -188,29 +190,28 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   // Half-open: a relay that half-closes (its client's EOF) still reads the replies it is owed;
   // Node's default would end our side at its 'end', and the session would abort its handlers.
   const route = routeFirstLine(control, acceptSession);
-  const makeListener = (): Server =>
-    createServer({ allowHalfOpen: true }, (socket) => {
-      // Before anything is read: a relay trusts a connection only once it is greeted (greeting.ts),
-      // and sends its first line after that; a control client skips the greeting.
-      socket.write(
-        greetingLine({ pid: process.pid, index: ctx.indexPath, version, model: ctx.config.embed.model ?? null }),
-      );
-      clearHealth(paths, 'hung');
-      route(socket);
-    });
-  let listener = makeListener();
+  const listener = createServer({ allowHalfOpen: true }, (socket) => {
+    // Before anything is read: a relay trusts a connection only once it is greeted (greeting.ts),
+    // and sends its first line after that; a control client skips the greeting.
+    socket.write(
+      greetingLine({ pid: process.pid, index: ctx.indexPath, version, model: ctx.config.embed.model ?? null }),
+    );
+    clearHealth(paths, 'hung');
+    route(socket);
+  });
 
-  // The claim is ours: a socket file here is a killed server's. Created 0600 (umask), never
-  // readable by anyone else even for an instant.
-  if (!usesNamedPipes(process.platform) && existsSync(paths.socket)) unlinkSync(paths.socket);
+  // Its own socket first, created 0600 (umask), never readable by anyone else even for an
+  // instant; then the index's path, a link to it (the claim is ours: a file there is a killed
+  // server's).
   try {
-    await listenPrivately(listener, paths.socket);
+    await listenPrivately(listener, place.listenOn);
+    place.hold();
   } catch (error) {
+    listener.close();
     await store.close();
     releasePidfile(paths.record, self.instance);
     throw error;
   }
-  place.bound();
   clearHealth(paths, 'failed');
   clearHealth(paths, 'hung');
   markListening(paths.record, record);
@@ -218,27 +219,14 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     shared.placeCheckMs ?? PLACE_CHECK_MS,
     () => stepAside('replaced by another shared server', `another shared server took ${paths.socket}`),
     () => {
-      // Removed under us (a cleaner of /tmp): bind it again while the claim is still ours.
+      // Removed under us (a cleaner of /tmp): link it again while the claim is still ours; with
+      // the claim gone too, another server may be claiming now: leave the place to it.
       const claim = readPidfile(paths.record);
-      if (claim !== null && claim !== 'corrupt' && claim.instance !== self.instance) {
-        stepAside('replaced by another shared server', `another shared server claimed ${ctx.indexPath}`);
+      if (claim === null || claim === 'corrupt' || claim.instance !== self.instance || !place.relink()) {
+        stepAside('its place was taken or removed', `${paths.socket} is gone, and the place is no longer its own`);
         return;
       }
-      const again = makeListener();
-      secureDir(paths.dir);
-      listenPrivately(again, paths.socket).then(
-        () => {
-          listener.close();
-          listener = again;
-          place.bound();
-          if (claim === null) writeRecord(paths.record, { ...record, listening: true });
-          log.line(`${paths.socket} was removed; listening there again`);
-        },
-        (error: unknown) => {
-          log.warn(`${paths.socket} was removed and cannot be bound again (${(error as Error).message}); retiring`);
-          stepAside('its socket was removed', `${paths.socket} is gone`);
-        },
-      );
+      log.line(`${paths.socket} was removed; linked there again`);
     },
   );
   lifecycle.start({

@@ -15,8 +15,8 @@ import {
   hostFacts,
   legacyDaemonControlPaths,
   legacySharedPaths,
+  ownSocketPath,
   retiringRecordPath,
-  retiringSocketPath,
   secureDir,
   secureSocket,
   sharedPaths,
@@ -79,9 +79,9 @@ describe('sharedPaths', () => {
     );
   });
 
-  it('a retiring server’s socket and record: named from the index and its pid', () => {
+  it('a server’s own socket, and a retiring server’s record: named from the index and its pid', () => {
     const paths = sharedPaths('/data/a/index.sqlite', {});
-    expect(retiringSocketPath(paths, 4242)).toBe(paths.socket.replace(/\.sock$/, '-retiring-4242.sock'));
+    expect(ownSocketPath(paths, 4242)).toBe(paths.socket.replace(/\.sock$/, '-4242.sock'));
     expect(retiringRecordPath(paths, 4242)).toBe(paths.socket.replace(/\.sock$/, '-retiring-4242.json'));
   });
 

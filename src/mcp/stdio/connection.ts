@@ -300,7 +300,10 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
   stdin.on('data', onData);
   // SDK v2's transport listened for input errors; without a listener one would crash the
   // process. It stays for the connection's life: its 'close' follows, and that is a trigger.
-  stdin.on('error', (error) => log.warn(`${who}reading the client failed: ${error.message}`));
+  stdin.on('error', (error) => {
+    // Once released, the stream is ours to destroy (the relay's local server): nothing failed.
+    if (!released) log.warn(`${who}reading the client failed: ${error.message}`);
+  });
 
   /**
    * The drain is over (its deadline passed, or it was cut short) with replies the client never

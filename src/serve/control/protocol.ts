@@ -63,7 +63,7 @@ export interface ServerStatus {
   /**
    * A shared server that gave its place up and leaves when its last session ends: why
    * (`replaced by qmd X`, `replaced by another shared server`). It answers on its retiring
-   * socket (`mcp-<hash>-retiring-<pid>.sock`), no longer on the index's.
+   * socket (`mcp-<hash>-<pid>.sock`), no longer on the index's.
    */
   retiring?: string;
 }

@@ -6,8 +6,8 @@ import {
   daemonControlPath,
   legacyDaemonControlPaths,
   legacySharedPaths,
+  ownSocketPath,
   retiringRecords,
-  retiringSocketPath,
   type SharedPaths,
   servingDir,
   sharedPaths,
@@ -24,8 +24,8 @@ import type { ServerStatus } from './protocol.js';
  * future `qmd doctor` all ask here.
  *
  * - `shared`: an index's shared server, on `mcp-<hash>.sock` (in the place, or an old place);
- * - `retiring`: one that gave its place up and leaves with its last client, on
- *   `mcp-<hash>-retiring-<pid>.sock`, the pid named by its record beside it;
+ * - `retiring`: one that gave its place up and leaves with its last client, on its own
+ *   socket `mcp-<hash>-<pid>.sock`, the pid named by its record `mcp-<hash>-retiring-<pid>.json`;
  * - `http` / `daemon`: the index's HTTP server (foreground or `--daemon`) on `http-<hash>.sock`.
  */
 export type ServerRole = 'shared' | 'retiring' | 'http' | 'daemon';
@@ -42,7 +42,7 @@ export interface FoundServer {
 
 /**
  * A retiring server that does not answer: an older qmd, which gave up its socket when asked to
- * retire and has no retiring socket (the relay that asked left its record), or one stopped.
+ * retire and has no socket of its own (the relay that asked left its record), or one stopped.
  * Listed while its pid exists.
  */
 export interface SilentServer {
@@ -91,9 +91,9 @@ export async function serversOfIndex(indexPath: string, facts: HostFacts): Promi
 }
 
 /**
- * Every server of this user that answers, whatever its index: each `mcp-*.sock`,
- * `mcp-*-retiring-*.sock` and `http-*.sock` in every place. Windows pipes cannot be listed
- * this way: none there.
+ * Every server of this user that answers, whatever its index: each `mcp-*.sock` (the index's
+ * and a server's own) and `http-*.sock` in every place, one entry per server. Windows pipes
+ * cannot be listed this way: none there.
  */
 export async function everyServer(facts: HostFacts): Promise<FoundServer[]> {
   if (usesNamedPipes(facts.platform)) return [];
@@ -107,13 +107,20 @@ export async function everyServer(facts: HostFacts): Promise<FoundServer[]> {
       continue;
     }
     for (const name of names) {
-      const match = /^(mcp|http)-[0-9a-f]{16}(-retiring-\d+)?\.sock$/.exec(name);
+      // The index's socket (`mcp-<hash>.sock`), a server's own (`mcp-<hash>-<pid>.sock`), HTTP's.
+      const match = /^(mcp|http)-[0-9a-f]{16}(-\d+)?\.sock$/.exec(name);
       if (match === null) continue;
-      const role: ServerRole = match[1] === 'http' ? 'http' : match[2] !== undefined ? 'retiring' : 'shared';
-      asks.push(ask(join(dir, name), dir, dir !== current, role));
+      asks.push(ask(join(dir, name), dir, dir !== current, match[1] === 'http' ? 'http' : 'shared'));
     }
   }
-  return (await Promise.all(asks)).filter((a): a is FoundServer => a !== null && 'status' in a);
+  const found = (await Promise.all(asks)).filter((a): a is FoundServer => a !== null && 'status' in a);
+  // A server answers on its own socket and on the index's link to it: once, by the index's name.
+  const byPid = new Map<number, FoundServer>();
+  for (const server of found) {
+    const seen = byPid.get(server.status.pid);
+    if (seen === undefined || server.socket.length < seen.socket.length) byPid.set(server.status.pid, server);
+  }
+  return [...byPid.values()];
 }
 
 /** This user's qmd processes that said what they are (`src/relay/process-record.ts`). */
@@ -146,7 +153,7 @@ async function askRetiring(
   facts: HostFacts,
 ): Promise<FoundServer | SilentServer | null> {
   const pid = Number(/-retiring-(\d+)\.json$/.exec(record)?.[1]);
-  const answered = await ask(retiringSocketPath(paths, pid, facts), paths.dir, oldPlace, 'retiring');
+  const answered = await ask(ownSocketPath(paths, pid, facts), paths.dir, oldPlace, 'retiring');
   if (answered !== null) return answered;
   if (processExists(pid)) {
     const { version, retiring } = readRecord(record);

@@ -148,12 +148,42 @@ export async function claimPidfile(path: string, record: PidRecord, mode = 0o600
       const holder = readPidfile(path);
       if (holder !== null && holder !== 'corrupt' && (await holderAlive(holder, record.control)))
         return { claimed: false, holder };
-      removePidfile(path);
+      // Judging a holder can take the whole status wait (a stopped server): another claimant may
+      // have replaced the record meanwhile. Only the record judged is removed, never a newer one.
+      const replaced = removeIfStill(path, holder === null || holder === 'corrupt' ? undefined : holder.instance);
+      if (replaced !== null) return { claimed: false, holder: replaced };
     }
     throw new Error(`could not claim ${path}: another server keeps replacing it`);
   } finally {
     removePidfile(aside);
   }
+}
+
+/**
+ * Moves the record at `path` aside and removes it if it is the one judged (`instance`; any
+ * unreadable one when undefined); a record that is not (another claimant's, written since) is
+ * put back and returned. The move is atomic, so no claimant's record is ever removed unjudged.
+ */
+function removeIfStill(path: string, instance: string | undefined): PidRecord | null {
+  const aside = `${path}.judged.${process.pid}`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return null; // Gone already: free to claim.
+  }
+  const moved = readPidfile(aside);
+  const judged = moved === null || moved === 'corrupt' ? instance === undefined : moved.instance === instance;
+  if (!judged && moved !== null && moved !== 'corrupt') {
+    try {
+      linkSync(aside, path);
+    } catch {
+      // Yet another claimant took the path meanwhile: its record stands.
+    }
+    removePidfile(aside);
+    return moved;
+  }
+  removePidfile(aside);
+  return null;
 }
 
 /** Removes the record if it is still this run's (a newer server's is left alone). */
