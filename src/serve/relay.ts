@@ -158,10 +158,12 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
   const probe = async (upstream: Upstream): Promise<boolean> => {
     const known = found.get(upstream);
     if (known === undefined) return true;
-    const asked = await askStatus(known.paths.socket, boundMs);
-    if (!('unreachable' in asked) && asked.pid === known.pid) return true;
-    const retiring = await askStatus(ownSocketPath(known.paths, known.pid), boundMs);
-    return !('unreachable' in retiring) && retiring.pid === known.pid;
+    // Both at once: a stopped server answers neither, and each wait is the whole bound.
+    const answers = await Promise.all([
+      askStatus(known.paths.socket, boundMs),
+      askStatus(ownSocketPath(known.paths, known.pid), boundMs),
+    ]);
+    return answers.some((asked) => !('unreachable' in asked) && asked.pid === known.pid);
   };
 
   const record = recordProcess(facts, {
