@@ -27,6 +27,7 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
     },
   });
   const store = openStore(ctx.indexPath, { log: progress.log });
+  let failed = false;
   try {
     const before = new Set(store.listCollections().map((c) => c.name));
     const report = await store.addCollection(dir, {
@@ -46,10 +47,13 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
     }
     const hint = addHint(options.mask ?? added?.mask ?? '**/*.md');
     ctx.out(`Added collection ${added?.name ?? dir} (${added?.root ?? dir}): ${formatReport(report, hint)}`);
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     progress.stop();
     await closeOrDiscard(store, created);
-    interrupt.leaveIfInterrupted();
+    await interrupt.leave(failed);
   }
 }
 
@@ -62,6 +66,7 @@ export async function update(ctx: CliContext, flags: { pull?: boolean } = {}) {
   const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
   const interrupt = onInterrupt({ log: progress.log, unit: 'batch of files' });
   const store = openStore(ctx.indexPath, { create: false, log: progress.log });
+  let failed = false;
   try {
     await runUpdateHooks(ctx, store.listCollections(), flags);
     const report = await store.update({ onProgress: indexProgress(progress), stop: interrupt.stop });
@@ -73,10 +78,13 @@ export async function update(ctx: CliContext, flags: { pull?: boolean } = {}) {
       if (report.stopped !== undefined) return;
     }
     ctx.out(`Updated ${report.collections} collection(s): ${formatReport(report, updateHint())}`);
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     progress.stop();
     await store.close();
-    interrupt.leaveIfInterrupted();
+    await interrupt.leave(failed);
   }
 }
 
