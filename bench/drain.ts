@@ -116,6 +116,8 @@ async function run(cell: Cell, env: NodeJS.ProcessEnv): Promise<Outcome> {
   const exitMs = exit.signal === 'SIGKILL' ? null : Math.round(performance.now() - ended);
   p.child.stdout?.destroy();
   const said = (p.stderr().match(/QMD Warning: ((dropped|\d+ requests? (it|the client) sent)[^\n]*)/) ?? [])[1] ?? '';
+  if (exit.code !== 0 && exit.signal === null)
+    console.log(`  exit ${exit.code}; its stderr ended:\n  ${p.stderr().trim().split('\n').slice(-4).join('\n  ')}`);
   return { exitMs, code: exit.code, signal: exit.signal, answered, refused, said };
 }
 

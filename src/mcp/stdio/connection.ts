@@ -240,6 +240,21 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
         log.warn(`${who}protocol error: a line that is not JSON: ${(error as Error).message}`);
         return;
       }
+      if (queue.length >= maxWaiting || waitingBytes + line.length > maxWaitingBytes) {
+        // Read on (the EOF must be seen) but keep no more: refused now, not queued without end,
+        // and not validated either (a flood of them must cost little more than reading it).
+        if (!warnedRefusing) {
+          warnedRefusing = true;
+          log.warn(
+            `${who}${maxWaiting} requests are waiting: the client's further requests are refused until some are answered`,
+          );
+        }
+        const request = value as { id?: unknown; method?: unknown } | null;
+        const id = request?.id;
+        if (typeof request?.method === 'string' && (typeof id === 'string' || typeof id === 'number'))
+          refuseRequest(id, 'busy');
+        return;
+      }
       let message: JSONRPCMessage;
       try {
         message = parseJSONRPCMessage(value);
@@ -250,17 +265,6 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
       }
       if ('method' in message && message.method === 'initialize' && 'id' in message)
         options.onOpening?.((message.params as { clientInfo?: { name?: unknown; version?: unknown } })?.clientInfo);
-      if (queue.length >= maxWaiting || waitingBytes + line.length > maxWaitingBytes) {
-        // Read on (the EOF must be seen) but keep no more: refused now, not queued without end.
-        if (!warnedRefusing) {
-          warnedRefusing = true;
-          log.warn(
-            `${who}${maxWaiting} requests are waiting: the client's further requests are refused until some are answered`,
-          );
-        }
-        if (owesReply(message)) refuseRequest(message.id, 'busy');
-        return;
-      }
       if (owesReply(message)) own(keyOf(message.id));
       waitingBytes += line.length;
       queue.push({ message, bytes: line.length });
