@@ -282,7 +282,7 @@ function readGreeting(socket: Socket, ms: number, signal: AbortSignal): Promise<
 }
 
 /** Whether the index's record names a live process that has not started listening: a server on its way. */
-function successorStarting(paths: SharedPaths): boolean {
+export function successorStarting(paths: SharedPaths): boolean {
   try {
     const record = JSON.parse(readFileSync(paths.record, 'utf8')) as { pid?: unknown; listening?: unknown };
     return record.listening !== true && typeof record.pid === 'number' && processExists(record.pid);

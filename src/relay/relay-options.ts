@@ -33,9 +33,11 @@ export interface RelayOptions {
   open(signal: AbortSignal, hint?: OpenHint): Promise<Upstream | null>;
   /**
    * Serving alone, the relay tries this now and then (`heal.ts`'s backoff): a shared server
-   * that answers (started if none is), or `null`. It never serves locally.
+   * that answers (started if none is), `'soon'` when none answers yet but one is on its way (the
+   * wait does not grow then), or `null`. It never serves locally. `hint.hung`: the server this
+   * relay last found hung, not waited on again.
    */
-  rejoin?(signal: AbortSignal): Promise<Upstream | null>;
+  rejoin?(signal: AbortSignal, hint?: OpenHint): Promise<Upstream | 'soon' | null>;
   /** Whether the shared server behind `upstream` still answers (its control socket, bounded). */
   probe?(upstream: Upstream): Promise<boolean>;
   /**

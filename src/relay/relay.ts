@@ -76,6 +76,8 @@ export function createRelay(options: RelayOptions): Relay {
   let rejoin: Rejoiner | undefined;
   /** The server judged hung: `open` is told not to wait on it again. */
   let hung: Upstream | undefined;
+  /** The last server found hung: rejoin attempts do not wait on its socket again either. */
+  let lastHung: Upstream | undefined;
 
   const settle = (key: string): void => inflight.settle(key);
   const stream = (): Duplex | null => upstream?.stream ?? null;
@@ -323,8 +325,9 @@ export function createRelay(options: RelayOptions): Relay {
         if (local === null || local.kind !== 'local' || closing) return 'joined';
         // A request that must not be sent twice waits for its reply here first.
         if (inflight.unanswered().some((o) => !o.replayable)) return 'later';
-        const next = await tryRejoin(connecting.signal);
+        const next = await tryRejoin(connecting.signal, lastHung === undefined ? {} : { hung: lastHung });
         if (next === null) return 'none';
+        if (next === 'soon') return 'later';
         if (upstream !== local || closing || inflight.unanswered().some((o) => !o.replayable)) {
           void next.release();
           return upstream !== local || closing ? 'joined' : 'later';
@@ -355,6 +358,7 @@ export function createRelay(options: RelayOptions): Relay {
 
   const connect = (): void => {
     const hint: OpenHint = hung === undefined ? {} : { hung };
+    lastHung = hung ?? lastHung;
     hung = undefined;
     options
       .open(connecting.signal, hint)

@@ -4,7 +4,7 @@ import { packageVersion } from '../cli/version.js';
 import { createLifecycle, type Lifecycle } from '../lifecycle/host.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
 import { childExecArgv } from '../node-flags.js';
-import { type ConnectResult, connectShared, DEFAULT_CONNECT_BOUND_MS } from '../relay/connect.js';
+import { type ConnectResult, connectShared, DEFAULT_CONNECT_BOUND_MS, successorStarting } from '../relay/connect.js';
 import type { Greeting } from '../relay/greeting.js';
 import { launchDetached } from '../relay/launch.js';
 import {
@@ -141,14 +141,19 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
     const { serveInProcess } = await import('./in-process.js');
     return serveInProcess(ctx, lifecycle.gate);
   };
-  /** Serving alone: a shared server that answers now, or null (never the local fallback). */
-  const rejoin = async (signal: AbortSignal): Promise<Upstream | null> => {
-    const result = await find(signal);
+  /**
+   * Serving alone: a shared server that answers now, `'soon'` when a successor has claimed the
+   * index and is not listening yet (the relay keeps its wait short then), or null; never the
+   * local fallback.
+   */
+  const rejoin = async (signal: AbortSignal, hint?: OpenHint): Promise<Upstream | 'soon' | null> => {
+    const result = await find(signal, hint);
     if ('socket' in result) {
       if (!signal.aborted) return sharedUpstream(result);
       result.socket.destroy();
+      return null;
     }
-    return null;
+    return successorStarting(paths) ? 'soon' : null;
   };
   /**
    * Whether the server behind `upstream` still answers: its control socket, where no queue of

@@ -57,7 +57,7 @@ export interface Interrupt {
    * and early-interrupt.test.ts). `process.exit` leaves no such window; everything of the
    * command is closed by then. A command that failed returns, so its error is reported.
    */
-  leave(failed: boolean): Promise<void>;  /** Removes the listener (tests; a command never does, see above). */
+  leave(failed: boolean): Promise<void> /** Removes the listener (tests; a command never does, see above). */;
   dispose(): void;
 }
 
