@@ -6,7 +6,7 @@
  *   cli → serve → mcp → lifecycle(gate) ─→ machines → xstate
  *            ↘ relay ↗ ↘ store → llm        ↗
  *   viz → machines          neutral leaves: src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts,
- *                          src/jsonrpc.ts, src/lines.ts
+ *                          src/jsonrpc.ts, src/lines.ts, src/sigint.ts, src/node-flags.ts
  *
  * dependency-cruiser 17.x, pinned: it runs on Node 20.12+ (18.x needs Node 22).
  */
@@ -71,7 +71,7 @@ module.exports = {
     {
       name: 'neutral-leaves-import-nothing-of-ours',
       comment:
-        'src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts, src/jsonrpc.ts and src/lines.ts are used by every package, so they use none (but each other).',
+        'src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts, src/jsonrpc.ts, src/lines.ts, src/sigint.ts and src/node-flags.ts are used by every package, so they use none (but each other).',
       severity: 'error',
       from: { path: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines|sigint|node-flags)\\.ts$' },
       to: {
