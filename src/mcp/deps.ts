@@ -1,7 +1,7 @@
+import type { Store } from '../core/types.js';
 import type { Failpoints } from '../failpoints.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import type { Log } from '../log.js';
-import type { Store } from '../store/types.js';
 
 /** What the MCP server is built from; `src/cli/` supplies the real ones, tests their own. */
 export interface McpDeps {

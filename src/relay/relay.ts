@@ -58,7 +58,7 @@ const MAX_QUEUED_LINES = 256;
 /**
  * A server line is capped as a client line is (dropped up to its newline, with a warning), but
  * higher: a legitimate reply can be long. `get` returns a whole note (up to 10 MiB are indexed,
- * `src/store/scan.ts`), JSON-escaped and with line numbers if asked; `multi_get` up to 8 MiB
+ * `src/indexing/scan.ts`), JSON-escaped and with line numbers if asked; `multi_get` up to 8 MiB
  * of notes. Past this, a line is not a reply from a qmd server, and buffering it would let
  * whatever holds the socket grow the relay without bound.
  */

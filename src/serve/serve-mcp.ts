@@ -5,6 +5,8 @@ import type { CliContext } from '../cli/context.js';
 import { embedStoreOptions } from '../cli/embed-model.js';
 import { modelStoreOptions } from '../cli/query-models.js';
 import { packageVersion } from '../cli/version.js';
+import { awaitIndex, mistypedIndex, openStore } from '../core/index.js';
+import type { Store, StoreOptions } from '../core/types.js';
 import type { Failpoints } from '../failpoints.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
@@ -12,8 +14,6 @@ import { DEFAULT_EMBED_MODEL, defaultThreads, type ModelChoice } from '../llm/in
 import type { Log } from '../log.js';
 import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
-import { awaitIndex, mistypedIndex, openStore } from '../store/index.js';
-import type { Store, StoreOptions } from '../store/types.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 
 /** What a transport is given to connect: everything is built, nothing listens yet. */

@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { ContextInfo, SearchHit } from '../core/types.js';
 import { QmdError } from '../errors.js';
 import type { CollectionRow } from './collections.js';
 import { isInside } from './paths.js';
 import type { Sqlite } from './sqlite.js';
-import type { ContextInfo, SearchHit } from './types.js';
 
 /** A context is a few words for a model's prompt, not a document. */
 export const MAX_CONTEXT_CHARS = 2_000;

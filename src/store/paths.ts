@@ -4,7 +4,7 @@ import { nonBlank, qmdCacheDir } from '../env.js';
 import { QmdError } from '../errors.js';
 import { indexProblem } from './index-problems.js';
 import { climbs } from './refs.js';
-import { APPLICATION_ID } from './schema-id.js';
+import { APPLICATION_ID } from './schema/schema-id.js';
 
 /**
  * Where the index lives (docs/design.md §6): `--index PATH` (a bare name, `--index work`, is a

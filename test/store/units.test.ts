@@ -2,9 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toFtsQuery } from '../../src/store/fts-query.js';
-import { resolveIndexPath } from '../../src/store/index.js';
-import { extractTitle, lineAt, lineStarts } from '../../src/store/markdown.js';
+import { resolveIndexPath } from '../../src/core/index.js';
+import { toFtsQuery } from '../../src/search/fts-query.js';
+import { extractTitle, lineAt, lineStarts } from '../../src/text/markdown.js';
 import { generateCorpus } from '../support/corpus.js';
 
 describe('resolveIndexPath', () => {

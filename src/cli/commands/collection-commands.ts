@@ -1,6 +1,6 @@
+import { openStore } from '../../core/index.js';
+import type { Store } from '../../core/types.js';
 import { QmdError } from '../../errors.js';
-import { openStore } from '../../store/index.js';
-import type { Store } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { formatCollectionList, formatCollectionShow } from '../formats/collections.js';
 

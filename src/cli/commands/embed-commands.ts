@@ -1,6 +1,6 @@
+import { openStore } from '../../core/index.js';
+import type { EmbedReport, ModelChange } from '../../core/types.js';
 import { isQmdError } from '../../errors.js';
-import { openStore } from '../../store/index.js';
-import type { EmbedReport, ModelChange } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { downloadReporter } from '../download-progress.js';
 import { embedStoreOptions } from '../embed-model.js';

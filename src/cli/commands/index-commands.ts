@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { discardIndex, openStore } from '../../store/index.js';
-import type { IndexProgress, Store } from '../../store/types.js';
+import { discardIndex, openStore } from '../../core/index.js';
+import type { IndexProgress, Store } from '../../core/types.js';
 import type { CliContext } from '../context.js';
 import { formatReport } from '../format.js';
 import { EXIT_INTERRUPTED, onInterrupt } from '../terminal/interrupt.js';

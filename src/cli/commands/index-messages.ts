@@ -1,4 +1,4 @@
-import type { IgnoredFiles, IndexReport } from '../../store/types.js';
+import type { IgnoredFiles, IndexReport } from '../../core/types.js';
 import { count } from '../terminal/progress.js';
 
 /** What a report says after its count of files not indexed: how to include them. */

@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { openStore, resolveIndexPath } from '../../core/index.js';
+import type { IndexReport } from '../../core/types.js';
 import { errorMessage, QmdError } from '../../errors.js';
 import { readPeerConfig } from '../../peer/config.js';
 import { peerLocations } from '../../peer/paths.js';
 import { type MigrationPlan, type PlannedCollection, planMigration } from '../../peer/plan.js';
-import { openStore, resolveIndexPath } from '../../store/index.js';
 import { isIndexName } from '../../store/paths.js';
 import { readPeerIndex } from '../../store/peer-index.js';
-import type { IndexReport } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 
 export interface MigrateFlags {

@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
+import { openStore } from '../../core/index.js';
 import {
   defaultModelsDir,
   EMBED_MODEL_KIND,
@@ -7,7 +8,6 @@ import {
   pullModel,
   RERANK_MODEL_KIND,
 } from '../../llm/index.js';
-import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
 import { downloadReporter } from '../download-progress.js';
 import { embedStoreOptions } from '../embed-model.js';

@@ -1,4 +1,4 @@
-import { openStore, type Store } from '../../store/index.js';
+import { openStore, type Store } from '../../core/index.js';
 import { privacyProblems } from '../../store/private.js';
 import type { CliContext } from '../context.js';
 import { embedStoreOptions } from '../embed-model.js';

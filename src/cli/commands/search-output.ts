@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { QueryResult, SearchHit, SearchOptions, Store } from '../../store/types.js';
+import type { QueryResult, SearchHit, SearchOptions, Store } from '../../core/types.js';
 import type { CliContext } from '../context.js';
 import { formatHits, type SearchExplain, type ShownHit } from '../formats/hits.js';
 import { type FormatFlags, outputFormat } from '../formats/output-format.js';

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
+import type { Store } from '../../core/types.js';
 import { isQmdError, type QmdErrorCode } from '../../errors.js';
 import type { Failpoints } from '../../failpoints.js';
 import type { Log } from '../../log.js';
-import type { Store } from '../../store/types.js';
 import { queryArguments, toStoreQuery } from '../query-args.js';
 import { queryStructured } from '../query-reply.js';
 import { documentUri } from '../refs.js';
