@@ -3,34 +3,29 @@ import { QmdError } from '../errors.js';
 import type { ModelChoice } from '../llm/index.js';
 import { indexProblem } from '../store/index-problems.js';
 import type {
-  CleanupReport,
   CollectionInfo,
   ContextInfo,
   DocumentEntry,
   DocumentSlice,
-  EmbedOptions,
-  EmbedReport,
-  IndexReport,
   ModelsReport,
   MultiGetOptions,
   MultiGetResult,
-  ProgressFn,
   QueryOptions,
   QueryResult,
+  Reader,
   ReadOptions,
   SearchHit,
   SearchOptions,
   StatusReport,
-  Store,
   SubSearch,
-} from './types.js';
+} from './reader-types.js';
 
 /**
- * A store for an index that does not exist yet: `qmd mcp` started before the first
- * `qmd collection add` (issue 32: a client configured on a fresh machine must find a live
- * server, not a dead one). Nothing is created: until the file appears, every read says
+ * A reader for an index that does not exist yet: `qmd mcp` started before the first
+ * `qmd collection add` (a client configured on a fresh machine must find a live server, not a
+ * dead one that it will not restart until the person restarts the client). Nothing is created: until the file appears, every read says
  * `No index yet at PATH: qmd collection add DIR` (INDEX_MISSING), and the lists are empty.
- * Each call looks for the file (one `stat`), and the first that finds it opens the real store
+ * Each call looks for the file (one `stat`), and the first that finds it opens the real reader
  * with `open` — quick_check, schema check and the query worker included, as at a server's
  * start — and hands every later call to it: the first `collection add` is served without a
  * restart. If the file is there but will not open (damaged, another program's, still locked),
@@ -40,25 +35,25 @@ import type {
  */
 export function awaitIndex(
   file: string,
-  open: () => Store,
+  open: () => Reader,
   options: { model?: ModelChoice; models?: ModelsReport } = {},
-): Store {
-  return new AwaitingStore(file, open, options.model, options.models);
+): Reader {
+  return new AwaitingReader(file, open, options.model, options.models);
 }
 
-class AwaitingStore implements Store {
-  private opened: Store | undefined;
+class AwaitingReader implements Reader {
+  private opened: Reader | undefined;
   private closed = false;
 
   constructor(
     readonly path: string,
-    private readonly open: () => Store,
+    private readonly open: () => Reader,
     private readonly model: ModelChoice | undefined,
     private readonly modelsReport: ModelsReport | undefined,
   ) {}
 
   /** The real store once the file exists, else undefined. */
-  private current(): Store | undefined {
+  private current(): Reader | undefined {
     if (this.opened !== undefined) return this.opened;
     if (this.closed) throw new QmdError('CLOSED', 'The index is closed');
     if (!fs.existsSync(this.path)) return undefined;
@@ -66,7 +61,7 @@ class AwaitingStore implements Store {
     return this.opened;
   }
 
-  private ready(): Store {
+  private ready(): Reader {
     const store = this.current();
     if (store === undefined) throw indexProblem.notYet(this.path);
     return store;
@@ -77,7 +72,7 @@ class AwaitingStore implements Store {
    * resource list and the shared server's status read. A file that is there but will not open
    * reads as no index here; the tool call that meets it reports why.
    */
-  private quietly(): Store | undefined {
+  private quietly(): Reader | undefined {
     try {
       return this.current();
     } catch {
@@ -85,7 +80,7 @@ class AwaitingStore implements Store {
     }
   }
 
-  private listed<T>(read: (store: Store) => T[]): T[] {
+  private listed<T>(read: (store: Reader) => T[]): T[] {
     const store = this.quietly();
     return store === undefined ? [] : read(store);
   }
@@ -111,32 +106,8 @@ class AwaitingStore implements Store {
     return this.listed((store) => store.listContexts());
   }
 
-  addCollection(root: string, options?: Parameters<Store['addCollection']>[1]): Promise<IndexReport> {
-    return this.later((store) => store.addCollection(root, options));
-  }
-
-  removeCollection(name: string): void {
-    this.ready().removeCollection(name);
-  }
-
-  renameCollection(from: string, to: string): void {
-    this.ready().renameCollection(from, to);
-  }
-
-  configureCollection(name: string, settings: Parameters<Store['configureCollection']>[1]): void {
-    this.ready().configureCollection(name, settings);
-  }
-
   listDocuments(collection: string, prefix?: string): DocumentEntry[] {
     return this.ready().listDocuments(collection, prefix);
-  }
-
-  cleanup(options?: { dryRun?: boolean }): CleanupReport {
-    return this.ready().cleanup(options);
-  }
-
-  update(options?: { onProgress?: ProgressFn; signal?: AbortSignal }): Promise<IndexReport> {
-    return this.later((store) => store.update(options));
   }
 
   search(query: string, options?: SearchOptions): SearchHit[] {
@@ -149,10 +120,6 @@ class AwaitingStore implements Store {
 
   vsearch(query: string, options?: SearchOptions): Promise<QueryResult> {
     return this.later((store) => store.vsearch(query, options));
-  }
-
-  embed(options?: EmbedOptions): Promise<EmbedReport> {
-    return this.later((store) => store.embed(options));
   }
 
   get(ref: string, options?: ReadOptions): DocumentSlice {
@@ -171,14 +138,6 @@ class AwaitingStore implements Store {
     return this.later((store) => store.readStatus(options));
   }
 
-  setContext(path: string, text: string, options?: { cwd?: string }): { context: ContextInfo; replaced: boolean } {
-    return this.ready().setContext(path, text, options);
-  }
-
-  removeContext(path: string, options?: { cwd?: string }): ContextInfo {
-    return this.ready().removeContext(path, options);
-  }
-
   /** Idempotent; after it no call opens the index, even if it has appeared. */
   async close(): Promise<void> {
     this.closed = true;
@@ -186,7 +145,7 @@ class AwaitingStore implements Store {
   }
 
   /** An async call: its refusal is a rejection, as the real store's are. */
-  private async later<T>(call: (store: Store) => Promise<T>): Promise<T> {
+  private async later<T>(call: (store: Reader) => Promise<T>): Promise<T> {
     return call(this.ready());
   }
 }

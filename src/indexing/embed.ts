@@ -1,14 +1,29 @@
-import type { EmbeddingModel } from '../core/embedding-model.js';
-import type { EmbedOptions, EmbedReport, ModelChange } from '../core/types.js';
 import { QmdError } from '../errors.js';
 import type { Sqlite } from '../store/sqlite.js';
 import type { NewVector, Vectors } from '../store/vectors/vectors.js';
 import { chunkerId, chunkNote, chunkTitle, type PromptFormat, promptFormat } from '../text/chunks.js';
+import type { EmbedOptions, EmbedReport, ModelChange } from './types.js';
 
 /** Chunks per write transaction: a SIGKILL loses at most this many embeddings. */
 export const DEFAULT_EMBED_BATCH = 32;
 /** Notes chunked per write transaction. */
 const CHUNK_PAGE = 200;
+
+/**
+ * The embedding model `embedIndex` is given: `src/core/` wraps `src/llm/`'s embedder in one
+ * (`EmbeddingModel`), tests may pass their own. Its errors are QmdErrors (MODEL_UNAVAILABLE,
+ * ABORTED, CLOSED).
+ */
+export interface ChunkEmbedder {
+  /** The model's spec, as the index remembers it; undefined when none is configured. */
+  readonly spec: string | undefined;
+  /** The model file's fingerprint (no llama.cpp); stops waiting when `signal` fires. */
+  fingerprint(signal?: AbortSignal): Promise<string>;
+  dimensions(): Promise<number>;
+  maxTokens(): Promise<number>;
+  /** The normalized vector of `text`; ABORTED at once when `signal` fires. */
+  embed(text: string, signal?: AbortSignal): Promise<Float32Array>;
+}
 
 interface Pending {
   hash: string;
@@ -31,7 +46,7 @@ interface Pending {
 export async function embedIndex(
   db: Sqlite,
   vectors: Vectors,
-  model: EmbeddingModel,
+  model: ChunkEmbedder,
   options: EmbedOptions,
 ): Promise<EmbedReport> {
   const started = performance.now();
@@ -213,7 +228,7 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw cancelled();
 }
 
-async function embedChunk(model: EmbeddingModel, text: string, signal: AbortSignal | undefined): Promise<Float32Array> {
+async function embedChunk(model: ChunkEmbedder, text: string, signal: AbortSignal | undefined): Promise<Float32Array> {
   try {
     return await model.embed(text, signal);
   } catch (error) {

@@ -1,5 +1,5 @@
 import picomatch from 'picomatch';
-import type { IgnoredFiles, IgnoreReason } from '../core/types.js';
+import type { IgnoredFiles, IgnoreReason } from './types.js';
 
 /** How many example folders a report keeps for each reason. */
 const EXAMPLES = 3;

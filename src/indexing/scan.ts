@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { glob } from 'tinyglobby';
-import type { IgnoredFiles, IndexProgress } from '../core/types.js';
 import { errorMessage, QmdError } from '../errors.js';
 import { isInside } from '../store/paths.js';
 import { extractTitle } from '../text/markdown.js';
 import { countIgnored, ignoreRule, noneIgnored, splitMask } from './ignore.js';
+import type { IgnoredFiles, IndexProgress } from './types.js';
 
 /** What the index already knows about a file, to skip it without reading. */
 export interface KnownFile {

@@ -1,4 +1,4 @@
-import type { Store } from '../core/types.js';
+import type { Reader } from '../core/reader-types.js';
 import type { Failpoints } from '../failpoints.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import type { Log } from '../log.js';
@@ -6,7 +6,7 @@ import type { Log } from '../log.js';
 /** What the MCP server is built from; `src/cli/` supplies the real ones, tests their own. */
 export interface McpDeps {
   /** The index, read-only from here: query, get, multiGet, status, listCollections. */
-  store: Store;
+  store: Reader;
   /** Every handler runs through it, so the lifecycle can drain and abort them. */
   gate: HandlerGate;
   failpoints: Failpoints;

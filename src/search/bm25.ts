@@ -1,4 +1,3 @@
-import type { SearchHit, SearchOptions, SnippetRange } from '../core/types.js';
 import { QmdError } from '../errors.js';
 import { checkFolder } from '../store/folder.js';
 import type { Sqlite, SqlValue, Statement } from '../store/sqlite.js';
@@ -6,6 +5,7 @@ import { prefixRange } from '../store/vectors/vectors.js';
 import { lineAt } from '../text/markdown.js';
 import { toFtsQuery } from './fts-query.js';
 import { fractionOfBest } from './scores.js';
+import type { SearchHit, SearchOptions, SnippetRange } from './types.js';
 
 /** BM25 column weights: a term in the title counts this many times a term in the body. */
 export const titleWeight = 4;

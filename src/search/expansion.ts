@@ -1,4 +1,4 @@
-import type { SubSearch } from '../core/types.js';
+import type { SubSearch } from './types.js';
 
 /**
  * Which lines of a query expansion are searched. A small model drifts: the peer keeps a line

@@ -1,5 +1,5 @@
-import type { SearchHit } from '../core/types.js';
 import { fractionOfBest } from './scores.js';
+import type { SearchHit } from './types.js';
 
 /**
  * Reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009) of the BM25 and vector

@@ -1,9 +1,10 @@
-import type { MultiGetOptions, MultiGetResult, SearchHit, StatusReport } from '../core/types.js';
 import { type FailpointAction, holdThread } from '../failpoints.js';
 import type { Collections } from '../store/collections.js';
 import type { DocumentReader } from '../store/documents.js';
 import type { StatusReader } from '../store/status.js';
+import type { MultiGetOptions, MultiGetResult, StatusReport } from '../store/types.js';
 import type { Searcher } from './bm25.js';
+import type { SearchHit } from './types.js';
 import type { VectorSearcher } from './vector-search.js';
 
 /**

@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { MultiGetOptions, MultiGetResult, SearchHit, StatusReport } from '../core/types.js';
 import { QmdError } from '../errors.js';
 import type { FailpointAction, Failpoints } from '../failpoints.js';
 import type { Log } from '../log.js';
+import type { MultiGetOptions, MultiGetResult, StatusReport } from '../store/types.js';
 import {
   InlineReads,
   type LexicalOptions,
@@ -14,6 +14,7 @@ import {
   type ReadCall,
   type ReadParts,
 } from './query-reads.js';
+import type { SearchHit } from './types.js';
 import { fromWire, type WorkerData, type WorkerReply } from './worker-wire.js';
 
 /**

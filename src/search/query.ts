@@ -1,3 +1,8 @@
+import { QmdError } from '../errors.js';
+import { checkLimit } from './bm25.js';
+import { keptExpansion } from './expansion.js';
+import { candidateDepth, fuseLists, type Ranking } from './hybrid.js';
+import { bestChunk, blend, rerankQuery } from './rerank.js';
 import {
   DEFAULT_CANDIDATE_LIMIT,
   MAX_CANDIDATE_LIMIT,
@@ -8,12 +13,7 @@ import {
   type SearchMode,
   type SubSearch,
   type SubSearchRun,
-} from '../core/types.js';
-import { QmdError } from '../errors.js';
-import { checkLimit } from './bm25.js';
-import { keptExpansion } from './expansion.js';
-import { candidateDepth, fuseLists, type Ranking } from './hybrid.js';
-import { bestChunk, blend, rerankQuery } from './rerank.js';
+} from './types.js';
 
 /** A vector sub-search as the store embeds it: `vec` text as a query, `hyde` as a passage. */
 export interface VectorText {

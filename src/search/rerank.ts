@@ -1,6 +1,6 @@
-import type { SearchHit } from '../core/types.js';
 import { MAX_CHUNK_BYTES, splitMarkdown } from '../text/chunks.js';
 import { fractionOfBest } from './scores.js';
+import type { SearchHit } from './types.js';
 
 /**
  * Reranking the fused candidates, as the peer (qmd 2.8) does it: the reranker reads the

@@ -1,8 +1,8 @@
-import type { SearchHit, SnippetRange } from '../core/types.js';
 import type { Sqlite } from '../store/sqlite.js';
 import { MAX_KNN, type Neighbour, prefixRange, type VectorFilter, type Vectors } from '../store/vectors/vectors.js';
 import { lineAt } from '../text/markdown.js';
 import { fractionOfBest } from './scores.js';
+import type { SearchHit, SnippetRange } from './types.js';
 
 /**
  * Candidates of the coarse pass (C, docs/design.md §8.3): 4 per document wanted, at least 40,

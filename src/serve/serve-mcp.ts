@@ -5,8 +5,10 @@ import type { CliContext } from '../cli/context.js';
 import { embedStoreOptions } from '../cli/embed-model.js';
 import { modelStoreOptions } from '../cli/query-models.js';
 import { packageVersion } from '../cli/version.js';
-import { awaitIndex, mistypedIndex, openStore } from '../core/index.js';
-import type { Store, StoreOptions } from '../core/types.js';
+import { awaitIndex } from '../core/awaiting.js';
+import { openReader } from '../core/open.js';
+import type { Reader } from '../core/reader-types.js';
+import type { StoreOptions } from '../core/types.js';
 import type { Failpoints } from '../failpoints.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
@@ -14,6 +16,7 @@ import { DEFAULT_EMBED_MODEL, defaultThreads, type ModelChoice } from '../llm/in
 import type { Log } from '../log.js';
 import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
+import { mistypedIndex } from '../store/paths.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 
 /** What a transport is given to connect: everything is built, nothing listens yet. */
@@ -26,7 +29,7 @@ export interface TransportContext {
   log: Log;
   failpoints: Failpoints;
   /** The shared store, for what is served beside MCP (HTTP's REST search). */
-  store: Store;
+  store: Reader;
 }
 
 /** What a connected transport gives back: the two pieces of teardown that are its own. */
@@ -59,7 +62,7 @@ export interface ServingOptions {
 
 /** What every root serves: one store, and an `McpServer` over it for each gate that asks. */
 export interface Serving {
-  store: Store;
+  store: Reader;
   createServer(gate: HandlerGate): McpServer;
 }
 
@@ -82,7 +85,7 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
   const { log } = ctx;
   const { failpoints } = ctx.config;
   const open = () =>
-    openStore(ctx.indexPath, {
+    openReader(ctx.indexPath, {
       readonly: true,
       quickCheck: 'small',
       log: options.storeLog ?? log,
@@ -92,7 +95,7 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       ...modelStoreOptions(ctx, { query: true }),
       ...(options.createEmbedder !== undefined && { createEmbedder: options.createEmbedder }),
     });
-  let store: Store;
+  let store: Reader;
   if (existsSync(ctx.indexPath)) store = open();
   else {
     const mistyped = mistypedIndex(ctx.indexPath, ctx.env);

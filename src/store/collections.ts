@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { CollectionInfo } from '../core/types.js';
 import { QmdError } from '../errors.js';
 import type { Sqlite } from './sqlite.js';
+import type { CollectionInfo } from './types.js';
 
 export interface CollectionRow {
   name: string;

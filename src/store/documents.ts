@@ -1,15 +1,15 @@
+import { isQmdError, QmdError } from '../errors.js';
+import { lineStarts } from '../text/markdown.js';
+import { DocumentLookup, type DocumentRow } from './lookup.js';
+import { type DocumentRef, splitLineRange } from './refs.js';
+import type { Sqlite } from './sqlite.js';
 import {
   DEFAULT_MULTI_GET_MAX_BYTES,
   type DocumentSlice,
   type MultiGetOptions,
   type MultiGetResult,
   type ReadOptions,
-} from '../core/types.js';
-import { isQmdError, QmdError } from '../errors.js';
-import { lineStarts } from '../text/markdown.js';
-import { DocumentLookup, type DocumentRow } from './lookup.js';
-import { type DocumentRef, splitLineRange } from './refs.js';
-import type { Sqlite } from './sqlite.js';
+} from './types.js';
 
 /**
  * A list item that gave no document: `not found` (with the lookup's suggestions, as qmd 2.8's

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import type { CleanupReport, DocumentEntry } from '../core/types.js';
 import { checkFolder } from './folder.js';
 import type { Sqlite } from './sqlite.js';
+import type { CleanupReport, DocumentEntry } from './types.js';
 import type { Vectors } from './vectors/vectors.js';
 import { prefixRange } from './vectors/vectors.js';
 

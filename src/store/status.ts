@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
-import type { CollectionStatus, StatusReport } from '../core/types.js';
 import type { Collections } from './collections.js';
 import type { Contexts } from './contexts.js';
 import type { Sqlite } from './sqlite.js';
+import type { CollectionStatus, StatusReport } from './types.js';
 import type { Vectors } from './vectors/vectors.js';
 
 /**

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { awaitIndex, mistypedIndex, openStore } from '../../src/core/index.js';
-import type { Store } from '../../src/core/types.js';
+import type { Reader } from '../../src/core/reader-types.js';
 import { expectQmdError, type Sandbox, sandbox } from '../store/helpers.js';
 
 let box: Sandbox;
@@ -19,7 +19,7 @@ afterEach(() => {
 });
 
 /** An awaiting store over the sandbox's index, opened as `qmd mcp` opens it; counts the opens. */
-function awaiting(): Store {
+function awaiting(): Reader {
   return awaitIndex(box.index, () => {
     opens++;
     return openStore(box.index, { readonly: true, quickCheck: 'small' });

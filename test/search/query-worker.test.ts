@@ -249,7 +249,7 @@ describe('close() with the query worker', () => {
     const s = recordedStore(events, noFailpoints);
     await s.embed(); // wakes the model, so there is one to dispose
     expect((await s.query('sourdough')).hits.length).toBeGreaterThan(0);
-    const exited = exitOf((s as unknown as { reads: QueryWorker }).reads.thread, events);
+    const exited = exitOf((s as unknown as { reader: { reads: QueryWorker } }).reader.reads.thread, events);
     await s.close();
     await exited;
     expect(events).toEqual(['model disposed', 'worker exited', 'database closed']);
@@ -263,7 +263,7 @@ describe('close() with the query worker', () => {
     const query = s.query('sourdough');
     query.catch(() => {}); // asserted below, after close
     await hold.carried;
-    const exited = exitOf((s as unknown as { reads: QueryWorker }).reads.thread, events);
+    const exited = exitOf((s as unknown as { reader: { reads: QueryWorker } }).reader.reads.thread, events);
     await s.close();
     await exited;
     expect(events).toEqual(['model disposed', 'worker exited', 'database closed']);

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Store } from '../../core/types.js';
+import type { Reader } from '../../core/reader-types.js';
 import { isQmdError, type QmdErrorCode } from '../../errors.js';
 import type { Failpoints } from '../../failpoints.js';
 import type { Log } from '../../log.js';
@@ -43,7 +43,7 @@ const statusOf: Partial<Record<QmdErrorCode, number>> = {
   CLOSED: 503,
 };
 
-export function createRestHandler(deps: { store: Store; failpoints: Failpoints; log: Log }): RestHandler {
+export function createRestHandler(deps: { store: Reader; failpoints: Failpoints; log: Log }): RestHandler {
   const working = new Set<ServerResponse>();
   const reply = (res: ServerResponse, status: number, value: unknown): void => {
     if (!res.headersSent && !res.writableEnded) replyJson(res, status, value);

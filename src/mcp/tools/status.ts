@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import type { ModelsReport, StatusReport } from '../../core/types.js';
+import type { ModelsReport, StatusReport } from '../../core/reader-types.js';
 import { isQmdError } from '../../errors.js';
 import type { McpDeps } from '../deps.js';
 import { formatModels, formatStatus } from '../format.js';

@@ -1,7 +1,7 @@
-import type { StatusReport } from '../../core/types.js';
 import { errorMessage } from '../../errors.js';
 import type { Log } from '../../log.js';
 import { loadSqliteVec, type Sqlite, type SqlValue } from '../sqlite.js';
+import type { StatusReport } from '../types.js';
 import { Cells } from './cells.js';
 
 /**
