@@ -1,8 +1,12 @@
 import { errorMessage } from '../../errors.js';
 import type { Log } from '../../log.js';
-import { loadSqliteVec, type Sqlite, type SqlValue } from '../sqlite.js';
+import { loadSqliteVec, type Sqlite } from '../sqlite.js';
 import type { StatusReport } from '../types.js';
-import { Cells } from './cells.js';
+import { CODE_TABLE, Codes } from './codes.js';
+import { toBlob } from './encoding.js';
+import { coarse, exact } from './nearest.js';
+
+export { codePath, fromBlob, normalize, prefixRange, toBlob, toCode } from './encoding.js';
 
 /**
  * Where the vectors live and how the nearest ones are found (docs/design.md §8.2, §8.3).
@@ -33,9 +37,6 @@ export type VectorBackend = 'sqlite-vec' | 'fallback';
 
 export const MAX_KNN = 4096;
 
-/** Rows coded per page when the codes are rebuilt or the queue drained (each page read, then written). */
-const CODE_PAGE = 512;
-
 export interface EmbeddingState {
   model: string | null;
   fingerprint: string | null;
@@ -46,25 +47,6 @@ export interface EmbeddingState {
   vec_dims: number | null;
   /** How many code rows there were when the cells were trained; NULL when there are no cells. */
   cell_rows: number | null;
-}
-
-/**
- * When the codes are split into cells (an inverted file, docs/design.md §8.3), and into how
- * many: none below `MIN_ROWS_FOR_CELLS` code rows (a KNN over every code is fast enough
- * there), else about √rows, a power of two. The cells are trained again when the rows call
- * for more of them (at 131,072 and 524,288 rows…: every fourfold growth, so all the trainings
- * of a growing index re-code fewer rows than it ends with), or for a quarter as many (the
- * slack keeps an index that hovers at a boundary from training at every write).
- */
-export const MIN_ROWS_FOR_CELLS = 65_536;
-const MAX_CELLS = 4096;
-/** Sample points per cell the k-means is trained on, and at most (150 MB of floats at 768 dims). */
-const SAMPLE_PER_CELL = 32;
-const MAX_SAMPLE = 50_000;
-
-export function defaultCellsFor(rows: number): number {
-  if (rows < MIN_ROWS_FOR_CELLS) return 0;
-  return Math.min(MAX_CELLS, 2 ** Math.round(Math.log2(Math.sqrt(rows))));
 }
 
 /**
@@ -116,9 +98,6 @@ export interface NewVector {
   vector: Float32Array;
 }
 
-const CODE_TABLE = 'chunk_codes';
-/** vec0's own table of chunks, one row per chunk of a partition; see `indexPartitions`. */
-const CODE_CHUNKS = `${CODE_TABLE}_chunks`;
 /** Version 3's float vec0 copy, dropped by the first writer with the extension. */
 const LEGACY_TABLE = 'chunk_vectors';
 
@@ -128,8 +107,8 @@ export class Vectors {
   private readonly insertEmbedding;
   private readonly anyEmbedded;
   private readonly queued;
-  private loadedCells: { key: string; cells: Cells | undefined } | undefined;
-  private rows: number | undefined;
+  /** The int8 copy a KNN reads, and its cells (`codes.ts`). */
+  private readonly codes: Codes;
 
   constructor(
     private readonly db: Sqlite,
@@ -143,6 +122,7 @@ export class Vectors {
     );
     this.anyEmbedded = db.column<[string], number>('SELECT EXISTS (SELECT 1 FROM embeddings WHERE model = ?)');
     this.queued = db.column<[], number>('SELECT EXISTS (SELECT 1 FROM code_queue)');
+    this.codes = new Codes(db, { log: options.log, cellsFor: options.cellsFor });
   }
 
   /**
@@ -291,202 +271,16 @@ export class Vectors {
     if (!this.extension()) return false;
     if (built && this.queued.get() === 0 && !this.tableExists(LEGACY_TABLE)) {
       // In step; but an index upgraded without training (version 5's step) gets its cells here.
-      if (this.rows === undefined && this.cellsOutOfStep(state, this.cells(state))) this.rebuildCodes(state.dims);
+      if (!this.codes.counted && this.codes.outOfStep(state, this.codes.cells(state))) this.codes.rebuild(state.dims);
       return true;
     }
     this.db.exec(`DROP TABLE IF EXISTS ${LEGACY_TABLE}`);
     if (built) {
-      const cells = this.cells(state);
-      this.drainQueue(cells);
-      if (this.cellsOutOfStep(state, cells)) this.rebuildCodes(state.dims);
-    } else this.rebuildCodes(state.dims);
+      const cells = this.codes.cells(state);
+      this.codes.drain(cells);
+      if (this.codes.outOfStep(state, cells)) this.codes.rebuild(state.dims);
+    } else this.codes.rebuild(state.dims);
     return true;
-  }
-
-  /**
-   * The code rows, counted once and then kept up to date by this connection's own drains: a
-   * count(*) of a million rows at every `write` (a batch of 32 chunks while embedding) would
-   * add up. Only the retraining rule reads it; another process's writes are seen at the next
-   * count (the next command).
-   */
-  private rowCount(): number {
-    this.rows ??= this.db.value('SELECT count(*) FROM vector_rows') as number;
-    return this.rows;
-  }
-
-  /** Whether the cells should be trained again: their number no longer suits the rows. */
-  private cellsOutOfStep(state: EmbeddingState, cells: Cells | undefined): boolean {
-    const rows = this.rowCount();
-    if (cells === undefined || state.cell_rows === null) return this.cellsFor(rows) > 1;
-    return this.cellsFor(rows) > cells.count || this.cellsFor(rows * 4) < cells.count;
-  }
-
-  private cellsFor(rows: number): number {
-    return (this.options.cellsFor ?? defaultCellsFor)(rows);
-  }
-
-  /**
-   * Rebuilds `chunk_codes` from `vector_rows`: trains the cells first when the rows call for
-   * them (a sample read in one pass, every `rows / sample`-th row), then codes every row into
-   * its cell. vec0 allocates `chunk_size` slots per partition (a cell and a collection) at
-   * once, so the chunk size follows the rows a partition is expected to hold.
-   */
-  private rebuildCodes(dims: number): void {
-    this.rows = undefined;
-    const rows = this.rowCount();
-    const count = this.cellsFor(rows);
-    if (count > 1) this.options.log.line(`Training the vector index's ${count} cells on ${rows} vectors…`);
-    const cells = count > 1 ? this.trainCells(dims, rows, count) : undefined;
-    this.db.exec('DELETE FROM vector_cells');
-    if (cells !== undefined) {
-      const insertCell = this.db.prepare<[number, number, Buffer]>(
-        'INSERT INTO vector_cells (id, grp, centroid) VALUES (?, ?, ?)',
-      );
-      for (let c = 0; c < cells.count; c++) {
-        insertCell.run(c, cells.groupOf[c] as number, toBlob(cells.centroids.subarray(c * dims, (c + 1) * dims)));
-      }
-    }
-    const collections = this.db.value('SELECT count(DISTINCT collection) FROM vector_rows') as number;
-    const perPartition = rows / (Math.max(1, cells?.count ?? 1) * Math.max(1, collections));
-    const chunkSize = Math.min(1024, Math.max(16, 2 ** Math.ceil(Math.log2(Math.max(1, perPartition)))));
-    this.db.exec(`DROP TABLE IF EXISTS ${CODE_TABLE}`);
-    this.db.exec(
-      `CREATE VIRTUAL TABLE ${CODE_TABLE} USING vec0(cell INTEGER PARTITION KEY, collection TEXT PARTITION KEY,
-         code int8[${dims}] distance_metric=cosine, path TEXT, chunk_size=${chunkSize})`,
-    );
-    this.indexPartitions();
-    const insert = this.insertCode();
-    // A collection at a time, a page of rows at a time: the connection cannot write while a
-    // read of it is unfinished (better-sqlite3 refuses, docs/design.md §5).
-    const page = this.db.prepare<[string, number, number], CodeSource>(
-      `SELECT r.id, r.collection, r.path, e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id
-       WHERE r.collection = ? AND r.id > ? ORDER BY r.id LIMIT ?`,
-    );
-    for (const collection of this.db
-      .column<[], string>('SELECT DISTINCT collection FROM vector_rows ORDER BY collection')
-      .all()) {
-      for (let after = 0; ; ) {
-        const rows = page.all(collection, after, CODE_PAGE);
-        for (const row of rows) insert(row, cells);
-        const last = rows.at(-1);
-        if (last === undefined || rows.length < CODE_PAGE) break;
-        after = last.id;
-      }
-    }
-    this.db.exec('DELETE FROM code_queue');
-    this.db
-      .prepare('UPDATE embedding_state SET vec_dims = ?, cell_rows = ? WHERE id = 1')
-      .run(dims, cells === undefined ? null : rows);
-    this.loadedCells = undefined;
-  }
-
-  private trainCells(dims: number, rows: number, count: number): Cells {
-    const wanted = Math.min(rows, count * SAMPLE_PER_CELL, MAX_SAMPLE);
-    const step = rows / wanted;
-    const sample = new Float32Array(wanted * dims);
-    // The ids first, then only the sampled vectors: reading every BLOB would read the whole
-    // float copy (3 GB at 1M × 768) for a sample of one in twenty.
-    const vector = this.db.column<[number], Uint8Array>('SELECT vector FROM embeddings WHERE id = ?');
-    let seen = 0;
-    let taken = 0;
-    for (const { id } of this.db
-      .prepare<[], { id: number }>('SELECT embedding_id AS id FROM vector_rows ORDER BY id')
-      .iterate()) {
-      if (taken < wanted && seen >= Math.floor(taken * step)) {
-        const blob = vector.get(id);
-        if (blob !== undefined) sample.set(fromBlob(blob), dims * taken++);
-      }
-      seen++;
-    }
-    return Cells.train(sample.subarray(0, taken * dims), dims, count);
-  }
-
-  /**
-   * vec0 (0.1.9) finds a partition's chunks by reading its chunk table without an index:
-   * about 2 ms a partition at 200k rows in 2,048 partitions, paid once per value of an `IN`
-   * (SQLite runs the KNN once per value). An index of our own on the partition columns makes
-   * it 0.13 ms (bench/experiments/vec/results-ivf.md). Skipped if a later sqlite-vec names the
-   * columns otherwise: searches are then only slower.
-   */
-  private indexPartitions(): void {
-    const columns = new Set(
-      this.db
-        .prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)')
-        .all(CODE_CHUNKS)
-        .map((c) => c.name),
-    );
-    if (columns.has('partition00') && columns.has('partition01')) {
-      this.db.exec(`CREATE INDEX ${CODE_CHUNKS}_by_partition ON ${CODE_CHUNKS}(partition00, partition01)`);
-    }
-  }
-
-  /** The trained cells, read once per training (another process may train them again). */
-  private cells(state: EmbeddingState): Cells | undefined {
-    const key = `${state.vec_dims}:${state.cell_rows}`;
-    if (this.loadedCells?.key === key) return this.loadedCells.cells;
-    let cells: Cells | undefined;
-    if (state.cell_rows !== null && state.vec_dims !== null) {
-      const dims = state.vec_dims;
-      const rows = this.db
-        .prepare<[], { grp: number; centroid: Uint8Array }>('SELECT grp, centroid FROM vector_cells ORDER BY id')
-        .all();
-      if (rows.length > 1) {
-        const centroids = new Float32Array(rows.length * dims);
-        for (const [c, row] of rows.entries()) centroids.set(fromBlob(row.centroid), c * dims);
-        cells = new Cells(
-          dims,
-          centroids,
-          Int32Array.from(rows, (row) => row.grp),
-        );
-      }
-    }
-    this.loadedCells = { key, cells };
-    return cells;
-  }
-
-  private drainQueue(cells: Cells | undefined): void {
-    const insert = this.insertCode();
-    const remove = this.db.prepare<[bigint]>(`DELETE FROM ${CODE_TABLE} WHERE rowid = ?`);
-    const source = this.db.prepare<[number], CodeSource>(
-      `SELECT r.id, r.collection, r.path, e.vector FROM vector_rows r JOIN embeddings e ON e.id = r.embedding_id
-       WHERE r.id = ?`,
-    );
-    // A page at a time, not loaded: a big `qmd update` may queue a row per chunk of every note
-    // it moved; and not streamed, as the connection cannot write while a read of it is unfinished.
-    const queued = this.db.column<[number, number], number>(
-      'SELECT row_id FROM code_queue WHERE row_id > ? ORDER BY row_id LIMIT ?',
-    );
-    for (let after = 0; ; ) {
-      const ids = queued.all(after, CODE_PAGE);
-      for (const id of ids) {
-        // An id is queued when its row was added or deleted (ids can be reused): drop the old code, add the new.
-        const removed = remove.run(BigInt(id)).changes;
-        const row = source.get(id);
-        if (this.rows !== undefined) this.rows += (row === undefined ? 0 : 1) - removed;
-        if (row !== undefined) insert(row, cells);
-      }
-      const last = ids.at(-1);
-      if (last === undefined || ids.length < CODE_PAGE) break;
-      after = last;
-    }
-    this.db.exec('DELETE FROM code_queue');
-  }
-
-  /** A writer of one row's code: into its vector's cell (0 without cells), its path as stored (`codePath`). */
-  private insertCode(): (row: CodeSource, cells: Cells | undefined) => void {
-    const statement = this.db.prepare<[bigint, bigint, string, Buffer, string]>(
-      `INSERT INTO ${CODE_TABLE} (rowid, cell, collection, code, path) VALUES (?, ?, ?, vec_int8(?), ?)`,
-    );
-    return (row, cells) => {
-      const vector = fromBlob(row.vector);
-      statement.run(
-        BigInt(row.id),
-        BigInt(cells?.assign(vector) ?? 0),
-        row.collection,
-        toCode(vector),
-        codePath(row.path),
-      );
-    };
   }
 
   /**
@@ -499,181 +293,17 @@ export class Vectors {
     const state = this.state();
     if (k <= MAX_KNN && this.codesReady(state)) {
       try {
-        return this.coarse(query, k, filter, this.cells(state), widen);
+        const cells = this.codes.cells(state);
+        const probes = cells === undefined ? 0 : (this.options.probes ?? defaultProbes)(cells.count, widen);
+        return coarse(this.db, query, k, filter, cells, probes);
       } catch (error) {
         // Another process rebuilt the table between the check and the query: answer exactly.
         // Any other failure is a fault here, not a reason to scan every vector.
         if (this.codesReady(this.state())) throw error;
       }
     }
-    return this.exact(query, fingerprint, k, filter);
+    return exact(this.db, this.extension(), query, fingerprint, k, filter);
   }
-
-  /**
-   * The KNN over the codes. With cells, only those of the `probes` cells nearest to the query
-   * are read. SQLite runs a KNN once per value of an `IN` on a partition key (each returns up
-   * to k rows): the best k per collection of the filter are kept, by code distance, whatever
-   * the cells read.
-   */
-  private coarse(
-    query: Float32Array,
-    k: number,
-    filter: VectorFilter,
-    cells: Cells | undefined,
-    widen: number,
-  ): Candidates {
-    const range = prefixRange(filter.pathPrefix);
-    const probes = cells === undefined ? 0 : (this.options.probes ?? defaultProbes)(cells.count, widen);
-    const where = [
-      'code MATCH vec_int8(@code) AND k = @k',
-      cells === undefined ? '' : 'AND cell IN (SELECT value FROM json_each(@cells))',
-      filter.collections === undefined ? '' : 'AND collection IN (SELECT value FROM json_each(@collections))',
-      range === undefined ? '' : 'AND path >= @low AND path < @high',
-    ].join(' ');
-    // MATERIALIZED: vec0 refuses a LIMIT beside its own `k` (flattened, the outer one would be).
-    const rows = this.db
-      .column<Record<string, SqlValue>, number>(
-        `WITH knn AS MATERIALIZED (SELECT rowid, distance FROM ${CODE_TABLE} WHERE ${where})
-         SELECT r.embedding_id FROM (SELECT rowid FROM knn ORDER BY distance LIMIT @limit) best
-         JOIN vector_rows r ON r.id = best.rowid`,
-      )
-      .all({
-        code: toCode(query),
-        k,
-        limit: k * Math.max(1, collectionCount(filter.collections)),
-        ...(cells !== undefined && { cells: JSON.stringify(cells.nearest(query, probes)) }),
-        ...filterParams(filter.collections, range),
-      });
-    const everyCell = cells === undefined || probes >= cells.count;
-    return { neighbours: this.rescore(query, [...new Set(rows)]), complete: everyCell && rows.length < k, everyCell };
-  }
-
-  /** Exact similarities of the candidates, from the float copy, best first. */
-  private rescore(query: Float32Array, ids: number[]): Neighbour[] {
-    if (ids.length === 0) return [];
-    const rows = this.db
-      .prepare<[string], { id: number; vector: Uint8Array }>(
-        'SELECT id, vector FROM embeddings WHERE id IN (SELECT value FROM json_each(?))',
-      )
-      .all(JSON.stringify(ids));
-    return rank(rows.map((row) => ({ id: row.id, similarity: dot(query, row.vector) })));
-  }
-
-  /**
-   * The exact answer: every vector of the model the filter allows. In SQL when sqlite-vec is
-   * loaded; in JS only when it cannot be (the platform has no build of it, or
-   * `vectorExtension: false`).
-   */
-  private exact(query: Float32Array, fingerprint: string, k: number, filter: VectorFilter): Candidates {
-    const range = prefixRange(filter.pathPrefix);
-    const allowed = [
-      filter.collections === undefined ? '' : 'AND r.collection IN (SELECT value FROM json_each(@collections))',
-      range === undefined ? '' : 'AND r.path >= @low AND r.path < @high',
-    ].join(' ');
-    const params = { model: fingerprint, ...filterParams(filter.collections, range) };
-    const from = `FROM embeddings e WHERE e.model = @model
-      AND e.id IN (SELECT r.embedding_id FROM vector_rows r WHERE 1 ${allowed})`;
-    const limit = Number.isFinite(k) ? k : -1;
-    if (this.extension()) {
-      const neighbours = this.db
-        .prepare<Record<string, SqlValue>, Neighbour>(
-          `SELECT e.id, 1 - vec_distance_cosine(e.vector, @query) AS similarity ${from}
-           ORDER BY similarity DESC, e.id LIMIT @limit`,
-        )
-        .all({ ...params, query: toBlob(query), limit });
-      return { neighbours, complete: limit < 0 || neighbours.length < limit, everyCell: true };
-    }
-    const found: Neighbour[] = [];
-    for (const row of this.db
-      .prepare<Record<string, SqlValue>, { id: number; vector: Uint8Array }>(`SELECT e.id, e.vector ${from}`)
-      .iterate(params)) {
-      found.push({ id: row.id, similarity: dot(query, row.vector) });
-    }
-    const neighbours = rank(found);
-    return { neighbours: limit < 0 ? neighbours : neighbours.slice(0, limit), complete: true, everyCell: true };
-  }
-}
-
-interface CodeSource {
-  id: number;
-  collection: string;
-  path: string;
-  vector: Uint8Array;
-}
-
-/**
- * The path as `chunk_codes` stores it. sqlite-vec 0.1.9 fails any comparison on a TEXT
- * metadata value of exactly 12 bytes ("Could not filter metadata fields": 12 bytes is the
- * prefix it keeps inline; 11 and 13 work, bench/experiments/vec/results-ivf.md), so one byte
- * 0x01 is appended to such a path. That keeps every folder range's answer (0x01 sorts below
- * every character a path or a range bound holds).
- */
-export function codePath(path: string): string {
-  return Buffer.byteLength(path) === 12 ? `${path}\u0001` : path;
-}
-
-/**
- * The rows under a folder, as a range on `path` (what vec0 accepts on a metadata column; it
- * refuses LIKE and GLOB): `notes/2024` is `path >= 'notes/2024/' AND path < 'notes/20240'`
- * ('0' follows '/'), so `notes/2024x/a.md` is not under it. Undefined for no folder.
- */
-export function prefixRange(prefix: string | undefined): { low: string; high: string } | undefined {
-  const folder = prefix?.replace(/^\/+|\/+$/g, '');
-  if (folder === undefined || folder === '') return undefined;
-  return { low: `${folder}/`, high: `${folder}0` };
-}
-
-function filterParams(
-  collections: string | undefined,
-  range: { low: string; high: string } | undefined,
-): Record<string, SqlValue> {
-  return { ...(collections !== undefined && { collections }), ...range };
-}
-
-function collectionCount(collections: string | undefined): number {
-  return collections === undefined ? 0 : (JSON.parse(collections) as unknown[]).length;
-}
-
-function rank(neighbours: Neighbour[]): Neighbour[] {
-  return neighbours.sort((a, b) => b.similarity - a.similarity || a.id - b.id);
-}
-
-/** The int8 code of `vector`: scaled so its largest component is ±127, then rounded (see above). */
-export function toCode(vector: Float32Array): Buffer {
-  let max = 0;
-  for (const x of vector) max = Math.max(max, Math.abs(x));
-  const scale = max === 0 ? 0 : 127 / max;
-  const code = new Int8Array(vector.length);
-  for (let i = 0; i < vector.length; i++) code[i] = Math.round((vector[i] as number) * scale);
-  return Buffer.from(code.buffer);
-}
-
-/** `vector` scaled to length 1 (a zero vector stays zero). */
-export function normalize(vector: Float32Array): Float32Array {
-  let sum = 0;
-  for (const x of vector) sum += x * x;
-  const norm = Math.sqrt(sum);
-  if (norm === 0) return Float32Array.from(vector);
-  return vector.map((x) => x / norm);
-}
-
-export function toBlob(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-}
-
-export function fromBlob(blob: Uint8Array): Float32Array {
-  // A view needs 4-byte alignment; SQLite's BLOBs do not promise it (better-sqlite3's Buffers were
-  // measured at offset 0, but nothing says so).
-  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
-  return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
-}
-
-function dot(query: Float32Array, blob: Uint8Array): number {
-  const vector = fromBlob(blob);
-  const n = Math.min(query.length, vector.length);
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += (query[i] as number) * (vector[i] as number);
-  return sum;
 }
 
 function oneLine(error: unknown): string {
