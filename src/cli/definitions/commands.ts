@@ -1,13 +1,10 @@
-import { type Command, InvalidArgumentError, Option } from 'commander';
-import { parseWholeNumber } from '../env.js';
-import { MCP_DEFAULTS, type McpFlags, mcpCommand } from '../serve/mcp.js';
-import type { MigrateFlags } from './commands/migrate.js';
-import type { GetFlags, MultiGetFlags } from './commands/read-commands.js';
-import type { SearchFlags } from './commands/search-output.js';
-import type { CliContext } from './context.js';
-import { OUTPUT_FORMATS } from './formats/output-format.js';
-import { CLIENTS, findClient, type McpClient } from './mcp-config/clients.js';
-import { clientsHelp } from './mcp-config/help.js';
+import type { Command } from 'commander';
+import type { MigrateFlags } from '../commands/migrate.js';
+import type { GetFlags, MultiGetFlags } from '../commands/read-commands.js';
+import type { SearchFlags } from '../commands/search-output.js';
+import type { CliContext } from '../context.js';
+import { positiveInt, searchCommand, withFormats } from './options.js';
+import { defineLifecycle, defineMcp } from './server.js';
 
 /** Wraps a lazily loaded action: builds the context from the command's options, reports errors. */
 export type Runner = <A extends unknown[]>(
@@ -16,76 +13,6 @@ export type Runner = <A extends unknown[]>(
 
 /** Adds one top-level command (and its sub-commands) to the program. */
 export type DefineCommand = (program: Command, run: Runner) => void;
-
-function positiveInt(name: string) {
-  return (value: string): number => {
-    const n = parseWholeNumber(value, 1);
-    if (n === undefined) throw new InvalidArgumentError(`${name} must be a whole number ≥ 1.`);
-    return n;
-  };
-}
-
-/** A TCP port, `min` to 65535. For `qmd mcp --http`, 0 asks the OS for a free one (the one bound is printed). */
-function port(min: 0 | 1) {
-  return (value: string): number => {
-    const n = parseWholeNumber(value, min, 65535);
-    if (n === undefined) throw new InvalidArgumentError(`--port must be ${min} to 65535.`);
-    return n;
-  };
-}
-
-function score(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('must be a number from 0 to 1.');
-  return n;
-}
-
-/** `--client`: a client by any of its names; an unknown one is a usage error listing them. */
-function clientName(value: string): McpClient {
-  const client = findClient(value);
-  if (client === undefined) {
-    throw new InvalidArgumentError(`unknown client; one of: ${CLIENTS.map((c) => c.id).join(', ')}.`);
-  }
-  return client;
-}
-
-const clientsHelpText = (): string => clientsHelp();
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, ...value.split(',').filter(Boolean)];
-}
-
-/** qmd 2.x's output formats: `--format KIND` and its legacy flags (formats/output-format.ts). */
-function withFormats(command: Command): Command {
-  return command
-    .addOption(new Option('--format <kind>', 'output format').choices(OUTPUT_FORMATS))
-    .option('--json', 'as JSON (--format json)')
-    .option('--csv', 'as CSV (--format csv)')
-    .option('--md', 'as Markdown (--format md)')
-    .option('--xml', 'as XML (--format xml)')
-    .option('--files', 'docid, score, file and context, one line each (--format files)');
-}
-
-const searchCommand = (program: Command, name: string, description: string) =>
-  withFormats(
-    program
-      .command(name)
-      .description(description)
-      .argument('<query>', 'what to look for')
-      .option('-n <n>', 'number of results (default 5; 20 with --files or --json)', positiveInt('-n'))
-      .option('--all', 'every match (at most 1000); pair with --min-score')
-      .option('-c, --collection <name>', 'only this collection (repeat or comma-separate)', collect)
-      .option('--folder <path>', 'only notes under this folder, relative to the collection root (2024/q1)')
-      .option(
-        '--min-score <score>',
-        'drop results weaker than this fraction of the best one (0 to 1; the best scores 1)',
-        score,
-      )
-      .option('--full', 'the whole document instead of the snippet')
-      .option('--line-numbers', 'number the lines of snippets (or documents, with --full)')
-      .option('--full-path', 'each result as its file on disk (./… here, else absolute) instead of qmd://')
-      .option('--explain', 'how the search ran: the mode, why, each sub-search and how many it ranked'),
-  );
 
 /**
  * Every top-level command, in `--help` order, by name. Each action imports its own module on
@@ -106,7 +33,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--glob <glob>', 'the same as --mask')
         .action(
           run(async (ctx, dir: string, opts: { name?: string; mask?: string; glob?: string }) => {
-            const { collectionAdd } = await import('./commands/index-commands.js');
+            const { collectionAdd } = await import('../commands/index-commands.js');
             const { glob, ...rest } = opts;
             await collectionAdd(ctx, dir, glob === undefined ? rest : { ...rest, mask: glob });
           }),
@@ -117,7 +44,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--json', 'as JSON')
         .action(
           run(async (ctx, opts: { json?: boolean }) => {
-            const { collectionList } = await import('./commands/collection-commands.js');
+            const { collectionList } = await import('../commands/collection-commands.js');
             await collectionList(ctx, opts);
           }),
         );
@@ -129,7 +56,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--json', 'as JSON')
         .action(
           run(async (ctx, name: string, opts: { json?: boolean }) => {
-            const { collectionShow } = await import('./commands/collection-commands.js');
+            const { collectionShow } = await import('../commands/collection-commands.js');
             await collectionShow(ctx, name, opts);
           }),
         );
@@ -140,7 +67,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .argument('<name>', 'collection name')
         .action(
           run(async (ctx, name: string) => {
-            const { collectionRemove } = await import('./commands/collection-commands.js');
+            const { collectionRemove } = await import('../commands/collection-commands.js');
             await collectionRemove(ctx, name);
           }),
         );
@@ -152,7 +79,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .argument('<new>', 'the new name')
         .action(
           run(async (ctx, from: string, to: string) => {
-            const { collectionRename } = await import('./commands/collection-commands.js');
+            const { collectionRename } = await import('../commands/collection-commands.js');
             await collectionRename(ctx, from, to);
           }),
         );
@@ -170,7 +97,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
           .argument('<name>', 'collection name')
           .action(
             run(async (ctx, name: string) => {
-              const { collectionInclude } = await import('./commands/collection-commands.js');
+              const { collectionInclude } = await import('../commands/collection-commands.js');
               await collectionInclude(ctx, name, include);
             }),
           );
@@ -183,7 +110,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .argument('[command...]', 'the command (quote it, or its words are joined by spaces)')
         .action(
           run(async (ctx, name: string, words: string[]) => {
-            const { collectionUpdateCmd } = await import('./commands/collection-commands.js');
+            const { collectionUpdateCmd } = await import('../commands/collection-commands.js');
             await collectionUpdateCmd(ctx, name, words);
           }),
         );
@@ -199,7 +126,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--json', 'as JSON')
         .action(
           run(async (ctx, where: string | undefined, opts: { json?: boolean }) => {
-            const { ls } = await import('./commands/ls.js');
+            const { ls } = await import('../commands/ls.js');
             await ls(ctx, where, opts);
           }),
         );
@@ -219,7 +146,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         )
         .action(
           run(async (ctx, opts: { pull?: boolean }) => {
-            const { update } = await import('./commands/index-commands.js');
+            const { update } = await import('../commands/index-commands.js');
             await update(ctx, opts);
           }),
         );
@@ -241,7 +168,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .argument('[text...]', 'what is there')
         .action(
           run(async (ctx, place: string, words: string[]) => {
-            const { contextAdd } = await import('./commands/context-commands.js');
+            const { contextAdd } = await import('../commands/context-commands.js');
             // qmd 2.x's `qmd context add "text"`: the current folder's context.
             await (words.length === 0 ? contextAdd(ctx, '.', [place]) : contextAdd(ctx, place, words));
           }),
@@ -252,7 +179,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--json', 'as JSON')
         .action(
           run(async (ctx, opts: { json?: boolean }) => {
-            const { contextList } = await import('./commands/context-commands.js');
+            const { contextList } = await import('../commands/context-commands.js');
             await contextList(ctx, opts);
           }),
         );
@@ -263,7 +190,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .argument('<path>', 'as for add')
         .action(
           run(async (ctx, place: string) => {
-            const { contextRemove } = await import('./commands/context-commands.js');
+            const { contextRemove } = await import('../commands/context-commands.js');
             await contextRemove(ctx, place);
           }),
         );
@@ -282,7 +209,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--dry-run', 'say what would be built, build nothing')
         .action(
           run(async (ctx, opts: MigrateFlags) => {
-            const { migrate } = await import('./commands/migrate.js');
+            const { migrate } = await import('../commands/migrate.js');
             await migrate(ctx, opts, program.opts<{ index?: string }>().index);
           }),
         );
@@ -293,7 +220,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
     (program, run) => {
       searchCommand(program, 'search', 'full-text search (BM25)').action(
         run(async (ctx, query: string, opts: SearchFlags) => {
-          const { search } = await import('./commands/read-commands.js');
+          const { search } = await import('../commands/read-commands.js');
           await search(ctx, query, opts);
         }),
       );
@@ -320,7 +247,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--no-expand', 'skip the query expansion model: only the query’s own lex and vec searches')
         .action(
           run(async (ctx, query: string, opts: SearchFlags) => {
-            const { query: runQuery } = await import('./commands/read-commands.js');
+            const { query: runQuery } = await import('../commands/read-commands.js');
             await runQuery(ctx, query, opts);
           }),
         );
@@ -331,7 +258,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
     (program, run) => {
       searchCommand(program, 'vsearch', 'vector search only (needs qmd embed first)').action(
         run(async (ctx, query: string, opts: SearchFlags) => {
-          const { vsearch } = await import('./commands/embed-commands.js');
+          const { vsearch } = await import('../commands/embed-commands.js');
           await vsearch(ctx, query, opts);
         }),
       );
@@ -348,7 +275,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--json', 'the report as JSON')
         .action(
           run(async (ctx, opts: { batch?: number; force?: boolean; json?: boolean }) => {
-            const { embed } = await import('./commands/embed-commands.js');
+            const { embed } = await import('../commands/embed-commands.js');
             await embed(ctx, opts);
           }),
         );
@@ -362,7 +289,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .description('download the embedding, reranking and query expansion models (searches never download)')
         .action(
           run(async (ctx) => {
-            const { pull } = await import('./commands/pull.js');
+            const { pull } = await import('../commands/pull.js');
             await pull(ctx);
           }),
         );
@@ -383,7 +310,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--json', 'as JSON with line numbers')
         .action(
           run(async (ctx, ref: string, opts: GetFlags) => {
-            const { get } = await import('./commands/read-commands.js');
+            const { get } = await import('../commands/read-commands.js');
             await get(ctx, ref, opts);
           }),
         );
@@ -406,7 +333,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
           .option('--no-line-numbers', "the text as indexed (the default here; qmd 2.x's default is numbered)"),
       ).action(
         run(async (ctx, pattern: string, opts: MultiGetFlags) => {
-          const { multiGet } = await import('./commands/read-commands.js');
+          const { multiGet } = await import('../commands/read-commands.js');
           await multiGet(ctx, pattern, opts);
         }),
       );
@@ -421,7 +348,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--dry-run', 'say what would go, change nothing')
         .action(
           run(async (ctx, opts: { dryRun?: boolean }) => {
-            const { cleanup } = await import('./commands/maintenance-commands.js');
+            const { cleanup } = await import('../commands/maintenance-commands.js');
             await cleanup(ctx, opts);
           }),
         );
@@ -436,117 +363,12 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--json', 'as JSON')
         .action(
           run(async (ctx, opts: { json?: boolean }) => {
-            const { status } = await import('./commands/read-commands.js');
+            const { status } = await import('../commands/read-commands.js');
             await status(ctx, opts);
           }),
         );
     },
   ],
-  [
-    'mcp',
-    (program, run) => {
-      const mcp = program
-        .command('mcp')
-        .description('run the MCP server over stdio (default) or HTTP')
-        .option('--http', 'serve Streamable HTTP instead of stdio')
-        .addOption(
-          new Option('--port <port>', 'HTTP port (0: any free one)').argParser(port(0)).default(MCP_DEFAULTS.port),
-        )
-        .option('--host <host>', 'HTTP host (loopback by default)', MCP_DEFAULTS.host)
-        .option('--daemon', 'with --http: run in the background and write a pidfile')
-        .option(
-          '--token-file <file>',
-          'with --http: the file holding the bearer token clients must send, read again when it changes (default: INDEX.mcp-token, made on first start; or QMD_HTTP_TOKEN)',
-        )
-        // Refused with a line saying why and what to use instead (src/serve/mcp.ts).
-        .addOption(new Option('--token <token>').hideHelp())
-        .option('--no-auth', 'with --http: no token; any local user can read your notes (a warning says so)')
-        .option(
-          '--shared',
-          'relay to the one warm shared server of this index, starting it if needed (also QMD_SHARED=1)',
-        )
-        .addOption(new Option('--shared-server', 'run the shared server itself (relays start it)').hideHelp())
-        .action(run((ctx, opts: McpFlags) => mcpCommand(ctx, opts)));
-      mcp
-        .command('config')
-        .description('print the configuration of an MCP client for this qmd (stdout), and where that client reads it')
-        .addOption(
-          new Option('--client <name>', 'claude-desktop, claude-code, cursor, vscode, gemini-cli, codex or opencode')
-            .argParser(clientName)
-            .makeOptionMandatory(),
-        )
-        .option('--name <name>', 'the server’s name in the client’s configuration', 'qmd')
-        .addHelpText('after', () => clientsHelpText())
-        .action(
-          run(async (ctx, opts: { client: McpClient; name: string }) => {
-            const { mcpConfig } = await import('./mcp-config/command.js');
-            // Commander hands `--http`, `--shared`, `--port`… to `mcp`, which defines them (as for stop).
-            await mcpConfig(ctx, opts, mcp.opts<McpFlags>());
-          }),
-        );
-      mcp
-        .command('stop')
-        .description('stop the background HTTP server started with --daemon, or with --shared the shared server')
-        .option('--shared', 'stop the shared server of this index')
-        .option('--all', "with --shared: end its clients' relays too (without it they start a new server at once)")
-        .action(
-          run(async (ctx, opts: { shared?: boolean; all?: boolean }) => {
-            const { mcpStop } = await import('../serve/daemon/stop.js');
-            // Commander hands the `--shared` of `qmd mcp stop --shared` to `mcp`, which has an
-            // option of that name (the root parses every option it or a parent knows): read both.
-            await mcpStop(ctx, {
-              shared: opts.shared === true || mcp.opts<McpFlags>().shared === true,
-              all: opts.all === true,
-            });
-          }),
-        );
-    },
-  ],
-  [
-    'lifecycle',
-    (program, run) => {
-      const lifecycle = program.command('lifecycle').description('see the MCP server lifecycle machine');
-      lifecycle
-        .command('export')
-        .description('the machine as a diagram or code, generated from its definition')
-        .addOption(
-          new Option('--format <format>', 'output format')
-            .choices(['mermaid', 'dot', 'stately', 'json'])
-            .default('mermaid'),
-        )
-        .addOption(
-          new Option('--machine <machine>', 'which machine: the server lifecycle, or --shared’s server and session')
-            .choices(['lifecycle', 'shared-server', 'session'])
-            .default('lifecycle'),
-        )
-        .action(
-          run(async (ctx, opts: { format: string; machine: string }) => {
-            const { lifecycleExport } = await import('./commands/lifecycle.js');
-            await lifecycleExport(ctx, opts.format, opts.machine);
-          }),
-        );
-      lifecycle
-        .command('trace')
-        .description('print a QMD_LIFECYCLE_TRACE file as a timeline')
-        .argument('<file>', 'the JSONL trace')
-        .option('--all', 'every run in the file, not only the last')
-        .action(
-          run(async (ctx, file: string, opts: { all?: boolean }) => {
-            const { lifecycleTrace } = await import('./commands/lifecycle.js');
-            await lifecycleTrace(ctx, file, opts);
-          }),
-        );
-      lifecycle
-        .command('inspect')
-        .description('serve a local endpoint for QMD_INSPECT and a page for Stately’s inspector')
-        .addOption(new Option('--port <port>', 'port').argParser(port(1)).default(8080))
-        .option('--host <host>', 'host', '127.0.0.1')
-        .action(
-          run(async (ctx, opts: { port: number; host: string }) => {
-            const { lifecycleInspect } = await import('./commands/lifecycle.js');
-            await lifecycleInspect(ctx, opts);
-          }),
-        );
-    },
-  ],
+  ['mcp', defineMcp],
+  ['lifecycle', defineLifecycle],
 ];
