@@ -24,8 +24,8 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
 
 /**
  * Removes an index file and its WAL companions, after its store is closed: what `collection
- * add` does with an index it created and could not add to (issue 31), so a failed first add
- * leaves nothing behind. Best effort: a file already gone is fine.
+ * add` does with an index it created and could not add to, so a failed first add (a mistyped
+ * folder) leaves nothing behind for the next command to mistake for an index. Best effort: a file already gone is fine.
  */
 export function discardIndex(file: string): void {
   for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(`${file}${suffix}`, { force: true });

@@ -113,7 +113,8 @@ export interface StoreOptions {
    * whole file (its cost: docs/design.md §5, "Start-up"), so: `true` always (a writer, which
    * pays it once before writing into the index; `qmd status`); `'small'` only when the file is
    * at most `QUICK_CHECK_SMALL_BYTES` (every reader: each `qmd mcp` start, `qmd search`,
-   * `get`…: a damaged small index is refused by every command alike, issue 34, while a large one
+   * `get`…: a damaged small index is refused by every command alike, not by some and served by
+   * others, while a large one
    * is never read through at each start or search: about 10 ms per MB on a busy machine,
    * `bench/experiments/quick-check.mjs`); `false` never. A large index's damage meets the
    * statement that touches it, as INDEX_CORRUPT. Default: `true`, or `'small'` when `readonly`.

@@ -41,7 +41,7 @@ interface Pending {
  *
  * The signal is checked between chunks; when it fires, the vectors already computed are
  * stored and the run rejects with ABORTED. `stop` is checked there too, but lets the chunk in
- * flight finish: its batch is stored and the run resolves with `stopped` (Ctrl-C, issue 31).
+ * flight finish: its batch is stored and the run resolves with `stopped` (Ctrl-C keeps the work done).
  */
 export async function embedIndex(
   db: Sqlite,

@@ -5,7 +5,8 @@ import type { IgnoredFiles, IgnoreReason } from './types.js';
 const EXAMPLES = 3;
 
 /**
- * The one ignore rule of a scan (issue 31). The mask is matched with hidden names treated as
+ * The one ignore rule of a scan: a vault's `.obsidian/`, a `.git/` and a project's `node_modules`
+ * are not notes, yet a mask may name them on purpose. The mask is matched with hidden names treated as
  * any other (`dot: true`); then a file under `node_modules` or with a hidden name on its path
  * (`.git`, `.obsidian`, `.draft.md`) is indexed only if one alternative of the mask matches it
  * and names each such name as a segment of its own: `{*.md,**\/*.md,.obsidian/**\/*.md}`

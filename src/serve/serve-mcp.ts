@@ -74,8 +74,8 @@ export interface Serving {
  * every start (StoreOptions.quickCheck), its damage meets the request that touches it as
  * INDEX_CORRUPT.
  *
- * No index yet (a client configured before the first `qmd collection add`, issue 32): the
- * server starts and serves anyway, creating nothing; its tools say `No index yet at PATH: qmd
+ * No index yet (a client configured on a fresh machine, before the first `qmd collection add`,
+ * would otherwise keep a dead server until the person restarts it): the server starts and serves anyway, creating nothing; its tools say `No index yet at PATH: qmd
  * collection add DIR` until the file appears, and the first call after that opens it as above
  * (`awaitIndex`). A path named by --index or QMD_INDEX whose folder does not exist either is a
  * typo, and still fails at once (`mistypedIndex`); the default one (a fresh machine has no

@@ -5,7 +5,8 @@ import { count } from '../terminal/progress.js';
 export type IgnoredHint = (ignored: IgnoredFiles) => string;
 
 /**
- * The one line about files the mask's wildcards pass by (issue 31), or nothing when there are
+ * The one line about files the mask's wildcards pass by (so a person whose notes are in a
+ * hidden folder learns why they are missing, and how to include them), or nothing when there are
  * none: `not indexed: 24 files under node_modules (vendor/node_modules/), 3 hidden (.obsidian/); …`.
  */
 export function formatIgnored(ignored: IgnoredFiles, hint: IgnoredHint): string | undefined {

@@ -22,7 +22,8 @@ export interface InterruptOptions {
 }
 
 /**
- * Ctrl-C for a long command (`embed`, `update`, `collection add`; issue 31). The first SIGINT
+ * Ctrl-C for a long command (`embed`, `update`, `collection add`), so that stopping one never
+ * throws away the minutes of work already done. The first SIGINT
  * fires `stop`: the work ends after its current unit, commits, and the command says what it
  * kept and exits 130. The second exits 130 at once; the index is consistent all the same,
  * since every unit is its own transaction (an uncommitted one is rolled back on the next open).

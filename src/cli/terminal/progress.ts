@@ -3,7 +3,7 @@ import { type Clock, realClock, type TimerHandle } from '../../lifecycle/clock.j
 import { createLog, type Log } from '../../log.js';
 import { fitWidth, paintFor, type TerminalStream, terminalOf } from './terminal.js';
 
-/** Piped or redirected: a plain line at least this often while work goes on (issue 31). */
+/** Piped or redirected: a plain line at least this often while work goes on, so a log shows it is alive. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 10_000;
 /** A terminal: the fewest milliseconds between two redraws of the bar (10 a second). */
 const REDRAW_MS = 100;

@@ -32,7 +32,7 @@ export async function startDaemon(ctx: CliContext): Promise<void> {
     );
   const existing = readPidfile(pidfile);
   if (existing !== null) {
-    // A note, not an error: no `qmd:` prefix (issue 31).
+    // A note, not an error: no `qmd:` prefix, which says something failed; nothing did.
     ctx.log.line(`Removed a stale pidfile ${pidfile} (its server is gone)`);
     removePidfile(pidfile);
   }

@@ -80,7 +80,7 @@ export async function stopServer(
   // It removes its own record; one killed outright mid-teardown could not, and a record that
   // names another process was never its. Once nothing answers, whatever is left is stale.
   if (readPidfile(record) !== null && 'unreachable' in (await askStatus(control))) removePidfile(record);
-  // Success goes to stdout, without the `qmd:` of errors (issue 31).
+  // Success goes to stdout, without the `qmd:` of errors: a script reads it as the result, a person as news.
   ctx.out(
     `Stopped the ${what} (pid ${result.stopped}): it ran its teardown and exited${clientsAfterStop(result.sessions, all)}`,
   );
