@@ -1,8 +1,9 @@
 /**
- * qmd itself on two SQLite bindings, before and after (issue 35): two clean clones of the
- * repository (`git archive REV`), each installed with `npm ci` from the npm registry alone
- * (an empty npm cache each time; `prepare` builds dist/), then run side by side by each Node,
- * rounds interleaved (before/after order alternating), load recorded at every step:
+ * qmd before and after a change, side by side on one machine: two builds of the repository
+ * (clean clones of two revisions, `git archive`, each installed with `npm ci` from the npm
+ * registry alone with an empty npm cache, `prepare` building dist/; or two trees already built,
+ * `--before-dir`/`--after-dir`), run by each Node asked for, rounds interleaved (before/after
+ * order alternating), load recorded at every step:
  *
  *  - install: the `npm ci` of a clean clone, wall time and the load around it;
  *  - `qmd mcp` start-up: spawn → the `initialize` reply, wall and the server's own CPU time
@@ -13,23 +14,27 @@
  *    worker on, the tiny test model for vectors): per-call round trip, and the server's CPU
  *    time per call (utime + stime of the whole process, every thread, from /proc).
  *
- *   npx tsx bench/experiments/sqlite-binding-qmd.ts --before-rev main --after-rev HEAD \
- *     [--install-rounds 1] [--rounds 4] [--notes 1000] [--queries 100] [--scratch DIR] [--out FILE]
+ *   npx tsx bench/before-after.ts --before-rev main --after-rev HEAD \
+ *     [--install-rounds 1] [--rounds 4] [--notes 1000] [--queries 100] [--nodes 22,24] \
+ *     [--before-dir DIR --after-dir DIR] [--title TEXT] [--scratch DIR] [--out FILE]
  *
- * `--install-rounds 0` reuses the clones already in the scratch directory. Results (markdown)
- * go to `--out`, rewritten after each phase.
+ * `--install-rounds 0` reuses the clones already in the scratch directory; `--before-dir` and
+ * `--after-dir` name built trees to use instead (their own `npm ci`, Node and all). Results
+ * (markdown) go to `--out`, rewritten after each phase. First written for the SQLite binding
+ * change (bench/results-sqlite-binding-before-after.md), then the core's rooms
+ * (bench/results-rooms.md).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { cachedCorpus, querySet } from '../lib/corpus.js';
-import { tinyModel } from '../lib/fixture.js';
-import { loadAverage } from '../lib/machine.js';
-import { ROOT } from '../lib/paths.js';
-import { RpcChild } from '../lib/rpc-child.js';
 // @ts-expect-error: a plain .mjs experiment, no types
-import { once as startupOnce } from './startup-cpu.mjs';
+import { once as startupOnce } from './experiments/startup-cpu.mjs';
+import { cachedCorpus, querySet } from './lib/corpus.js';
+import { tinyModel } from './lib/fixture.js';
+import { loadAverage } from './lib/machine.js';
+import { ROOT } from './lib/paths.js';
+import { RpcChild } from './lib/rpc-child.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, dflt: string): string => {
@@ -43,13 +48,19 @@ const rounds = Number(opt('rounds', '4'));
 const notes = Number(opt('notes', '1000'));
 const queries = Number(opt('queries', '100'));
 const startsPerRound = Number(opt('starts', '5'));
-const scratch = opt('scratch', '/tmp/qmd-binding-bench');
-const out = opt('out', join(ROOT, 'bench/results-sqlite-binding-before-after.md'));
-
-const NODES: Record<string, string> = {
-  '22': join(ROOT, '.ci/runtimes/node_modules/node22/bin'),
-  '24': join(ROOT, '.ci/runtimes/node_modules/node24/bin'),
+const scratch = opt('scratch', '/tmp/qmd-before-after');
+const out = opt('out', join(ROOT, 'bench/results-before-after.md'));
+const title = opt('title', 'qmd before and after');
+const givenDirs: Record<string, string | undefined> = {
+  before: argv.includes('--before-dir') ? opt('before-dir', '') : undefined,
+  after: argv.includes('--after-dir') ? opt('after-dir', '') : undefined,
 };
+
+const NODES: Record<string, string> = Object.fromEntries(
+  opt('nodes', '22,24')
+    .split(',')
+    .map((major) => [major, join(ROOT, `.ci/runtimes/node_modules/node${major}/bin`)]),
+);
 for (const [major, dir] of Object.entries(NODES)) {
   if (!existsSync(join(dir, 'node'))) throw new Error(`no Node ${major} at ${dir}: npm ci --prefix .ci/runtimes`);
 }
@@ -59,19 +70,16 @@ const revs: Record<Label, string> = {
   before: execFileSync('git', ['rev-parse', '--short', beforeRev], { cwd: ROOT, encoding: 'utf8' }).trim(),
   after: execFileSync('git', ['rev-parse', '--short', afterRev], { cwd: ROOT, encoding: 'utf8' }).trim(),
 };
-const clone = (label: Label) => join(scratch, label);
+const clone = (label: Label) => givenDirs[label] ?? join(scratch, label);
 const bin = (label: Label) => join(clone(label), 'dist/qmd.mjs');
 const nodeOf = (major: string) => join(NODES[major] as string, 'node');
-const log = (line: string) => process.stderr.write(`[binding] ${line}\n`);
+const log = (line: string) => process.stderr.write(`[before-after] ${line}\n`);
 const lines: string[] = [];
 const save = (extra: string[] = []) => writeFileSync(out, `${[...lines, ...extra].join('\n')}\n`);
 
-function bindingOf(label: Label): string {
-  const pkg = JSON.parse(readFileSync(join(clone(label), 'package.json'), 'utf8')) as {
-    dependencies: Record<string, string>;
-  };
-  const b = pkg.dependencies['better-sqlite3'];
-  return b === undefined ? 'node:sqlite' : `better-sqlite3 ${b}`;
+/** What a build is: its revision, and its tree when one was given. */
+function buildOf(label: Label): string {
+  return givenDirs[label] === undefined ? revs[label] : `${revs[label]} (${givenDirs[label]})`;
 }
 
 /** Orders for a round: before first in even rounds, after first in odd ones. */
@@ -82,6 +90,7 @@ const installs: Array<{ label: Label; node: string; seconds: number; rc: number 
 for (let round = 0; round < installRounds; round++) {
   for (const major of Object.keys(NODES)) {
     for (const label of order(round + Number(major))) {
+      if (givenDirs[label] !== undefined) continue; // a tree given is used as it is
       const dir = clone(label);
       const cache = join(scratch, `cache-${label}-${major}-${round}`);
       rmSync(dir, { recursive: true, force: true });
@@ -118,10 +127,10 @@ for (const label of LABELS) {
 }
 
 lines.push(
-  '# qmd on node:sqlite (before) and better-sqlite3 13 (after): one run, same machine, both Nodes',
+  `# ${title}: one run, same machine, Node ${Object.keys(NODES).join(' and ')}`,
   '',
-  `Generated by \`npx tsx bench/experiments/sqlite-binding-qmd.ts ${argv.join(' ')}\` on ${new Date().toISOString()}.`,
-  `before = ${revs.before} (${bindingOf('before')}), after = ${revs.after} (${bindingOf('after')}); each a clean clone (\`git archive\`), \`npm ci\` from the npm registry with an empty cache.`,
+  `Generated by \`npx tsx bench/before-after.ts ${argv.join(' ')}\` on ${new Date().toISOString()}.`,
+  `before = ${buildOf('before')}, after = ${buildOf('after')}; ${Object.values(givenDirs).some((d) => d !== undefined) ? 'trees built by their own `npm ci`' : 'each a clean clone (`git archive`), `npm ci` from the npm registry with an empty cache'}.`,
   `Machine: ${process.platform}-${process.arch}, 2 cores shared with other agents; load (1/5/15 min) at start ${loadAverage()}.`,
   '',
 );
@@ -278,14 +287,14 @@ for (let round = 0; round <= rounds; round++) {
   const table = [
     `## Speed (medians; ${round} counted round(s), before/after order alternating; ${notes} generated notes; ${queries} MCP calls per session; ${startsPerRound} starts per round)`,
     '',
-    '| Node | build | binding | `qmd mcp` start: CPU ms | wall ms | index: notes/CPU-s | notes/s | peak RSS MB | BM25 call: CPU ms | p50 ms | p95 ms | vector call: CPU ms | p50 ms | p95 ms |',
+    '| Node | build | rev | `qmd mcp` start: CPU ms | wall ms | index: notes/CPU-s | notes/s | peak RSS MB | BM25 call: CPU ms | p50 ms | p95 ms | vector call: CPU ms | p50 ms | p95 ms |',
     '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const major of Object.keys(NODES)) {
     for (const label of LABELS) {
       const k = `${major} ${label}`;
       table.push(
-        `| ${major} | ${label} | ${bindingOf(label)} | ${m(`${k} startup`, 'cpu').toFixed(1)} | ${m(`${k} startup`, 'wall').toFixed(1)} | ${m(`${k} index`, 'notesPerCpuSec').toFixed(0)} | ${m(`${k} index`, 'notesPerSec').toFixed(0)} | ${(m(`${k} index`, 'rssKb') / 1024).toFixed(0)} | ${m(`${k} lex`, 'cpuPerQuery').toFixed(2)} | ${m(`${k} lex`, 'p50').toFixed(2)} | ${m(`${k} lex`, 'p95').toFixed(2)} | ${m(`${k} vec`, 'cpuPerQuery').toFixed(2)} | ${m(`${k} vec`, 'p50').toFixed(2)} | ${m(`${k} vec`, 'p95').toFixed(2)} |`,
+        `| ${major} | ${label} | ${revs[label]} | ${m(`${k} startup`, 'cpu').toFixed(1)} | ${m(`${k} startup`, 'wall').toFixed(1)} | ${m(`${k} index`, 'notesPerCpuSec').toFixed(0)} | ${m(`${k} index`, 'notesPerSec').toFixed(0)} | ${(m(`${k} index`, 'rssKb') / 1024).toFixed(0)} | ${m(`${k} lex`, 'cpuPerQuery').toFixed(2)} | ${m(`${k} lex`, 'p50').toFixed(2)} | ${m(`${k} lex`, 'p95').toFixed(2)} | ${m(`${k} vec`, 'cpuPerQuery').toFixed(2)} | ${m(`${k} vec`, 'p50').toFixed(2)} | ${m(`${k} vec`, 'p95').toFixed(2)} |`,
       );
     }
   }
