@@ -5,7 +5,12 @@
  * host passes a hand-written `IndexWatcher`.
  *
  * Fields may be added; none is renamed or removed without changing every host.
+ *
+ * Turned off by `qmd mcp --no-watch` or `QMD_WATCH=0` (the host then never loads the watcher).
  */
+import type { Reader } from '../core/reader-types.js';
+import type { Failpoints } from '../failpoints.js';
+import type { Log } from '../log.js';
 
 /** One collection as the watcher follows it. */
 export interface WatchedCollection {
@@ -74,3 +79,21 @@ export interface IndexWatcher {
    */
   close(signal?: AbortSignal): Promise<void>;
 }
+
+export interface WatchOptions {
+  log: Log;
+  failpoints?: Failpoints;
+  /**
+   * Re-embed changed notes in the background when the index has vectors and its model is on
+   * disk (default true).
+   */
+  embed?: boolean;
+}
+
+/**
+ * `src/watch/index.ts` exports `watchIndex: WatchIndex`; hosts load it with `import()` (the
+ * server's start-up stays on the read side). `reader` is the one the server serves: the watcher
+ * shares its embedding model (one llama.cpp runtime per process) and the reader sees every
+ * batch the watcher commits. The watcher starts nothing until `start()`.
+ */
+export type WatchIndex = (reader: Reader, options: WatchOptions) => IndexWatcher;
