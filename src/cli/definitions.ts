@@ -360,10 +360,11 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
       program
         .command('pull')
         .description('download the embedding, reranking and query expansion models (searches never download)')
+        .option('--refresh', 'download them again even when cached (each replaces its file once whole)')
         .action(
-          run(async (ctx) => {
+          run(async (ctx, opts: { refresh?: boolean }) => {
             const { pull } = await import('./commands/pull.js');
-            await pull(ctx);
+            await pull(ctx, opts);
           }),
         );
     },
