@@ -176,6 +176,17 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
           );
       }
       collection
+        .command('set-mask')
+        .description('change which files a collection indexes (qmd update then adds and removes files to match)')
+        .argument('<name>', 'collection name')
+        .argument('<glob>', 'the new mask, relative to its folder; commas separate several')
+        .action(
+          run(async (ctx, name: string, mask: string) => {
+            const { collectionSetMask } = await import('./commands/collection-commands.js');
+            await collectionSetMask(ctx, name, mask);
+          }),
+        );
+      collection
         .command('update-cmd')
         .alias('set-update')
         .description('the shell command qmd update runs in the collection folder first (git pull); none clears it')
