@@ -34,9 +34,10 @@ const DEFAULT_PATTERN = '**/*.md';
 
 /**
  * The largest `index.yml` read: qmd 2.x writes a few hundred bytes a collection, so 1 MiB holds
- * thousands. The YAML library's document model costs about 40 times the text in memory
- * (measured: `bench/migrate-hostile.ts`, a 41 MB file of 600,000 collections held 1.8 GB and
- * ran past 400 s before this bound), so a bound on the bytes is a bound on the parse.
+ * thousands. The YAML library's document model costs 40 to 60 times the text in memory
+ * (measured, `bench/migrate-hostile.ts`: a 50 MB `global_context` peaked at 2.1 GB, a 41 MB file
+ * of 600,000 collections held 1.8 GB past 120 s; just under 1 MiB peaks at 120 MB, the process
+ * itself 58), so a bound on the bytes is a bound on the parse.
  */
 export const MAX_PEER_CONFIG_BYTES = 1024 * 1024;
 /** More collections than anyone keeps (each is a folder scanned by `migrate`). */
