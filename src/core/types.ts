@@ -48,10 +48,14 @@ export interface Writer {
    */
   renameCollection(from: string, to: string): void;
   /**
-   * Sets a collection's update command (null clears it) or whether searches that name no
-   * collection include it. UNKNOWN_COLLECTION.
+   * Sets a collection's update command (null clears it), whether searches that name no
+   * collection include it, or its mask (the next `update` indexes by it). UNKNOWN_COLLECTION,
+   * BAD_ARGUMENT (a mask that is absolute or leaves the folder).
    */
-  configureCollection(name: string, settings: { update?: string | null; includeByDefault?: boolean }): void;
+  configureCollection(
+    name: string,
+    settings: { update?: string | null; includeByDefault?: boolean; mask?: string },
+  ): void;
   /**
    * Re-scans every collection incrementally (mtime + hash); all or nothing, but for `stop`,
    * which keeps what was read before it (`IndexOptions`).

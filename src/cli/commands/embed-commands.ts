@@ -17,6 +17,9 @@ import { printHits, type SearchFlags, searchOptions } from './search-output.js';
  * second exits 130 at once (the index stays consistent: every batch is its own transaction).
  */
 export async function embed(ctx: CliContext, flags: { batch?: number; force?: boolean; json?: boolean }) {
+  // Read now: a malformed QMD_DOWNLOAD_IDLE_MS is refused before anything starts (the download,
+  // inside the store, reads the variable itself).
+  ctx.config.downloadIdleMs;
   const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
   const interrupt = onInterrupt({ log: progress.log, unit: 'chunk' });
   const download = downloadReporter();

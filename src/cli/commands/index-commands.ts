@@ -72,7 +72,8 @@ export async function update(ctx: CliContext, flags: { pull?: boolean } = {}) {
       process.exitCode = EXIT_INTERRUPTED;
       if (report.stopped !== undefined) return;
     }
-    ctx.out(`Updated ${report.collections} collection(s): ${formatReport(report, updateHint())}`);
+    const masks = new Map(store.listCollections().map((c) => [c.name, c.mask]));
+    ctx.out(`Updated ${report.collections} collection(s): ${formatReport(report, updateHint(masks))}`);
   } finally {
     progress.stop();
     await store.close();
