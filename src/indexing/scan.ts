@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { glob } from 'tinyglobby';
 import { errorMessage, QmdError } from '../errors.js';
 import { isInside } from '../store/paths.js';
+import { contentHash } from '../text/content-hash.js';
 import { extractTitle } from '../text/markdown.js';
 import { countIgnored, ignoreRule, noneIgnored, splitMask } from './ignore.js';
 import type { IgnoredFiles, IndexProgress } from './types.js';
@@ -216,7 +216,8 @@ function readOne(root: string, relative: string, known: KnownFile | undefined): 
   if (known !== undefined && known.mtimeMs === stat.mtimeMs && known.size === stat.size) return undefined;
   if (stat.size > maxFileBytes) throw new Error(`larger than ${maxFileBytes} bytes: not indexed`);
   const bytes = fs.readFileSync(real);
-  const hash = createHash('sha256').update(bytes).digest('hex');
+  // qmd 2.x's hash (content-hash.ts): its docids then name the same notes here.
+  const hash = contentHash(bytes);
   const base = { path: relative, mtimeMs: stat.mtimeMs, size: stat.size, hash };
   if (known?.hash === hash) return base;
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
