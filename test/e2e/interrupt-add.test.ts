@@ -34,10 +34,10 @@ function facts(index: string) {
   try {
     return {
       integrity: db.value<string>('PRAGMA integrity_check'),
-      collections: db.value<number>('SELECT count(*) FROM collections'),
-      documents: db.value<number>('SELECT count(*) FROM documents'),
-      fts: db.value<number>('SELECT count(*) FROM documents_fts'),
-      texts: db.value<number>('SELECT count(*) FROM documents d JOIN content c ON c.hash = d.hash'),
+      collections: db.value<number>('SELECT count(*) FROM collections') ?? -1,
+      documents: db.value<number>('SELECT count(*) FROM documents') ?? -1,
+      fts: db.value<number>('SELECT count(*) FROM documents_fts') ?? -1,
+      texts: db.value<number>('SELECT count(*) FROM documents d JOIN content c ON c.hash = d.hash') ?? -1,
     };
   } finally {
     db.close();
