@@ -9,7 +9,7 @@ import type { Migration } from './schema.js';
  * where its bytes were invalid, and a hash of bytes no longer kept: `get` could not check that
  * text, and qmd 2.x's docid for that note (the start of its text's hash) named nothing here.
  *
- * Such rows are found by their U+FFFD (a read of every text, once: 0.8 s per 100 MiB of text
+ * Such rows are found by their U+FFFD (a read of every text, once: 0.35 s per 100 MiB of text
  * here, `bench/docid-lookup.ts`) and moved to their text's hash, with their chunks and documents (the triggers follow
  * the documents: FTS rows, vector rows). Nothing is read from the files; a note whose file
  * also began with a byte-order mark gets the hash of its text without it.
