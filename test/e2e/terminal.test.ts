@@ -62,11 +62,11 @@ function expectFramesWithin(output: string, columns: number) {
 }
 
 describe('in a terminal, in order: collection add, update, embed, status, search, query', () => {
-  it('collection add: exit 0, a bar of the files read, the summary, what was not indexed and how to include it', async () => {
+  it('collection add: exit 0, a bar of the files indexed, the summary, what was not indexed and how to include it', async () => {
     const { exit, output, lines } = await inTerminal(['collection', 'add', ws.notesDir, '--name', 'notes']);
     expect(exit, output).toEqual({ code: 0, signal: null });
     expect(output).not.toContain('internal error');
-    expect(frames(output).some((f) => /^Reading notes {2}\[[█░]+\] {2}\d+\/300 files/.test(f))).toBe(true);
+    expect(frames(output).some((f) => /^Indexing notes {2}\[[█░]+\] {2}\d+\/300 files/.test(f))).toBe(true);
     expect(output).toMatch(SGR);
     expectFramesWithin(output, 80);
     const summary = lines.find((l) => l.startsWith('Added collection notes'));
@@ -82,7 +82,7 @@ describe('in a terminal, in order: collection add, update, embed, status, search
     writeFileSync(join(ws.notesDir, 'n000.md'), '# Bread 0\n\nRye this time.\n');
     const { exit, output, lines } = await inTerminal(['update']);
     expect(exit, output).toEqual({ code: 0, signal: null });
-    expect(frames(output).some((f) => /^Reading notes {2}\[[█░]+\] {2}\d+\/300 files/.test(f))).toBe(true);
+    expect(frames(output).some((f) => /^Indexing notes {2}\[[█░]+\] {2}\d+\/300 files/.test(f))).toBe(true);
     expect(lines).toContainEqual(
       expect.stringMatching(/^Updated 1 collection\(s\): 300 files scanned, 0 added, 1 updated/),
     );

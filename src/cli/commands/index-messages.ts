@@ -51,7 +51,8 @@ export function interruptedUpdate(report: IndexReport): string {
   const partial = stopped.partial;
   const where = [
     stopped.complete.length > 0 && `read in full: ${stopped.complete.join(', ')}`,
-    partial && `${partial.collection}: ${count(partial.read)} of ${count(partial.listed)} files read, none removed`,
+    partial &&
+      `${partial.collection}: ${count(partial.read)} of ${count(partial.listed)} files read, what is gone from it left for the next update`,
     stopped.untouched.length > 0 && `not read: ${stopped.untouched.join(', ')}`,
   ].filter(Boolean);
   return `Interrupted: kept ${kept} (${where.join('; ')}); qmd update finishes the rest.`;
