@@ -25,15 +25,9 @@
 import { getAdjacencyMap, getShortestPaths, getSimplePaths } from '@xstate/graph';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  type AnyMachineSnapshot,
-  type AnyStateMachine,
-  type EventObject,
-  type InspectionEvent,
-  transition,
-} from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine, EventObject, InspectionEvent } from 'xstate';
 import { bounded } from '../support/run-bounds.js';
-import { definedStates, expectFullCoverage, firstTriggers, stateIds } from './graph.js';
+import { definedStates, describePath, expectFullCoverage, firstTriggers, stateIds, withoutPrefixes } from './graph.js';
 import { seedOptions } from './seeds.js';
 
 type Snapshot = AnyMachineSnapshot;
@@ -282,9 +276,10 @@ export async function replaySteps<E extends EventObject>(steps: Array<Step<E>>, 
 }
 
 /**
- * Replays every path; collects failures with the path that failed rather than stopping at one.
- * A run that did not end (it passed a bound: the machine loops) ends the group: every other
- * path there would loop to the bound too, one says enough, and a mutant run need not wait.
+ * Replays every path; collects failures with the path that failed. A group stops at its fifth
+ * failure, or at a run that did not end (it passed a bound: the machine loops, and every other
+ * path there would loop to the bound too): that says enough about a broken machine, as in
+ * ./scenarios.ts, and a mutant run need not wait for the rest.
  */
 export async function replayAll<E extends EventObject>(
   paths: Array<Path<E>>,
@@ -297,13 +292,13 @@ export async function replayAll<E extends EventObject>(
       await bounded(describePath(path.steps), () => run(path.steps, observe));
     } catch (error) {
       failures.push(`${describePath(path.steps)}\n  ${firstLines(error)}`);
-      if (didNotEnd(error)) return notRun(failures, paths.length - i - 1);
+      if (enough(failures, error)) return stopped(failures, paths.length - i - 1, error);
     }
   }
   return failures;
 }
 
-/** Probes every path's end; collects failures rather than stopping at one (a run that did not end stops them). */
+/** Probes every path's end; collects failures, and stops as `replayAll` does. */
 export async function probeAll<E extends EventObject>(
   paths: Array<Path<E>>,
   ignoredAt: (path: Path<E>) => E[],
@@ -315,17 +310,24 @@ export async function probeAll<E extends EventObject>(
       await bounded(describePath(path.steps), () => probe(path, ignoredAt(path)));
     } catch (error) {
       failures.push(firstLines(error));
-      if (didNotEnd(error)) return notRun(failures, paths.length - i - 1);
+      if (enough(failures, error)) return stopped(failures, paths.length - i - 1, error);
     }
   }
   return failures;
 }
 
+// `QMD_ALL_FAILURES=1`: every failure (scripts/mutants.ts names every rule a mutant broke).
+const ENOUGH = process.env.QMD_ALL_FAILURES === '1' ? Number.POSITIVE_INFINITY : 5;
+const NOT_RUN = 'not run: ';
 const didNotEnd = (error: unknown): boolean => error instanceof Error && error.name === 'RunBoundError';
+const enough = (failures: string[], error: unknown): boolean => failures.length >= ENOUGH || didNotEnd(error);
 
-/** The paths left unrun count as failures of the same rule (`expectNone` groups them under it). */
-const notRun = (failures: string[], left: number): string[] =>
-  failures.concat(Array<string>(left).fill('not run: an earlier run of this group did not end (run bound passed)'));
+/** Says how many paths of the group were left, and why (`expectNone` reports it apart). */
+function stopped(failures: string[], left: number, error: unknown): string[] {
+  if (left === 0) return failures;
+  const why = didNotEnd(error) ? 'a run of the group did not end' : `${ENOUGH} failures say enough`;
+  return [...failures, `${NOT_RUN}${left} more not run: ${why}`];
+}
 
 const firstLines = (error: unknown): string => (error as Error).message.split('\n').slice(0, 6).join('\n  ');
 
@@ -349,8 +351,10 @@ export function groupByTrigger<P extends Path<EventObject>>(paths: P[]): Array<[
  */
 export function expectNone(failures: string[], total: number): void {
   if (failures.length === 0) return;
+  const failed = failures.filter((f) => !f.startsWith(NOT_RUN));
+  const notRun = failures.filter((f) => f.startsWith(NOT_RUN)).map((f) => `; ${f.slice(NOT_RUN.length)}`);
   const byGuarantee = new Map<string, string[]>();
-  for (const f of failures) {
+  for (const f of failed) {
     const name =
       /guarantee "([^"]+)" broken/.exec(f)?.[1] ??
       (f.includes('run bound passed')
@@ -359,57 +363,7 @@ export function expectNone(failures: string[], total: number): void {
     byGuarantee.set(name, [...(byGuarantee.get(name) ?? []), f]);
   }
   const lines = [...byGuarantee].map(([name, list]) => `- "${name}" ×${list.length}, first: ${list[0]}`);
-  throw new Error(`${failures.length} of ${total} paths failed; broken:\n${lines.join('\n')}`);
-}
-
-/** The paths that are not a strict prefix of another path. */
-export function withoutPrefixes<P extends Path<EventObject>>(paths: P[]): P[] {
-  const key = (p: P) => p.steps.map((s) => JSON.stringify(s.event)).join('\u0000');
-  const keys = paths.map(key);
-  const prefixes = new Set<string>();
-  for (const k of keys) {
-    let i = k.indexOf('\u0000');
-    while (i !== -1) {
-      prefixes.add(k.slice(0, i));
-      i = k.indexOf('\u0000', i + 1);
-    }
-  }
-  return paths.filter((_, i) => !prefixes.has(keys[i]!));
-}
-
-export function describePath(steps: Array<{ event: { type: string } }>): string {
-  return steps
-    .slice(1)
-    .map((s) => {
-      const e = s.event as { type: string; signal?: string; exitCode?: number };
-      const type = e.type
-        .replace(/^xstate\.(done|error)\.actor\./, '$1:')
-        .replace(/^xstate\.after\.(\w+)\..*/, 'after:$1');
-      return `${type}${e.signal ? `(${e.signal})` : ''}${e.exitCode ? `[exit ${e.exitCode}]` : ''}`;
-    })
-    .join(' → ');
-}
-
-// ---- what the world may do that the machine ignores ---------------------------------------
-
-/** Handlers in flight at the end of `path`, as the world counts them (starts minus settles). */
-export function inflightAt(path: Path<EventObject>): number {
-  return path.steps.reduce(
-    (n, s) => n + (s.event.type === 'handler.started' ? 1 : s.event.type === 'handler.settled' ? -1 : 0),
-    0,
-  );
-}
-
-/** The inputs the machine ignores at the end of `path`: those after which it serialises the same. */
-export function ignoredBy<E extends EventObject>(
-  machine: AnyStateMachine,
-  path: Path<E>,
-  inputs: E[],
-  serialize: (s: Snapshot) => string,
-): E[] {
-  const last = path.steps.at(-1)!.state;
-  const here = serialize(last);
-  return inputs.filter((event) => serialize(transition(machine, last, event as never)[0]) === here);
+  throw new Error(`${failed.length} of ${total} paths failed${notRun.join('')}; broken:\n${lines.join('\n')}`);
 }
 
 /**

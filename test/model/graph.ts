@@ -1,13 +1,14 @@
 /**
- * What the driver (./driver.ts) reads off a machine without running it: its own definition
- * (`machine.root`: every state and transition it defines, keyed as an inspection microstep
- * names the transition a real actor took, so the replays can be checked to take them all), and
- * how its simple paths will be grouped before they are enumerated.
+ * What the driver (./driver.ts) reads off a machine and its paths without running it: its own
+ * definition (`machine.root`: every state and transition it defines, keyed as an inspection
+ * microstep names the transition a real actor took, so the replays can be checked to take them
+ * all), how its simple paths will be grouped before they are enumerated, what it ignores at the
+ * end of a path, and how a path reads.
  */
 
 import { expect } from 'vitest';
-import { type AnyStateMachine, type EventObject, initialTransition, transition } from 'xstate';
-import { describePath, type Recorder, type Traversal } from './driver.js';
+import { type AnyMachineSnapshot, type AnyStateMachine, type EventObject, initialTransition, transition } from 'xstate';
+import type { Path, Recorder, Traversal } from './driver.js';
 
 interface TransitionLike {
   source: { id: string };
@@ -109,4 +110,53 @@ export function firstTriggers<E extends EventObject>(machine: AnyStateMachine, t
     .filter(([, to]) => !handlerOnly.has(to))
     .map(([event]) => describePath([{ event }, { event }]));
   return [...new Set(triggers)].sort((a, b) => a.localeCompare(b));
+}
+
+/** The paths that are not a strict prefix of another path. */
+export function withoutPrefixes<P extends Path<EventObject>>(paths: P[]): P[] {
+  const key = (p: P) => p.steps.map((s) => JSON.stringify(s.event)).join('\u0000');
+  const keys = paths.map(key);
+  const prefixes = new Set<string>();
+  for (const k of keys) {
+    let i = k.indexOf('\u0000');
+    while (i !== -1) {
+      prefixes.add(k.slice(0, i));
+      i = k.indexOf('\u0000', i + 1);
+    }
+  }
+  return paths.filter((_, i) => !prefixes.has(keys[i]!));
+}
+
+/** A path as failures name it: `stdin.end → done:closeTransport → error:disposeStore`. */
+export function describePath(steps: Array<{ event: { type: string } }>): string {
+  return steps
+    .slice(1)
+    .map((s) => {
+      const e = s.event as { type: string; signal?: string; exitCode?: number };
+      const type = e.type
+        .replace(/^xstate\.(done|error)\.actor\./, '$1:')
+        .replace(/^xstate\.after\.(\w+)\..*/, 'after:$1');
+      return `${type}${e.signal ? `(${e.signal})` : ''}${e.exitCode ? `[exit ${e.exitCode}]` : ''}`;
+    })
+    .join(' → ');
+}
+
+/** Handlers in flight at the end of `path`, as the world counts them (starts minus settles). */
+export function inflightAt(path: Path<EventObject>): number {
+  return path.steps.reduce(
+    (n, s) => n + (s.event.type === 'handler.started' ? 1 : s.event.type === 'handler.settled' ? -1 : 0),
+    0,
+  );
+}
+
+/** The inputs the machine ignores at the end of `path`: those after which it serialises the same. */
+export function ignoredBy<E extends EventObject>(
+  machine: AnyStateMachine,
+  path: Path<E>,
+  inputs: E[],
+  serialize: (s: AnyMachineSnapshot) => string,
+): E[] {
+  const last = path.steps.at(-1)!.state;
+  const here = serialize(last);
+  return inputs.filter((event) => serialize(transition(machine, last, event as never)[0]) === here);
 }

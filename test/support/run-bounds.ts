@@ -23,6 +23,8 @@
  *
  * A loop that never reaches an actor (a host's own promise chain, an adapter that loops without
  * sending) is beyond this: nothing runs there that a test could hook without mocking modules.
+ * The runs nest, one open at a time: tests of a file run one after another (vitest's default;
+ * a `concurrent` test would count against whichever run is open).
  * The state is kept on `globalThis`, so a mutated copy of this file (test/support/mutant-copy.ts)
  * shares the runs and the one channel listener with the original.
  */
