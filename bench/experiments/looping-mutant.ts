@@ -104,8 +104,10 @@ async function runVitest(dir: string, label: string): Promise<string[]> {
       `  ${file.name.slice(dir.length + 1)}: ${((file.endTime - file.startTime) / 1000).toFixed(1)} s, ${failed.length} failed`,
     );
     for (const test of failed) {
-      const why = (test.failureMessages[0] ?? '').split('\n').find((l) => l.trim() !== '') ?? '';
-      lines.push(`    - ${test.fullName}: ${why.slice(0, 200)}`);
+      // The line that names what broke (a guarantee, a bound), else the first.
+      const said = (test.failureMessages[0] ?? '').split('\n').filter((l) => l.trim() !== '');
+      const why = said.find((l) => /guarantee "|run bound passed/.test(l)) ?? said[0] ?? '';
+      lines.push(`    - ${test.fullName}: ${why.trim().slice(0, 240)}`);
     }
   }
   return lines;
