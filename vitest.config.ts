@@ -11,5 +11,7 @@ export default defineConfig({
     // node-llama-cpp is native and node:sqlite holds files open: keep each test file in its own process.
     isolate: true,
     restoreMocks: true,
+    // Each test is a bounded run: a machine that loops fails it, naming the loop (docs/design.md §4).
+    setupFiles: ['test/support/bound-each-test.ts'],
   },
 });

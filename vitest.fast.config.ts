@@ -12,7 +12,7 @@ import base from './vitest.config.js';
 export default defineConfig({
   test: {
     ...base.test,
-    setupFiles: ['test/support/no-spawn.ts'],
+    setupFiles: ['test/support/bound-each-test.ts', 'test/support/no-spawn.ts'],
     env: { QMD_MUTATION: '1' },
     exclude: [
       ...configDefaults.exclude,
@@ -23,25 +23,25 @@ export default defineConfig({
       'test/lifecycle/process.test.ts', // the host in a child, killed by signals
       'test/llm/process.test.ts', // node-llama-cpp in a child
       'test/store/errors.test.ts', // chattr
-      'test/store/kill.test.ts', // SIGKILLs a writer child
+      'test/indexing/kill.test.ts', // SIGKILLs a writer child
       'test/store/sqlite.test.ts', // a second process on the database
-      'test/store/update.test.ts', // mkfifo
+      'test/indexing/update.test.ts', // mkfifo
       // node-llama-cpp's binding check:
       'test/llm/dispose.test.ts',
       'test/llm/embedder.test.ts',
       'test/llm/model-errors.test.ts',
       'test/llm/models.test.ts',
       'test/mcp/query.test.ts',
-      'test/store/chunk-counts.test.ts',
-      'test/store/embed-stop.test.ts',
-      'test/store/embeddings.test.ts',
-      'test/store/folder-vectors.test.ts',
-      'test/store/query.test.ts',
-      'test/store/query-models.test.ts',
-      'test/store/remembered-model.test.ts',
-      'test/store/scores.test.ts',
+      'test/indexing/chunk-counts.test.ts',
+      'test/indexing/embed-stop.test.ts',
+      'test/indexing/embeddings.test.ts',
+      'test/search/folder-vectors.test.ts',
+      'test/search/query.test.ts',
+      'test/core/query-models.test.ts',
+      'test/core/remembered-model.test.ts',
+      'test/search/scores.test.ts',
       'test/store/status.test.ts',
-      'test/store/vector-index.test.ts',
+      'test/store/vectors/vector-index.test.ts',
     ],
   },
 });

@@ -30,7 +30,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createEmbedder } from '../src/llm/index.js';
 import { silentLog } from '../src/log.js';
-import { normalize } from '../src/store/vectors.js';
+import { normalize } from '../src/store/vectors/vectors.js';
 import { tinyModel } from './lib/fixture.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
 import { QMD_BIN, ROOT, TMP, TSX_LOADER } from './lib/paths.js';
@@ -549,7 +549,7 @@ async function main(): Promise<void> {
     ...notes.map((n) => `- Corpus: ${n}.`),
     LEX_ONLY
       ? '- `--lex-only`: no vectors written, no vector or hybrid call; the servers load no model.'
-      : "- Vectors: written through each server's own embedding path (ours: `store.embed()`, chunks of ~500 bytes for the tiny model; the peer: its `chunkDocument` (~3,600 chars) and `insertEmbedding`) with a stand-in embedder (a 64-dim hashed bag of words, `bench/scale/stand-in-embedder.ts`): the tiny model would take hours. Query vectors come from the real tiny model in both servers. Recall@10 above is of those stored vectors; on real tiny-model embeddings it is tested (test/store/vector-index.test.ts) and on 768-dim vectors measured by `bench/scale/synthetic.ts` (bench/results-scale-vectors.md).",
+      : "- Vectors: written through each server's own embedding path (ours: `store.embed()`, chunks of ~500 bytes for the tiny model; the peer: its `chunkDocument` (~3,600 chars) and `insertEmbedding`) with a stand-in embedder (a 64-dim hashed bag of words, `bench/scale/stand-in-embedder.ts`): the tiny model would take hours. Query vectors come from the real tiny model in both servers. Recall@10 above is of those stored vectors; on real tiny-model embeddings it is tested (test/store/vectors/vector-index.test.ts) and on 768-dim vectors measured by `bench/scale/synthetic.ts` (bench/results-scale-vectors.md).",
     '- "longest loop block": the largest lateness of a 10 ms timer inside the server process (`bench/scale/loop-probe.mjs`, preloaded with NODE_OPTIONS) during that kind of call; "< 20" means no tick was 20 ms late.',
     `- A kind of call stops repeating after ${CELL_BUDGET_MS / 1000} s of calls for a server (hence n below ${ROUNDS * 12}).`,
     '',

@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openStore, type SearchHit, type Store } from '../src/store/index.js';
+import { openStore, type SearchHit, type Store } from '../src/core/index.js';
 import { DEFAULT_NOTES } from '../test/support/notes.js';
 import { cachedCorpus } from './lib/corpus.js';
 import { tinyModel } from './lib/fixture.js';

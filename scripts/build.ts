@@ -30,8 +30,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export const ENTRIES: ReadonlyArray<{ name: string; source: string }> = [
   { name: 'qmd', source: 'src/cli/main.ts' },
   // `qmd mcp`'s query worker (docs/design.md §8.4): a worker_threads script, found beside the
-  // bundle by `bundledWorkerScript` (src/store/query-worker-client.ts).
-  { name: 'query-worker', source: 'src/store/query-worker.ts' },
+  // bundle by `bundledWorkerScript` (src/search/query-worker-client.ts).
+  { name: 'query-worker', source: 'src/search/query-worker.ts' },
 ];
 
 /**

@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { openStore } from '../../src/core/index.js';
+import type { Store } from '../../src/core/types.js';
 import { noFailpoints } from '../../src/failpoints.js';
 import { createInflightGate, type HandlerGate } from '../../src/lifecycle/gate.js';
 import { silentLog } from '../../src/log.js';
 import { createMcpServer } from '../../src/mcp/server.js';
-import { openStore } from '../../src/store/index.js';
-import type { Store } from '../../src/store/types.js';
 import { qmdFixture } from '../lib/fixture.js';
 import { type Contender, interleave } from '../lib/interleave.js';
 import { latencyTable } from '../lib/latency.js';

@@ -12,7 +12,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/core/index.js';
 import { cachedCorpus } from '../lib/corpus.js';
 import { benchLifecycle } from '../lib/lifecycle.js';
 import { TMP } from '../lib/paths.js';

@@ -12,7 +12,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/core/index.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { generateCorpus } from '../../test/support/corpus.js';
 

@@ -1,6 +1,6 @@
 /**
  * `node --expose-gc bench/experiments/scan-memory.mjs DIR`: what the read phase's listing
- * (src/store/scan.ts) keeps per file — tinyglobby's sorted path list and the `found` set —
+ * (src/indexing/scan.ts) keeps per file — tinyglobby's sorted path list and the `found` set —
  * as live heap after a full GC, and what the process's RSS does meanwhile (the glob's
  * transient garbage). Run on one collection of the scale corpora (bench/scale/corpus.ts);
  * figures in docs/design.md §8.5.

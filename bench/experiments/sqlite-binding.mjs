@@ -126,7 +126,7 @@ function queriesFrom(notes, n) {
   return out;
 }
 
-// The shape of src/store/schema.ts v1: content once, documents, external-content FTS5 via a view.
+// The shape of src/store/schema/schema.ts v1: content once, documents, external-content FTS5 via a view.
 const schema = `
 CREATE TABLE content (hash TEXT PRIMARY KEY, body TEXT NOT NULL) STRICT;
 CREATE TABLE documents (

@@ -3,7 +3,7 @@
  * own `embed()` with the stand-in embedder (stand-in-embedder.ts); prints the report as JSON.
  * A child process of its own, so its memory is not the benchmark's.
  */
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/core/index.js';
 import { standInEmbedder } from './stand-in-embedder.js';
 
 const [index, model] = process.argv.slice(2);

@@ -16,7 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createEmbedder } from '../../src/llm/index.js';
 import { silentLog } from '../../src/log.js';
 import { openDatabase } from '../../src/store/database.js';
-import { defaultProbes, Vectors } from '../../src/store/vectors.js';
+import { defaultProbes, Vectors } from '../../src/store/vectors/vectors.js';
 import { writeTinyModel } from '../../test/support/gguf.js';
 // @ts-expect-error: a plain .mjs helper of the experiments, without types.
 import { clustered } from '../experiments/vec/lib.mjs';

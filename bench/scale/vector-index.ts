@@ -9,9 +9,9 @@
  * best's (so a tie at the 10th place is no miss). C is what a page of 10 asks for (40).
  */
 import { silentLog } from '../../src/log.js';
+import { VectorSearcher } from '../../src/search/vector-search.js';
 import { loadSqliteVec, Sqlite } from '../../src/store/sqlite.js';
-import { VectorSearcher } from '../../src/store/vector-search.js';
-import { fromBlob, Vectors } from '../../src/store/vectors.js';
+import { fromBlob, Vectors } from '../../src/store/vectors/vectors.js';
 import { quantile } from '../lib/stats.js';
 
 export interface VectorIndexFigures {

@@ -17,7 +17,7 @@
  *  - worker-exit: the same worker calls `process.exit(0)` half-way (only the worker ends).
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/core/index.js';
 import { loadSqliteVec, Sqlite } from '../../src/store/sqlite.js';
 
 type Path = 'natural' | 'exit-mid' | 'uncaught' | 'worker-terminate' | 'worker-exit';

@@ -23,7 +23,8 @@ export function boot(argv: readonly string[], env: NodeJS.ProcessEnv = process.e
 
 /**
  * Every file and folder this process makes is its user's alone (0600, 0700), whatever the umask
- * it was started with (issue 34): the index and its `-wal`, the token, the daemon's log, the
+ * it was started with (they hold the notes' text, or let their reader into the server): the
+ * index and its `-wal`, the token, the daemon's log, the
  * shared server's files, the compile cache and downloaded models, and what a library makes
  * (SQLite, Node's compile cache). The umask only ever takes bits away, so a stricter one stays.
  * First in `boot`, before anything can write.

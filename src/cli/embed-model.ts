@@ -1,5 +1,5 @@
+import type { StoreOptions } from '../core/types.js';
 import { DEFAULT_EMBED_MODEL } from '../llm/index.js';
-import type { StoreOptions } from '../store/types.js';
 import type { CliContext } from './context.js';
 
 type EmbedStoreOptions = Pick<

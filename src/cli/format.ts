@@ -1,4 +1,4 @@
-import type { IndexReport, StatusReport } from '../store/types.js';
+import type { IndexReport, StatusReport } from '../core/types.js';
 import { formatIgnored, type IgnoredHint } from './commands/index-messages.js';
 
 /** The backend and models, as the MCP `status` tool words them (one wording for both). */

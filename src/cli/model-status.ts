@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
+import type { StatusReport } from '../core/types.js';
 import { cachedModelPath, DEFAULT_EMBED_MODEL, defaultModelsDir, hfEndpoint, isRemoteSpec } from '../llm/index.js';
-import type { StatusReport } from '../store/types.js';
 import type { EmbedConfig } from './config.js';
 
 /**

@@ -3,7 +3,7 @@ import { GPU_CHOICES } from '../llm/gpu.js';
 import { runAction } from './action.js';
 import type { GlobalOptions } from './config.js';
 import type { CliContext } from './context.js';
-import { COMMANDS, type Runner } from './definitions.js';
+import { COMMANDS, type Runner } from './definitions/commands.js';
 import { EXIT_USAGE } from './errors.js';
 import { packageVersion } from './version.js';
 

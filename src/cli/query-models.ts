@@ -1,4 +1,4 @@
-import type { StoreOptions } from '../store/types.js';
+import type { StoreOptions } from '../core/types.js';
 import { MODEL_OFF } from './config.js';
 import type { CliContext } from './context.js';
 

@@ -66,7 +66,7 @@ const KEEP_ALIVE_MS = 2 ** 31 - 1;
  * only the process's own stdio is left holding the loop with nothing to write, it leaves at
  * once too: everything of ours is closed and disposed by then, and waiting for the loop to
  * empty would only add Node's own environment teardown (about 2 ms, a quarter of an idle exit:
- * docs/design.md §2.1, issue 34 item 8). After `done` a signal means "now": native objects are
+ * docs/design.md §3, the host's exit). After `done` a signal means "now": native objects are
  * disposed, so a forced exit is safe then.
  */
 export function createExitPolicy(options: ExitPolicyOptions) {

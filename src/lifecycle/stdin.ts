@@ -13,7 +13,8 @@ export interface StdinSource {
 
 /**
  * Stdin is how an MCP client says goodbye: EOF is the spec's graceful-shutdown signal, and
- * the SDK's `StdioServerTransport` never listens for it (typescript-sdk #2002). This turns
+ * the SDK's `StdioServerTransport` never listened for it (v1 read `data` and `error` only, so a
+ * server on it lived on after its client was gone: docs/design.md §5, "MCP SDK"). This turns
  * `end` and `close` into triggers. Returns the function that removes the listeners.
  */
 export function watchStdin(stdin: StdinSource, send: (event: StdinTrigger) => void): () => void {

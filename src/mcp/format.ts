@@ -5,7 +5,7 @@ import type {
   QueryResult,
   StatusReport,
   SubSearchRun,
-} from '../store/types.js';
+} from '../core/reader-types.js';
 
 /**
  * The text content of each tool: what a model reads. The same facts, typed, are in

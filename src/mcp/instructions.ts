@@ -1,4 +1,4 @@
-import type { CollectionInfo, ContextInfo } from '../store/types.js';
+import type { CollectionInfo, ContextInfo } from '../core/reader-types.js';
 
 /** Enough to orient a model; a store with hundreds of collections is summarised, not dumped. */
 const MAX_LISTED_COLLECTIONS = 30;

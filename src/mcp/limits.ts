@@ -1,4 +1,4 @@
-import { MAX_SUB_SEARCHES } from '../store/types.js';
+import { MAX_SUB_SEARCHES } from '../core/reader-types.js';
 
 /**
  * Bounds on what a client may send. The SDK checks them (zod) before a handler runs, so an

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { MAX_CANDIDATE_LIMIT, MAX_SUB_SEARCHES, type QueryOptions, type SubSearch } from '../store/types.js';
+import { MAX_CANDIDATE_LIMIT, MAX_SUB_SEARCHES, type QueryOptions, type SubSearch } from '../core/reader-types.js';
 import {
   MAX_COLLECTION_NAME_CHARS,
   MAX_COLLECTIONS,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { QueryResult, SearchHit } from '../store/types.js';
+import type { QueryResult, SearchHit } from '../core/reader-types.js';
 
 /**
  * What `query` answers, as `structuredContent` (and, with a `uri` per result, the body of

@@ -1,6 +1,6 @@
 import type { EmbeddedResource } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import type { DocumentSlice } from '../store/types.js';
+import type { DocumentSlice } from '../core/reader-types.js';
 import { withContext } from './format.js';
 import { documentUri } from './refs.js';
 

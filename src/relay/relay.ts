@@ -13,7 +13,7 @@ import {
   type Relay,
   type RelayOptions,
   type Upstream,
-} from './relay-options.js';
+} from './relay-api.js';
 import { MAX_SENDS } from './replayable.js';
 
 export type { OpenHint, Relay, RelayOptions, Upstream };

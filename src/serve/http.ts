@@ -44,8 +44,8 @@ export interface HttpServeOptions {
  *
  * Stdin is not a client here (`stdin: null`): a backgrounded server has stdin at EOF from the
  * start. Nor is its parent (`parent: null`): over HTTP the clients are the sockets, and a
- * shell that starts `nohup qmd mcp --http &` and exits has not asked it to stop (issue 31; over
- * stdio the parent is the client, and the watch stays). Signals stop it, `qmd mcp stop` asks
+ * shell that starts `nohup qmd mcp --http &` and exits has not asked it to stop (over stdio the
+ * parent is the client, and the watch stays). Signals stop it, `qmd mcp stop` asks
  * its control socket (`shutdown()`), and the listener dying sends `http.closed`. The same
  * machine drives the teardown:
  * - `closeTransport`: stop accepting (the listener closes; requests on kept-alive sockets get

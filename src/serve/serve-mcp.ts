@@ -5,6 +5,10 @@ import type { CliContext } from '../cli/context.js';
 import { embedStoreOptions } from '../cli/embed-model.js';
 import { modelStoreOptions } from '../cli/query-models.js';
 import { packageVersion } from '../cli/version.js';
+import { awaitIndex } from '../core/awaiting.js';
+import { openReader } from '../core/open.js';
+import type { Reader } from '../core/reader-types.js';
+import type { StoreOptions } from '../core/types.js';
 import type { Failpoints } from '../failpoints.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
@@ -14,8 +18,7 @@ import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
 import { hostFacts } from '../relay/paths.js';
 import { type RecordedProcess, recordProcess } from '../relay/process-record.js';
-import { awaitIndex, mistypedIndex, openStore } from '../store/index.js';
-import type { Store, StoreOptions } from '../store/types.js';
+import { mistypedIndex } from '../store/paths.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 import { STARTUP_PPID } from './startup.js';
 
@@ -29,7 +32,7 @@ export interface TransportContext {
   log: Log;
   failpoints: Failpoints;
   /** The shared store, for what is served beside MCP (HTTP's REST search). */
-  store: Store;
+  store: Reader;
   /** This process's record for `qmd doctor` (`src/relay/process-record.ts`): the client's name goes there. */
   record: RecordedProcess;
 }
@@ -66,7 +69,7 @@ export interface ServingOptions {
 
 /** What every root serves: one store, and an `McpServer` over it for each gate that asks. */
 export interface Serving {
-  store: Store;
+  store: Reader;
   createServer(gate: HandlerGate): McpServer;
 }
 
@@ -78,8 +81,8 @@ export interface Serving {
  * every start (StoreOptions.quickCheck), its damage meets the request that touches it as
  * INDEX_CORRUPT.
  *
- * No index yet (a client configured before the first `qmd collection add`, issue 32): the
- * server starts and serves anyway, creating nothing; its tools say `No index yet at PATH: qmd
+ * No index yet (a client configured on a fresh machine, before the first `qmd collection add`,
+ * would otherwise keep a dead server until the person restarts it): the server starts and serves anyway, creating nothing; its tools say `No index yet at PATH: qmd
  * collection add DIR` until the file appears, and the first call after that opens it as above
  * (`awaitIndex`). A path named by --index or QMD_INDEX whose folder does not exist either is a
  * typo, and still fails at once (`mistypedIndex`); the default one (a fresh machine has no
@@ -89,7 +92,7 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
   const { log } = ctx;
   const { failpoints } = ctx.config;
   const open = () =>
-    openStore(ctx.indexPath, {
+    openReader(ctx.indexPath, {
       readonly: true,
       quickCheck: 'small',
       log: options.storeLog ?? log,
@@ -99,7 +102,7 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       ...modelStoreOptions(ctx, { query: true }),
       ...(options.createEmbedder !== undefined && { createEmbedder: options.createEmbedder }),
     });
-  let store: Store;
+  let store: Reader;
   if (existsSync(ctx.indexPath)) store = open();
   else {
     const mistyped = mistypedIndex(ctx.indexPath, ctx.env);

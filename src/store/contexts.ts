@@ -5,7 +5,7 @@ import { QmdError } from '../errors.js';
 import type { CollectionRow } from './collections.js';
 import { isInside } from './paths.js';
 import type { Sqlite } from './sqlite.js';
-import type { ContextInfo, SearchHit } from './types.js';
+import type { ContextInfo } from './types.js';
 
 /** A context is a few words for a model's prompt, not a document. */
 export const MAX_CONTEXT_CHARS = 2_000;
@@ -92,7 +92,7 @@ export class Contexts {
    * folder down to the document), joined by a blank line, as qmd 2.8 joins them. A prefix
    * covers whole path segments: `talks` covers `talks/2024/x.md`, not `talkshow/x.md`.
    */
-  attach(hits: SearchHit[]): SearchHit[] {
+  attach<T extends { collection: string; path: string; context?: string }>(hits: T[]): T[] {
     if (hits.length === 0) return hits;
     const rows = this.all.all();
     if (rows.length === 0) return hits;

@@ -4,7 +4,7 @@ import { errorMessage, QmdError } from '../errors.js';
 import { type Log, silentLog } from '../log.js';
 import { indexProblem, problemFromFileSystem } from './index-problems.js';
 import { createPrivateIndex, type Tightening, tightenQuietly } from './private.js';
-import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema.js';
+import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema/schema.js';
 import { Sqlite, sqliteCode } from './sqlite.js';
 import { fromSqliteError } from './sqlite-errors.js';
 

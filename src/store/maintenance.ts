@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import { checkFolder } from './folder.js';
 import type { Sqlite } from './sqlite.js';
 import type { CleanupReport, DocumentEntry } from './types.js';
-import type { Vectors } from './vectors.js';
-import { prefixRange } from './vectors.js';
+import type { Vectors } from './vectors/vectors.js';
+import { prefixRange } from './vectors/vectors.js';
 
 /**
  * The documents of one collection, by path; with `prefix`, the one at that path or those

@@ -4,7 +4,7 @@ import { nonBlank, qmdCacheDir } from '../env.js';
 import { QmdError } from '../errors.js';
 import { indexProblem } from './index-problems.js';
 import { climbs } from './refs.js';
-import { APPLICATION_ID } from './schema-id.js';
+import { APPLICATION_ID } from './schema/schema-id.js';
 
 /**
  * Where the index lives (docs/design.md §6): `--index PATH` (a bare name, `--index work`, is a
@@ -41,7 +41,7 @@ export function defaultIndexPath(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * INDEX_MISSING (`No index at PATH: make one with …`) when `file` is missing with its folder
  * and was named by `--index` or `QMD_INDEX`, else undefined. `qmd mcp` serves before the first
- * `collection add` (issue 32), but a mistyped `--index ~/note/idx.sqlite` must fail at once
+ * `collection add` (a client configured on a fresh machine must find a live server), but a mistyped `--index ~/note/idx.sqlite` must fail at once
  * rather than leave a server answering "no index yet" forever. The default folder may be
  * missing on a fresh machine, and so may a named index's (`--index work`: the same folder) and
  * the peer's `INDEX_PATH` folder (the peer makes it; a client configured for it may name one

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { errorMessage, QmdError } from '../errors.js';
-import { isPeerIndex } from './schema.js';
+import { isPeerIndex } from './schema/schema.js';
 import { Sqlite } from './sqlite.js';
 
 /** A collection as qmd 2.x's index keeps it (`store_collections`, its copy of `index.yml`). */

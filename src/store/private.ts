@@ -4,7 +4,7 @@ import { qmdCacheDir } from '../env.js';
 import type { Log } from '../log.js';
 
 /**
- * The index is private by default (issue 34): it holds every note's text, so another user who
+ * The index is private by default: it holds every note's text, so another user who
  * can read the file (or its `-wal`, which holds recent writes) reads the notes, whatever token
  * guards the server. A folder qmd makes is 0700 and an index it makes is 0600 from its first
  * byte, whatever the umask; SQLite gives `-wal` and `-shm` the index's own mode when it creates

@@ -3,7 +3,7 @@ import type { Collections } from './collections.js';
 import type { Contexts } from './contexts.js';
 import type { Sqlite } from './sqlite.js';
 import type { CollectionStatus, StatusReport } from './types.js';
-import type { Vectors } from './vectors.js';
+import type { Vectors } from './vectors/vectors.js';
 
 /**
  * `status()`: ours and qmd 2.8's fields, from a handful of aggregate queries; no

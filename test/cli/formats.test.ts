@@ -5,7 +5,7 @@ import { formatHits } from '../../src/cli/formats/hits.js';
 import { csvField, numberLines, outputFormat } from '../../src/cli/formats/output-format.js';
 import { showHit } from '../../src/cli/formats/snippet.js';
 import { outputStyle, PLAIN_OUTPUT } from '../../src/cli/terminal/terminal.js';
-import type { SearchHit } from '../../src/store/types.js';
+import type { SearchHit } from '../../src/core/types.js';
 
 describe('outputFormat', () => {
   it('--format wins, then the legacy flags in qmd 2.x order, else cli; an unknown kind is one error', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../src/cli/definitions.js';
+import { COMMANDS } from '../../src/cli/definitions/commands.js';
 import { fastPath, fastPathArgs, fastPathFlags } from '../../src/cli/fast-path.js';
 import { buildProgram, selectedCommand } from '../../src/cli/program.js';
 import { MCP_DEFAULTS } from '../../src/serve/mcp.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunCommand, ShellResult } from '../../src/cli/commands/update-hooks.js';
 import { runUpdateHooks } from '../../src/cli/commands/update-hooks.js';
 import type { CliContext } from '../../src/cli/context.js';
-import type { CollectionInfo } from '../../src/store/types.js';
+import type { CollectionInfo } from '../../src/core/types.js';
 
 function collection(name: string, extra: Partial<CollectionInfo> = {}): CollectionInfo {
   return {

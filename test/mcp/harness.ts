@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type CallToolResult, Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { McpServer } from '@modelcontextprotocol/server';
+import { openStore } from '../../src/core/index.js';
+import type { Store, StoreOptions } from '../../src/core/types.js';
 import { parseFailpoints } from '../../src/failpoints.js';
 import type { InflightGate } from '../../src/lifecycle/gate.js';
 import { createMcpServer } from '../../src/mcp/server.js';
-import { openStore } from '../../src/store/index.js';
-import type { Store, StoreOptions } from '../../src/store/types.js';
 import { probedGate } from '../support/gate-probe.js';
 import { type RecordingLog, recordingLog } from '../support/recording-log.js';
 

@@ -5,8 +5,8 @@
  * and `cleanup`. Real SQLite files.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { splitMask } from '../../src/store/ignore.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store } from '../../src/core/index.js';
+import { splitMask } from '../../src/indexing/ignore.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store } from '../../src/core/index.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 
 let box: Sandbox;

@@ -5,8 +5,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
-import { latestVersion } from '../../src/store/schema.js';
+import { openStore, type Store } from '../../src/core/index.js';
+import { latestVersion } from '../../src/store/schema/schema.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 import { downgradeToVersion3 } from './schema-v3.js';

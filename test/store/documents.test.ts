@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store } from '../../src/core/index.js';
 import { pathEscapeCases } from '../support/path-escape.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/core/index.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';
 

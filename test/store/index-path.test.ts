@@ -2,9 +2,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/core/index.js';
 import { headerApplicationId, isIndexName, legacyIndexPath, resolveIndexPath } from '../../src/store/paths.js';
-import { APPLICATION_ID } from '../../src/store/schema-id.js';
+import { APPLICATION_ID } from '../../src/store/schema/schema-id.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { type Sandbox, sandbox } from './helpers.js';
 

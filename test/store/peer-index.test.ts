@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/core/index.js';
 import { readPeerIndex } from '../../src/store/peer-index.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { expectQmdError, type Sandbox, sandbox } from './helpers.js';

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/index.js';
+import { openStore } from '../../src/core/index.js';
 import { privacyProblems, tightenIndex } from '../../src/store/private.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { recordingLog } from '../support/recording-log.js';

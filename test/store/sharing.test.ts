@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store } from '../../src/core/index.js';
 import { type Sandbox, sandbox } from './helpers.js';
 
 // Two stores on one file are two connections, as two processes would have.

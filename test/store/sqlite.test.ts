@@ -8,10 +8,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fromWire, wireError } from '../../src/search/worker-wire.js';
 import { loadSqliteVec, Sqlite, sqliteCode } from '../../src/store/sqlite.js';
 import { fromSqliteError } from '../../src/store/sqlite-errors.js';
-import { fromBlob, toBlob } from '../../src/store/vectors.js';
-import { fromWire, wireError } from '../../src/store/worker-wire.js';
+import { fromBlob, toBlob } from '../../src/store/vectors/vectors.js';
 import { spawnProcess, waitForExit } from '../support/spawn.js';
 import { type Sandbox, sandbox } from './helpers.js';
 

@@ -4,9 +4,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/core/index.js';
 import { createEmbedder } from '../../src/llm/index.js';
 import { silentLog } from '../../src/log.js';
-import { openStore, type Store } from '../../src/store/index.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { type Sandbox, sandbox } from './helpers.js';

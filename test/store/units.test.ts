@@ -2,9 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toFtsQuery } from '../../src/store/fts-query.js';
-import { resolveIndexPath } from '../../src/store/index.js';
-import { extractTitle, lineAt, lineStarts } from '../../src/store/markdown.js';
+import { resolveIndexPath } from '../../src/core/index.js';
+import { toFtsQuery } from '../../src/search/fts-query.js';
+import { extractTitle, lineAt, lineStarts } from '../../src/text/markdown.js';
 import { generateCorpus } from '../support/corpus.js';
 
 describe('resolveIndexPath', () => {
@@ -50,6 +50,9 @@ describe('markdown', () => {
     expect(extractTitle('text\n\n### Third  level ###\n', 'a.md')).toBe('Third level');
     expect(extractTitle('    # indented code\n', 'b.md')).toBe('b');
     expect(extractTitle('~~~\n# in fence\n~~~\nTitle\n---\n', 'c.md')).toBe('Title');
+    // Whole, however long (qmd 2.x prints titles whole): it was cut at 200 characters.
+    const long = `A ${'very '.repeat(80)}long title`;
+    expect(extractTitle(`# ${long}\n\ntext\n`, 'd.md')).toBe(long);
   });
 
   it('counts lines', () => {

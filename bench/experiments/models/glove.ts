@@ -23,9 +23,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { openStore, type SearchHit } from '../../../src/core/index.js';
 import { createEmbedder } from '../../../src/llm/embedder.js';
 import { silentLog } from '../../../src/log.js';
-import { openStore, type SearchHit } from '../../../src/store/index.js';
 import { CONTROL, encodeGguf, type GgufTensor, type GgufValue, NORMAL } from '../../../test/support/gguf.js';
 
 const { values } = parseArgs({ options: { vocab: { type: 'string', default: '150000' } } });

@@ -1,5 +1,5 @@
 /**
- * How well do the inverted file's cells (src/store/cells.ts) hold the true neighbours, apart
+ * How well do the inverted file's cells (src/store/vectors/cells.ts) hold the true neighbours, apart
  * from SQLite? N clustered vectors in memory, cells trained as the index trains them, each
  * vector assigned by the two-level search (`searched` nearest groups) or exactly; then, for
  * held-out queries of the data's clusters, the share of the exact top 10 found in the
@@ -7,7 +7,7 @@
  *
  *   npx tsx bench/experiments/vec/cells.ts [--n 200000] [--dims 768] [--cells 512] [--rounds 6]
  */
-import { Cells } from '../../../src/store/cells.js';
+import { Cells } from '../../../src/store/vectors/cells.js';
 // @ts-expect-error: a plain .mjs helper of the experiments, without types.
 import { clustered } from './lib.mjs';
 

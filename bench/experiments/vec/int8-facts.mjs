@@ -1,5 +1,5 @@
 /**
- * Facts about sqlite-vec 0.1.9's int8 support that `src/store/vectors.ts` relies on
+ * Facts about sqlite-vec 0.1.9's int8 support that `src/store/vectors/vectors.ts` relies on
  * (docs/design.md §5). `node bench/experiments/vec/int8-facts.mjs` (Node ≥ 22).
  * - what `vec_quantize_int8(v, 'unit')` maps values to, and that no other scale is accepted;
  * - that an int8 cosine KNN ignores each vector's scale (so a scale per vector is free);

@@ -1,7 +1,7 @@
 /**
  * How a float vector should become int8 for the coarse pass: sqlite-vec 0.1.9's
  * `vec_quantize_int8(v, 'unit')` (a fixed step of 2/255 over [-1, 1]) against one scale per
- * vector (largest component → ±127, what `src/store/vectors.ts` does). Recall@10 of the
+ * vector (largest component → ±127, what `src/store/vectors/vectors.ts` does). Recall@10 of the
  * coarse pass with C candidates plus an exact re-score, computed in JS on 20,000 clustered
  * unit vectors (lib.mjs), 30 held-out queries.
  *

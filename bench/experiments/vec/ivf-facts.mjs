@@ -1,5 +1,5 @@
 /**
- * Facts about sqlite-vec 0.1.9 that the inverted file (src/store/vectors.ts, cells) rests on,
+ * Facts about sqlite-vec 0.1.9 that the inverted file (src/store/vectors/vectors.ts, cells) rests on,
  * measured on a vec0 table of int8 codes with two partition keys (cell, collection):
  *  1. an `IN` on a partition key runs the KNN once per value (k rows each);
  *  2. each run first finds the partition's chunks by reading vec0's `_chunks` table without an

@@ -18,10 +18,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { openStore } from '../../../src/core/index.js';
 import { noFailpoints } from '../../../src/failpoints.js';
 import { silentLog } from '../../../src/log.js';
-import { openStore } from '../../../src/store/index.js';
-import type { QueryReads } from '../../../src/store/query-reads.js';
+import type { QueryReads } from '../../../src/search/query-reads.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     await writer.addCollection(notes, { name: 'notes' });
     await writer.close();
 
-    const NewClient = (await import('../../../src/store/query-worker-client.js')).QueryWorker as unknown as new (
+    const NewClient = (await import('../../../src/search/query-worker-client.js')).QueryWorker as unknown as new (
       o: Record<string, unknown>,
     ) => Client;
     const OldClient = (await import(OLD_FILE)).QueryWorker as new (o: Record<string, unknown>) => Client;

@@ -1,6 +1,6 @@
+import { openStore } from '../../core/index.js';
+import type { Store } from '../../core/types.js';
 import { QmdError } from '../../errors.js';
-import { openStore } from '../../store/index.js';
-import type { Store } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 import { formatCollectionList, formatCollectionShow } from '../formats/collections.js';
 
@@ -62,6 +62,21 @@ export async function collectionUpdateCmd(ctx: CliContext, name: string, words: 
     ctx.out(
       command === '' ? `✓ Cleared update command for '${name}'` : `✓ Set update command for '${name}': ${command}`,
     );
+  });
+}
+
+/**
+ * `qmd collection set-mask NAME GLOB`: which files the collection indexes, relative to its
+ * folder (commas separate several), as `collection add --mask` set it. qmd 2.x has no command
+ * for it (its users edit `pattern` in `index.yml`); the next `qmd update` adds the files the
+ * new mask takes in and removes those it leaves out.
+ */
+export async function collectionSetMask(ctx: CliContext, name: string, mask: string) {
+  await withStore(ctx, false, (store) => {
+    const before = find(store, name).mask;
+    store.configureCollection(name, { mask });
+    const after = find(store, name).mask;
+    ctx.out(`✓ Set mask for '${name}': ${after} (was ${before})\n  qmd update indexes the collection by it`);
   });
 }
 

@@ -1,4 +1,4 @@
-import { openStore } from '../../store/index.js';
+import { openStore } from '../../core/index.js';
 import type { CliContext } from '../context.js';
 import { formatContextList } from '../formats/collections.js';
 

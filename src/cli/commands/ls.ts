@@ -1,5 +1,5 @@
+import { openStore } from '../../core/index.js';
 import { QmdError } from '../../errors.js';
-import { openStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
 import { formatLs, formatLsCollections } from '../formats/collections.js';
 

@@ -1,5 +1,5 @@
-import { openStore } from '../../store/index.js';
-import type { CleanupReport } from '../../store/types.js';
+import { openStore } from '../../core/index.js';
+import type { CleanupReport } from '../../core/types.js';
 import type { CliContext } from '../context.js';
 import { formatBytes } from '../formats/collections.js';
 

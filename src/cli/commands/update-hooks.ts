@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
+import type { CollectionInfo } from '../../core/types.js';
 import { QmdError } from '../../errors.js';
-import type { CollectionInfo } from '../../store/types.js';
 import type { CliContext } from '../context.js';
 
 /** What ran and how it ended: the exit code (null when killed by a signal), its output. */

@@ -1,4 +1,4 @@
-import type { CollectionInfo, ContextInfo, DocumentEntry } from '../../store/types.js';
+import type { CollectionInfo, ContextInfo, DocumentEntry } from '../../core/types.js';
 
 /**
  * Collections, contexts and `ls` in qmd 2.x's shapes (its `collectionList`, `collection show`,

@@ -1,4 +1,4 @@
-import type { MultiGetResult } from '../../store/types.js';
+import type { MultiGetResult } from '../../core/types.js';
 import { csvField, type OutputFormat, xmlEscape } from './output-format.js';
 
 interface Row {

@@ -1,4 +1,4 @@
-import type { SearchHit } from '../../store/types.js';
+import type { SearchHit } from '../../core/types.js';
 import { fitWidth, type OutputStyle, type Paint, PLAIN_OUTPUT } from '../terminal/terminal.js';
 import { csvField, numberLines, type OutputFormat, qmdUri, xmlEscape } from './output-format.js';
 

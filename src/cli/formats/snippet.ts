@@ -1,4 +1,4 @@
-import type { SearchHit } from '../../store/types.js';
+import type { SearchHit } from '../../core/types.js';
 import type { ShownHit } from './hits.js';
 
 /** Lines shown when a hit has no snippet range of its own (a vector hit without a chunk line). */

@@ -22,10 +22,17 @@ export interface InterruptOptions {
   onQuit?: () => void;
   /** Waits until stdout and stderr have taken what was written (before a command's own exit). Default: both streams' write callbacks. */
   flush?: () => Promise<void>;
+  /**
+   * Stops whatever draws on the terminal (the progress bar, a download's bar) before the quit
+   * line, so that line is the last thing on the screen: a bar redrawn after it would be left
+   * there by the exit.
+   */
+  endOutput?: () => void;
 }
 
 /**
- * Ctrl-C for a long command (`embed`, `update`, `collection add`; issue 31). The first SIGINT
+ * Ctrl-C for a long command (`embed`, `update`, `collection add`), so that stopping one never
+ * throws away the minutes of work already done. The first SIGINT
  * fires `stop`: the work ends after its current unit, commits, and the command says what it
  * kept and exits 130. The second exits 130 at once; the index is consistent all the same,
  * since every unit is its own transaction (an uncommitted one is rolled back on the next open).
@@ -74,8 +81,9 @@ export function onInterrupt(options: InterruptOptions): Interrupt {
       controller.abort();
       return;
     }
-    options.log.line('Quitting at once; the index keeps everything committed before now.');
     try {
+      options.endOutput?.();
+      options.log.line('Quitting at once; the index keeps everything committed before now.');
       options.onQuit?.();
     } finally {
       exit(EXIT_INTERRUPTED);

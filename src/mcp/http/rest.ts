@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
+import type { Reader } from '../../core/reader-types.js';
 import { isQmdError, type QmdErrorCode } from '../../errors.js';
 import type { Failpoints } from '../../failpoints.js';
 import type { Log } from '../../log.js';
-import type { Store } from '../../store/types.js';
 import { queryArguments, toStoreQuery } from '../query-args.js';
 import { queryStructured } from '../query-reply.js';
 import { documentUri } from '../refs.js';
@@ -43,7 +43,7 @@ const statusOf: Partial<Record<QmdErrorCode, number>> = {
   CLOSED: 503,
 };
 
-export function createRestHandler(deps: { store: Store; failpoints: Failpoints; log: Log }): RestHandler {
+export function createRestHandler(deps: { store: Reader; failpoints: Failpoints; log: Log }): RestHandler {
   const working = new Set<ServerResponse>();
   const reply = (res: ServerResponse, status: number, value: unknown): void => {
     if (!res.headersSent && !res.writableEnded) replyJson(res, status, value);

@@ -1,6 +1,6 @@
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { DEFAULT_MULTI_GET_MAX_BYTES } from '../../store/types.js';
+import { DEFAULT_MULTI_GET_MAX_BYTES } from '../../core/reader-types.js';
 import type { McpDeps } from '../deps.js';
 import { formatMultiGetSummary } from '../format.js';
 import { MAX_BYTES_CEILING, MAX_PATTERN_CHARS } from '../limits.js';

@@ -13,7 +13,7 @@ import { runTool } from '../run.js';
  * the server's model (else BM25 with a note saying why), then reranked; `searches` runs typed
  * lex/vec/hyde sub-searches and fuses and reranks them the same way. The mode, what each
  * sub-search ran as, and whether it was expanded and reranked are in the text and
- * `structuredContent` (store/query.ts has the pipeline).
+ * `structuredContent` (search/query.ts has the pipeline).
  */
 export function registerQueryTool(server: McpServer, deps: McpDeps): void {
   server.registerTool(

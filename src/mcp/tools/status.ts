@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
+import type { ModelsReport, StatusReport } from '../../core/reader-types.js';
 import { isQmdError } from '../../errors.js';
-import type { ModelsReport, StatusReport } from '../../store/types.js';
 import type { McpDeps } from '../deps.js';
 import { formatModels, formatStatus } from '../format.js';
 import { runTool } from '../run.js';

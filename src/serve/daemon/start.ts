@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { get } from 'node:http';
 import { dirname } from 'node:path';
 import { DAEMON_CHILD_ENV } from '../../cli/config.js';
 import type { CliContext } from '../../cli/context.js';
 import { QmdError } from '../../errors.js';
 import { childExecArgv } from '../../node-flags.js';
+import { openPrivateFile } from '../../private-file.js';
 import { daemonControlPath, hostFacts } from '../../relay/paths.js';
 import { askStatus } from '../control/client.js';
 import type { ServerStatus } from '../control/protocol.js';
@@ -33,7 +34,7 @@ export async function startDaemon(ctx: CliContext): Promise<void> {
     );
   const existing = readPidfile(pidfile);
   if (existing !== null) {
-    // A note, not an error: no `qmd:` prefix (issue 31).
+    // A note, not an error: no `qmd:` prefix, which says something failed; nothing did.
     ctx.log.line(`Removed a stale pidfile ${pidfile} (its server is gone)`);
     removePidfile(pidfile);
   }
@@ -41,7 +42,8 @@ export async function startDaemon(ctx: CliContext): Promise<void> {
   const logPath = daemonLogPath(ctx.indexPath);
   mkdirSync(dirname(logPath), { recursive: true, mode: 0o700 });
   const logStart = safeSize(logPath);
-  const fd = openSync(logPath, 'a', 0o600);
+  // Never through a link planted beside the index; a log left 0644 becomes 0600.
+  const fd = openPrivateFile(logPath, 'append');
   const child = spawn(process.execPath, [...childExecArgv(process.execArgv), ...process.argv.slice(1)], {
     detached: true,
     stdio: ['ignore', fd, fd],

@@ -146,7 +146,7 @@ export async function stopServer(
   // names another process was never its. Once nothing answers, whatever is left is stale.
   if (record !== undefined && readPidfile(record) !== null && 'unreachable' in (await askStatus(control)))
     removePidfile(record);
-  // Success goes to stdout, without the `qmd:` of errors (issue 31).
+  // Success goes to stdout, without the `qmd:` of errors: a script reads it as the result, a person as news.
   ctx.out(
     `Stopped the ${name} (pid ${result.stopped}${target.detail === undefined ? '' : `, ${target.detail}`}): it ran its teardown and exited${clientsAfterStop(result.sessions, all)}`,
   );
