@@ -1,7 +1,8 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { processExists } from '../lifecycle/parent.js';
 import type { HostFacts } from '../platform.js';
+import { replacePrivateFile } from '../private-file.js';
 import { secureDir, servingDir } from './paths.js';
 
 /**
@@ -62,9 +63,8 @@ export function recordProcess(
   const write = (): void => {
     if (removed || !writable) return;
     try {
-      const aside = `${file}.tmp`;
-      writeFileSync(aside, `${JSON.stringify(record)}\n`, { mode: 0o600 });
-      renameSync(aside, file);
+      // Never through a link planted in the folder (src/private-file.ts).
+      replacePrivateFile(file, `${file}.tmp`, `${JSON.stringify(record)}\n`);
     } catch {
       // Information only.
     }
