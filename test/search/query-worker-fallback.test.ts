@@ -74,7 +74,7 @@ describe('a worker that dies', () => {
     let now = 0;
     const inline = openStore(box.index, { readonly: true });
     open.push(inline);
-    const parts = (inline as unknown as { reads: InlineReads }).reads;
+    const parts = (inline as unknown as { reader: { reads: InlineReads } }).reader.reads;
     expect(parts).toBeInstanceOf(InlineReads);
     const reads = new QueryWorker({
       path: box.index,
@@ -124,7 +124,7 @@ describe('a worker that dies', () => {
     let now = 0;
     const inline = openStore(box.index, { readonly: true });
     open.push(inline);
-    const parts = (inline as unknown as { reads: InlineReads }).reads;
+    const parts = (inline as unknown as { reader: { reads: InlineReads } }).reader.reads;
     const reads = new QueryWorker({
       path: box.index,
       busyTimeoutMs: 5000,
