@@ -142,6 +142,15 @@ describe('one place per person', () => {
     const next = sharedServerPids(ws.index);
     expect(next).toHaveLength(1);
     for (const [what, env] of ENVS) expect(await statusOf(env), what).toMatchObject({ pid: next[0], sessions: 3 });
+    // Stopped again from the SDK's default environment: it finds the new server, not another.
+    const again = await qmd(['mcp', 'stop', '--shared'], ENVS[0]![1]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout.trim()).toMatch(
+      new RegExp(`^Stopped the shared server \\(pid ${next[0]}\\): .*its 3 connected clients carried on`),
+    );
+    for (const s of sessions)
+      expect(textOf(await s.client.callTool({ name: 'status', arguments: {} }))).toContain('1 document');
+    expect(sharedServerPids(ws.index)).toHaveLength(1);
     // --all from the second: every relay ends with it, exit 0.
     const all = await qmd(['mcp', 'stop', '--shared', '--all'], ENVS[1]![1]);
     expect(all.code, all.stderr).toBe(0);
