@@ -10,7 +10,7 @@
  *                 │  ↘ search ───↗
  *                 └→ llm
  *   viz → machines          neutral leaves: src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts,
- *                          src/jsonrpc.ts, src/lines.ts, src/private-file.ts
+ *                          src/jsonrpc.ts, src/lines.ts, src/private-file.ts, src/sigint.ts, src/node-flags.ts
  *
  * `src/core/` is the composition root of the index: the only room that imports both the
  * models (`src/llm/`) and the rooms they are given to (indexing, search). test/lint/ proves
@@ -132,12 +132,14 @@ module.exports = {
     {
       name: 'neutral-leaves-import-nothing-of-ours',
       comment:
-        'src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts, src/jsonrpc.ts, src/lines.ts and src/private-file.ts are used by every package, so they use none (but each other).',
+        'src/log.ts, src/errors.ts, src/failpoints.ts, src/settle.ts, src/env.ts, src/platform.ts, src/jsonrpc.ts, src/lines.ts, src/private-file.ts, src/sigint.ts and src/node-flags.ts are used by every package, so they use none (but each other).',
       severity: 'error',
-      from: { path: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines|private-file)\\.ts$' },
+      from: {
+        path: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines|private-file|sigint|node-flags)\\.ts$',
+      },
       to: {
         path: '^(src|machines)/',
-        pathNot: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines|private-file)\\.ts$',
+        pathNot: '^src/(log|errors|failpoints|settle|env|platform|jsonrpc|lines|private-file|sigint|node-flags)\\.ts$',
       },
     },
     {

@@ -46,3 +46,28 @@ export function describeDropped(replies: number, bytes: number, unanswered: numb
     );
   return parts.length === 0 ? undefined : parts.join('; ');
 }
+
+/**
+ * The requests a stdio connection keeps waiting while the client sends faster than it is
+ * answered (plain `qmd mcp`, a shared session, a relay): past either bound, a request is
+ * refused at once (`refusedLine`) instead of read into memory without end. Reading goes on
+ * whatever the client does, so its EOF is always seen (docs/design.md §2.1, the drain).
+ */
+export const MAX_WAITING_REQUESTS = 1024;
+export const MAX_WAITING_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Refusals are written only while less than this waits for the client: past it (a client
+ * that reads nothing and writes without end) a refused request is only counted, and said at
+ * the end (`describeDropped`). Bounds what a client can make qmd hold, whatever it sends.
+ */
+export const MAX_REFUSAL_BACKLOG_BYTES = 4 * 1024 * 1024;
+
+/** The error a request gets when it is refused for `why`: one line, ready to write. */
+export function refusedLine(id: string | number, why: 'busy' | 'closing'): string {
+  const message =
+    why === 'busy'
+      ? `qmd: ${MAX_WAITING_REQUESTS} requests are already waiting; this one was not run: send it again once replies arrive`
+      : 'qmd: the server is shutting down; this request was not run';
+  return `${JSON.stringify({ jsonrpc: '2.0', id, error: { code: JSONRPC_SERVER_ERROR, message } })}\n`;
+}

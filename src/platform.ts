@@ -1,6 +1,6 @@
 /**
  * What differs between Linux, macOS and Windows, as small pure rules: each takes the facts
- * (platform, environment, uid, user name, temporary directory) and returns a decision, so
+ * (platform, uid, user name, home, and the environment only to find an older qmd) and returns a decision, so
  * every branch is unit-tested on any machine (`test/platform.test.ts`). The real code passes
  * `process.platform` and friends (`hostFacts()`). docs/design.md §7 says what holds on each
  * platform and how it was checked.
@@ -10,15 +10,21 @@
 
 export type Platform = NodeJS.Platform;
 
-/** The facts the rules decide on; `hostFacts()` reads this process's. */
+/** The facts the rules decide on; `hostFacts()` (src/relay/paths.ts) reads this process's. */
 export interface HostFacts {
   platform: Platform;
+  /**
+   * The environment: read only to find where an older qmd listened (`legacyPlaceDirs`), never
+   * to decide where qmd listens now (`placeDir`): clients strip it.
+   */
   env: Readonly<Record<string, string | undefined>>;
   /** `process.getuid()`; undefined on Windows. */
   uid: number | undefined;
-  /** The login name (`os.userInfo().username`), for Windows pipe names. */
+  /** The login name from the user database (`os.userInfo().username`), for Windows pipe names. */
   user: string;
-  /** `os.tmpdir()`: per user on macOS (`$TMPDIR`, /var/folders/…) and Windows (%TEMP%). */
+  /** The home directory from the user database (`os.userInfo().homedir`), not `$HOME`. */
+  home: string;
+  /** `os.tmpdir()` (from `$TMPDIR`, `%TEMP%`): only where an older qmd listened. */
   tmpdir: string;
 }
 
@@ -44,50 +50,80 @@ export function enforcesFileModes(platform: Platform): boolean {
 }
 
 /**
- * The private per-user directory for qmd's sockets, records, locks and logs (made 0700 and
- * checked by the caller, `src/relay/paths.ts`):
- * - Linux: `$XDG_RUNTIME_DIR/qmd` (per user, per boot, 0700, on tmpfs: made for this), else
- *   `<tmp>/qmd-<uid>` (the tmux convention; a directory someone else made there is refused).
- * - macOS: `$TMPDIR/qmd` (launchd gives each user a private `/var/folders/…/T/`); `$TMPDIR`
- *   unset, `/tmp/qmd-<uid>`. `$XDG_RUNTIME_DIR` is honoured if a user set it.
- * - Windows: `%TEMP%\qmd` (under the user's profile). Only the files live there; the socket is
- *   a named pipe (`socketPath`).
- * Any other Unix is treated as Linux.
+ * The one place per person where qmd's shared servers and HTTP servers listen and keep their
+ * records, locks and logs (made 0700 and checked by the caller, `src/relay/paths.ts`). Every
+ * process of one user finds the same place whatever environment it was started with: MCP
+ * clients strip it (the SDK passes only HOME, LOGNAME, PATH, SHELL, TERM and USER; Codex passes
+ * no XDG_RUNTIME_DIR; a macOS client started from a stripped environment loses its per-user
+ * `$TMPDIR`), so the place is derived from the uid and the user database alone:
+ * - Linux, macOS and every other Unix: `/tmp/qmd-<uid>`, as tmux does (`/tmp/tmux-<uid>`,
+ *   refused unless it is the user's own and closed to others; `$TMUX_TMPDIR` is tmux's only
+ *   override). Short: a socket there is about 40 bytes, far under macOS's 104.
+ * - Windows: `<home>\AppData\Local\qmd\run` (the default `%LOCALAPPDATA%`, from the user's
+ *   profile, not from the variable); the sockets themselves are named pipes (`socketPath`).
  */
-export function privateDir(facts: HostFacts): string {
+export function placeDir(facts: HostFacts): string {
+  if (facts.platform === 'win32') return joinPath('win32', facts.home, 'AppData\\Local\\qmd\\run');
+  return `/tmp/qmd-${facts.uid ?? 'user'}`;
+}
+
+/**
+ * Where qmd 0.1's rule (before one place per person) put a user's sockets, for this process's
+ * facts: `$XDG_RUNTIME_DIR/qmd` (Linux, and macOS if set), else `$TMPDIR/qmd` on macOS, else
+ * `<tmp>/qmd-<uid>`; on Windows `%TEMP%\qmd` for the files. Used to find a server an older qmd
+ * left running (`legacyPlaceDirs`), and by tests to play one.
+ */
+export function legacyPrivateDir(facts: HostFacts): string {
   const { platform, env } = facts;
   const runtime = env.XDG_RUNTIME_DIR?.trim();
   if (platform === 'win32') return joinPath(platform, facts.tmpdir, 'qmd');
   if (runtime) return joinPath(platform, runtime, 'qmd');
   const perUserTmp = env.TMPDIR?.trim();
   if (platform === 'darwin' && perUserTmp) return joinPath(platform, perUserTmp, 'qmd');
-  return joinPath(platform, facts.platform === 'darwin' ? '/tmp' : facts.tmpdir, `qmd-${facts.uid ?? 'user'}`);
+  return joinPath(platform, platform === 'darwin' ? '/tmp' : facts.tmpdir, `qmd-${facts.uid ?? 'user'}`);
 }
 
 /**
- * Where a server named `name` (e.g. `mcp-<hash>`) listens:
+ * The places an older qmd may have left a server of this user, besides `placeDir`: the old rule
+ * for this process's environment, and on Linux `/run/user/<uid>/qmd`, which the old rule gave
+ * every client started from a desktop session (derived from the uid, so a client with a
+ * stripped environment still looks there). A server at one of them is asked to hand over
+ * (`retire`) or is stopped with the others. On macOS a stripped environment cannot know the
+ * per-user `$TMPDIR` (it comes from `confstr`, not from anything a process inherits): a server
+ * an older qmd started there is found only by a process that has that `$TMPDIR`.
+ */
+export function legacyPlaceDirs(facts: HostFacts): string[] {
+  const dirs = [legacyPrivateDir(facts)];
+  if (facts.platform === 'linux' && facts.uid !== undefined) dirs.push(`/run/user/${facts.uid}/qmd`);
+  const place = placeDir(facts);
+  return [...new Set(dirs)].filter((dir) => dir !== place);
+}
+
+/**
+ * Where a server named `name` (e.g. `mcp-<hash>`) listens in `dir`:
  * - Windows: `\\.\pipe\qmd-<user>-<name>`: a named pipe per user and index (pipes live in one
  *   machine-wide namespace, so the user's name keeps two users' servers apart).
  * - elsewhere: `<dir>/<name>.sock`; when that is longer than `bind()` takes
- *   (`maxSocketPathBytes`), `<fallbackDir>/<name>.sock`, and if even that is too long, a name
- *   cut to fit (the caller's name ends in a hash, so the cut keeps it unique enough).
+ *   (`maxSocketPathBytes`), a name cut to fit (the caller's name ends in a hash, so the cut
+ *   keeps it unique enough). `placeDir` never needs the cut; an old place may.
  */
-export function socketPath(facts: HostFacts, dir: string, fallbackDir: string, name: string): string {
+export function socketPath(facts: HostFacts, dir: string, name: string): string {
   const { platform } = facts;
   if (usesNamedPipes(platform)) return `\\\\.\\pipe\\qmd-${pipeSafe(facts.user)}-${name}`;
   const max = maxSocketPathBytes(platform);
   const first = joinPath(platform, dir, `${name}.sock`);
   if (Buffer.byteLength(first) <= max) return first;
-  const second = joinPath(platform, fallbackDir, `${name}.sock`);
-  if (Buffer.byteLength(second) <= max) return second;
   // Keep the end of the name (the hash): a socket in a directory this deep needs a short name.
-  const room = max - Buffer.byteLength(joinPath(platform, fallbackDir, '.sock'));
-  return joinPath(platform, fallbackDir, `${name.slice(-Math.max(room, 1))}.sock`);
+  const room = max - Buffer.byteLength(joinPath(platform, dir, '.sock'));
+  return joinPath(platform, dir, `${name.slice(-Math.max(room, 1))}.sock`);
 }
 
-/** The directory to fall back to when `privateDir` makes a socket path too long. */
-export function shortDir(facts: HostFacts): string {
-  return joinPath(facts.platform, facts.platform === 'win32' ? facts.tmpdir : '/tmp', `qmd-${facts.uid ?? 'user'}`);
+/**
+ * Whether an old place's socket path was one qmd 0.1 could bind: a longer one sent its server
+ * to `<tmp>/qmd-<uid>`, which on Linux and macOS is `placeDir` itself.
+ */
+export function fitsSocketPath(facts: HostFacts, path: string): boolean {
+  return usesNamedPipes(facts.platform) || Buffer.byteLength(path) <= maxSocketPathBytes(facts.platform);
 }
 
 /**

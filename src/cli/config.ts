@@ -109,6 +109,15 @@ export interface SharedConfig {
   connectBoundMs?: number;
   /** `QMD_SHARED_TRACE`: the shared server's trace (its machine and every session), JSONL. */
   traceFile?: string;
+  /** `QMD_SHARED_REJOIN_MS`: a relay serving alone first tries to rejoin a shared server after this long (then twice as long each time). */
+  rejoinMs?: number;
+  /**
+   * `QMD_SHARED_SILENCE_MS`: how long a shared server may say nothing while a relay waits for
+   * replies before the relay asks it (over its control socket) whether it still answers.
+   */
+  silenceMs?: number;
+  /** `QMD_SHARED_PLACE_CHECK_MS`: how often a shared server checks that its socket path is still its own. */
+  placeCheckMs?: number;
   /**
    * The version a relay and its shared server go by when they meet (the greeting, `retire`):
    * package.json's, or `QMD_TEST_VERSION`, read only by tests, so one build can play an old
@@ -279,6 +288,9 @@ function readShared(env: NodeJS.ProcessEnv): SharedConfig {
     idleMs: milliseconds(env, 'QMD_SHARED_IDLE_MS'),
     connectBoundMs: milliseconds(env, 'QMD_SHARED_CONNECT_MS'),
     traceFile: envText(env, 'QMD_SHARED_TRACE'),
+    rejoinMs: milliseconds(env, 'QMD_SHARED_REJOIN_MS', 1),
+    silenceMs: milliseconds(env, 'QMD_SHARED_SILENCE_MS', 1),
+    placeCheckMs: milliseconds(env, 'QMD_SHARED_PLACE_CHECK_MS', 1),
     version: envText(env, 'QMD_TEST_VERSION') ?? packageVersion(),
   };
 }

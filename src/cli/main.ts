@@ -3,10 +3,12 @@
 // does not forward signals is how the peer orphans its server when the client sends SIGTERM).
 //
 // Bundled as `dist/qmd.mjs` (scripts/build.ts). Its static imports are only what must run
-// before anything else loads: the Node version check (an unsupported Node gets one line and
-// exit 1), the PPID read, then source maps under --debug and the compile cache, which apply
-// only to modules loaded after them. Everything else is imported after `boot()`, each
+// before anything else loads: the first SIGINT listener (a Ctrl-C while the rest loads exits
+// 130 with its line, src/sigint.ts), the Node version check (an unsupported Node gets one line
+// and exit 1), the PPID read, then source maps under --debug and the compile cache, which
+// apply only to modules loaded after them. Everything else is imported after `boot()`, each
 // command's code on its first use.
+import './first-sigint.js';
 import './node-check.js';
 import '../serve/startup.js';
 import { errorMessage } from '../errors.js';

@@ -1,5 +1,6 @@
 import type { ShutdownSignal } from '../../machines/triggers.js';
 import { shutdownSignals } from '../platform.js';
+import { claimSigint } from '../sigint.js';
 
 /** What the host needs of `process` to hear signals; a fake in tests. */
 export interface SignalSource {
@@ -24,7 +25,10 @@ export function watchSignals(
     source.on(signal, listener);
     return [signal, listener] as const;
   });
+  // The process's first SIGINT listener (src/sigint.ts) leaves a SIGINT to the machine now.
+  const release = source === process && signals.includes('SIGINT') ? claimSigint() : () => {};
   return () => {
     for (const [signal, listener] of listeners) source.off(signal, listener);
+    release();
   };
 }

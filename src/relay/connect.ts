@@ -1,7 +1,8 @@
-import { readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { lstatSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { processExists } from '../lifecycle/parent.js';
 import { writePrivateFile } from '../private-file.js';
-import { compareVersions, type Greeting, MAX_GREETING_BYTES, parseGreeting } from './greeting.js';
+import { compareVersions, type Greeting, greetingProblem, MAX_GREETING_BYTES, parseGreeting } from './greeting.js';
 import { markHung, readStartFailure } from './health.js';
 import { type SharedPaths, secureDir, secureSocket } from './paths.js';
 
@@ -26,7 +27,22 @@ export interface ConnectOptions {
    * not (it is served through then). Asked once per server; a relay without it uses whatever
    * server answers.
    */
-  replaceOlder?: { version: string; retire(greeting: Greeting, withinMs: number): Promise<boolean> };
+  replaceOlder?: {
+    version: string;
+    retire(greeting: Greeting, withinMs: number, at: SharedPaths): Promise<boolean>;
+  };
+  /**
+   * Where an older qmd may still serve this index (`legacySharedPaths`): looked at first. A
+   * server there of an older version is asked to retire (the relay then serves from the place);
+   * one that will not, or is not older, is used: one server for the index either way.
+   */
+  oldPlaces?: SharedPaths[];
+  /**
+   * A server this relay found hung (`relay.ts`): while the socket file is still the one it was
+   * (this inode), it is not waited on again; a successor is started instead, and used once it
+   * greets.
+   */
+  hungInode?: number | bigint;
 }
 
 /**
@@ -38,7 +54,7 @@ export interface ConnectOptions {
  * - `failed`: the server could not start, and said why: no other server will do better.
  */
 export type ConnectResult =
-  | { socket: Socket; greeting: Greeting }
+  | { socket: Socket; greeting: Greeting; paths: SharedPaths; inode?: number | bigint }
   | { unreachable: string }
   | { refused: string }
   | { hung: string }
@@ -67,12 +83,49 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
   if (refusal !== null) return { refused: refusal };
   const waitingSince = Date.now();
   const deadline = now() + options.boundMs;
+  for (const old of options.oldPlaces ?? []) {
+    const found = await oldServer(old, options, Math.max(MIN_GREETING_WAIT_MS, deadline - now()));
+    if (found !== null) return found;
+  }
   let holdsLock = false;
   let started = false;
+  /** A successor was started for a hung server: the lock stays until it goes stale. */
+  let keepLock = false;
   /** Older servers already asked to retire: asked once each. */
   const asked = new Set<number>();
+  const expected = {
+    index: options.index,
+    model: options.model ?? null,
+    self: process.pid,
+    alive: processExists,
+  };
+  /**
+   * Starts a successor for a server that accepted and never greeted (or was found hung), unless
+   * one is on its way: a claim by a live process not listening yet, or the spawn lock, which the
+   * relay that starts a successor keeps (it goes stale after twice the bound, or when that relay
+   * dies): the successor needs that long to judge the holder gone, and every try of every relay
+   * meanwhile would start another.
+   */
+  const replaceHung = (): void => {
+    if (successorStarting(paths)) return;
+    if (!holdsLock && takeSpawnLock(paths.spawnLock, options.boundMs * 2)) holdsLock = true;
+    if (holdsLock && !started) {
+      started = true;
+      keepLock = true;
+      options.startServer();
+    }
+  };
   try {
     for (;;) {
+      if (options.hungInode !== undefined && inodeOf(paths.socket) === options.hungInode) {
+        // Still the hung server's socket: start its successor (it takes the place once the hung
+        // holder fails its check too, seconds from now) and serve alone meanwhile; the relay
+        // rejoins the successor when it answers. Waiting here would only add to the client's wait.
+        replaceHung();
+        markHung(paths, options.boundMs);
+        return { hung: `the shared server on ${paths.socket} does not answer; a successor is starting` };
+      }
+      const inode = inodeOf(paths.socket);
       const socket = await tryConnect(paths.socket);
       if (socket) {
         // A socket that turned up since the first check must pass it too.
@@ -84,15 +137,10 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
         // A server that came up just at the deadline still gets a moment to greet: not hung.
         const hello = await readGreeting(socket, Math.max(MIN_GREETING_WAIT_MS, deadline - now()), signal);
         if ('greeting' in hello) {
-          if (hello.greeting.index !== options.index) {
+          const problem = greetingProblem(hello.greeting, expected);
+          if (problem !== null) {
             socket.destroy();
-            return { refused: `the server on this socket serves ${hello.greeting.index}` };
-          }
-          const served = hello.greeting.model ?? null;
-          if (served !== (options.model ?? null)) {
-            socket.destroy();
-            const theirs = served === null ? "the index's own embedding model" : `the embedding model ${served}`;
-            return { refused: `it searches with ${theirs}, this client names ${options.model ?? 'none'}` };
+            return { refused: problem };
           }
           const replace = options.replaceOlder;
           if (
@@ -106,16 +154,21 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
             socket.destroy();
             // Within what is left of the bound: something that greets and never answers must
             // not hold this relay past it.
-            await replace.retire(hello.greeting, Math.max(MIN_GREETING_WAIT_MS, deadline - now()));
+            await replace.retire(hello.greeting, Math.max(MIN_GREETING_WAIT_MS, deadline - now()), paths);
             continue;
           }
-          return { socket, greeting: hello.greeting };
+          // A lock this relay kept for a successor it started is done with: a server answers.
+          releaseSpawnLock(paths.spawnLock);
+          return { socket, greeting: hello.greeting, paths, ...(inode !== undefined && { inode }) };
         }
         socket.destroy();
         if ('invalid' in hello)
           return { refused: `${paths.socket} answered ${hello.invalid}, not a qmd shared server` };
         if ('silent' in hello && !signal.aborted) {
           markHung(paths, options.boundMs);
+          // Stopped (SIGSTOP), or whatever holds the socket never answers: start its successor,
+          // which takes the place if the holder does not answer it either (its claim's check).
+          replaceHung();
           return {
             hung: `the shared server on ${paths.socket} accepted but did not answer within ${options.boundMs} ms`,
           };
@@ -143,9 +196,50 @@ export async function connectShared(options: ConnectOptions): Promise<ConnectRes
       await pause(options.retryMs ?? 25, signal);
     }
   } finally {
-    if (holdsLock) releaseSpawnLock(paths.spawnLock);
+    if (holdsLock && !keepLock) releaseSpawnLock(paths.spawnLock);
   }
 }
+
+/**
+ * A server an older qmd left at its place (`oldPlaces`): used if it is not older than this
+ * relay (or will not retire); asked to retire if it is. Only a socket file that is there and
+ * private is tried (one `lstat` each otherwise): this runs at every relay's start.
+ */
+async function oldServer(
+  old: SharedPaths,
+  options: ConnectOptions,
+  withinMs: number,
+): Promise<{ socket: Socket; greeting: Greeting; paths: SharedPaths } | null> {
+  try {
+    if (!lstatSync(old.socket).isSocket()) return null;
+  } catch {
+    return null;
+  }
+  if (secureSocket(old.socket) !== null) return null;
+  const socket = await tryConnect(old.socket);
+  if (socket === null) return null;
+  const hello = await readGreeting(socket, Math.min(withinMs, OLD_PLACE_GREETING_MS), options.signal);
+  const expected = { index: options.index, model: options.model ?? null, self: process.pid, alive: processExists };
+  if (!('greeting' in hello) || greetingProblem(hello.greeting, expected) !== null) {
+    socket.destroy();
+    return null;
+  }
+  const replace = options.replaceOlder;
+  if (replace !== undefined && (compareVersions(hello.greeting.version, replace.version) ?? 0) < 0) {
+    socket.destroy();
+    if (await replace.retire(hello.greeting, withinMs, old)) return null;
+    const again = await tryConnect(old.socket);
+    if (again === null) return null;
+    const second = await readGreeting(again, Math.min(withinMs, OLD_PLACE_GREETING_MS), options.signal);
+    if ('greeting' in second) return { socket: again, greeting: second.greeting, paths: old };
+    again.destroy();
+    return null;
+  }
+  return { socket, greeting: hello.greeting, paths: old };
+}
+
+/** An old place's server greets within this or is passed over (the place's own gets the whole bound). */
+const OLD_PLACE_GREETING_MS = 1000;
 
 type Hello = { greeting: Greeting } | { invalid: string } | { silent: true } | { closed: true };
 
@@ -186,6 +280,25 @@ function readGreeting(socket: Socket, ms: number, signal: AbortSignal): Promise<
     socket.once('error', onClose);
     signal.addEventListener('abort', onClose, { once: true });
   });
+}
+
+/** Whether the index's record names a live process that has not started listening: a server on its way. */
+export function successorStarting(paths: SharedPaths): boolean {
+  try {
+    const record = JSON.parse(readFileSync(paths.record, 'utf8')) as { pid?: unknown; listening?: unknown };
+    return record.listening !== true && typeof record.pid === 'number' && processExists(record.pid);
+  } catch {
+    return false;
+  }
+}
+
+/** The socket file's inode: which server's it is (a successor binds a new one). */
+export function inodeOf(path: string): number | bigint | undefined {
+  try {
+    return lstatSync(path).ino;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A connected socket, or `null` when nothing listens there (no file, or a stale one). */

@@ -51,6 +51,30 @@ export function parseGreeting(line: string): Greeting | null {
 }
 
 /**
+ * Why a relay refuses a greeting, or `null` when it passes every check: it names a live process
+ * other than the relay itself (a greeting is a process's word about itself; one naming a pid
+ * that does not exist is not), a version that parses (`compareVersions`), this relay's index,
+ * and the embedding model this relay was told to use (null = the index's own). A line that is
+ * no greeting at all is refused before this (`parseGreeting`).
+ */
+export function greetingProblem(
+  greeting: Greeting,
+  expected: { index: string; model: string | null; self: number; alive: (pid: number) => boolean },
+): string | null {
+  if (greeting.pid <= 0 || greeting.pid === expected.self || !expected.alive(greeting.pid))
+    return `it greets as pid ${greeting.pid}, which is no server process`;
+  if (compareVersions(greeting.version, greeting.version) === undefined)
+    return `it greets as version ${JSON.stringify(greeting.version.slice(0, 40))}, which is no qmd version`;
+  if (greeting.index !== expected.index) return `the server on this socket serves ${greeting.index}`;
+  const served = greeting.model ?? null;
+  if (served !== expected.model) {
+    const theirs = served === null ? "the index's own embedding model" : `the embedding model ${served}`;
+    return `it searches with ${theirs}, this client names ${expected.model ?? 'none'}`;
+  }
+  return null;
+}
+
+/**
  * Orders two qmd versions (`MAJOR.MINOR.PATCH`, an optional `-prerelease` ranking below the
  * release): negative when `a` is older, positive when newer, 0 when equal; `undefined` when
  * either is not such a version, which a relay treats as "not older" (it never replaces what it

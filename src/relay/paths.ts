@@ -1,20 +1,28 @@
-import { lstatSync, mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { enforcesFileModes, type HostFacts, privateDir, shortDir, socketPath, usesNamedPipes } from '../platform.js';
+import {
+  enforcesFileModes,
+  fitsSocketPath,
+  type HostFacts,
+  legacyPlaceDirs,
+  legacyPrivateDir,
+  placeDir,
+  socketPath,
+  usesNamedPipes,
+} from '../platform.js';
 
 /**
  * Where the shared server of an index listens, and the files beside its socket. One server per
  * index: the socket's name carries a hash of the index's resolved path. The platform rules
- * (which directory, the `sun_path` limit, Windows pipes) are `src/platform.ts`'s.
- *
- * The directory is one only this user can enter (`privateDir`: `$XDG_RUNTIME_DIR/qmd/` on
- * Linux, `$TMPDIR/qmd/` on macOS, else `<tmp>/qmd-<uid>/`); a socket path too long for
- * `bind()` moves to `/tmp/qmd-<uid>/`. On Windows the socket is a named pipe and the files live
- * in `%TEMP%\qmd\`.
+ * (the one place per person, the `sun_path` limit, Windows pipes) are `src/platform.ts`'s:
+ * `/tmp/qmd-<uid>/` on Linux and macOS whatever the environment, named pipes and
+ * `<home>\AppData\Local\qmd\run\` on Windows (docs/design.md §7).
  */
 export interface SharedPaths {
   dir: string;
+  /** The index's hash: every file of its servers here is named `mcp-<hash>…`. */
+  hash: string;
   /** The Unix socket (mode 0600) or Windows pipe relays connect to, and `qmd status`/`stop` ask. */
   socket: string;
   /** The running server's record (pid, index, version, start time): the one-per-index claim. */
@@ -30,26 +38,51 @@ export interface SharedPaths {
   failure: string;
 }
 
-/** This process's facts for the platform rules. */
+/**
+ * This process's facts for the platform rules: the uid, and the name and home from the user
+ * database (`os.userInfo()`, not `$USER`/`$HOME`); the environment and `os.tmpdir()` only to
+ * find where an older qmd listened.
+ */
 export function hostFacts(env: NodeJS.ProcessEnv = process.env): HostFacts {
   const platform = process.platform;
-  return {
-    platform,
-    env,
-    uid: process.getuid?.(),
-    user: platform === 'win32' ? (env.USERNAME ?? loginName()) : '',
-    tmpdir: tmpdir(),
-  };
+  const user = userRecord();
+  return { platform, env, uid: process.getuid?.(), user: user.username, home: user.homedir, tmpdir: tmpdir() };
 }
 
-export function sharedPaths(indexPath: string, env: NodeJS.ProcessEnv, facts: HostFacts = hostFacts(env)): SharedPaths {
+/**
+ * The place this process serves and looks in first: `placeDir`. `QMD_TEST_LEGACY_PLACE=1`
+ * (tests only) makes a process use the place qmd 0.1 would have used instead, so one build
+ * plays a server an older qmd left running.
+ */
+export function servingDir(facts: HostFacts): string {
+  return facts.env.QMD_TEST_LEGACY_PLACE === '1' ? legacyPrivateDir(facts) : placeDir(facts);
+}
+
+/**
+ * The index's shared server at this process's place. Given an environment instead of facts,
+ * this process's facts with that environment (which only `QMD_TEST_LEGACY_PLACE` and the old
+ * places read).
+ */
+export function sharedPaths(indexPath: string, from: HostFacts | NodeJS.ProcessEnv = hostFacts()): SharedPaths {
+  const facts = factsOf(from);
+  return sharedPathsIn(servingDir(facts), indexPath, facts);
+}
+
+function factsOf(from: HostFacts | NodeJS.ProcessEnv): HostFacts {
+  const facts = from as Partial<HostFacts>;
+  return typeof facts.platform === 'string' && typeof facts.env === 'object'
+    ? (from as HostFacts)
+    : hostFacts(from as NodeJS.ProcessEnv);
+}
+
+/** The layout of `sharedPaths` in `dir` (an old place, a test's own directory). */
+export function sharedPathsIn(dir: string, indexPath: string, facts: HostFacts = hostFacts()): SharedPaths {
   const hash = fnv1a64(resolve(indexPath));
-  const socket = placeSocket(facts, `mcp-${hash}`);
-  const dir = usesNamedPipes(facts.platform) ? privateDir(facts) : socketDir(socket);
   const base = `${dir}${facts.platform === 'win32' ? '\\' : '/'}mcp-${hash}`;
   return {
     dir,
-    socket,
+    hash,
+    socket: socketPath(facts, dir, `mcp-${hash}`),
     record: `${base}.json`,
     spawnLock: `${base}.spawn`,
     log: `${base}.log`,
@@ -58,31 +91,75 @@ export function sharedPaths(indexPath: string, env: NodeJS.ProcessEnv, facts: Ho
 }
 
 /**
- * The HTTP daemon's control socket (`qmd mcp --http --daemon`): in the same private directory,
- * named from the index like the shared server's, so `qmd mcp stop` finds it from the index alone
- * and never from what a pidfile says.
+ * Where an older qmd may still serve this index (`legacyPlaceDirs`), other than where this
+ * process serves. A path qmd 0.1 could not bind there sent its server to `<tmp>/qmd-<uid>`,
+ * which is the place itself on Linux and macOS: not listed. On Windows the pipe was named
+ * after `%USERNAME%`.
  */
-export function daemonControlPath(
-  indexPath: string,
-  env: NodeJS.ProcessEnv,
-  facts: HostFacts = hostFacts(env),
-): string {
-  return placeSocket(facts, `http-${fnv1a64(resolve(indexPath))}`);
+export function legacySharedPaths(indexPath: string, facts: HostFacts = hostFacts()): SharedPaths[] {
+  const here = servingDir(facts);
+  const dirs = [...legacyPlaceDirs(facts), placeDir(facts)].filter((dir) => dir !== here);
+  const old = { ...facts, user: facts.env.USERNAME ?? facts.user };
+  return [...new Set(dirs)]
+    .map((dir) => sharedPathsIn(dir, indexPath, old))
+    .filter((paths) => fitsSocketPath(facts, paths.socket));
 }
 
-function placeSocket(facts: HostFacts, name: string): string {
-  return socketPath(facts, privateDir(facts), shortDir(facts), name);
+/**
+ * A shared server's own socket, named with its pid: what it binds, and what the index's socket
+ * (`paths.socket`) is a hard link to while it holds the place. Closing a listener makes libuv
+ * unlink the path it bound, whatever file is there by then: bound here, a server that gave its
+ * place up (retiring, or taken for hung and resumed) can never remove its successor's socket,
+ * and it keeps answering `qmd status` and `qmd mcp stop` here until it has left. Windows pipes
+ * have no links: there a server listens on `paths.socket` itself.
+ */
+export function ownSocketPath(paths: SharedPaths, pid: number, facts: HostFacts = hostFacts()): string {
+  return socketPath(facts, paths.dir, `mcp-${paths.hash}-${pid}`);
 }
 
-function socketDir(socket: string): string {
-  return socket.slice(0, socket.lastIndexOf('/'));
+/** The record of a retiring shared server, beside the index's: it names the pid, and so its own socket. */
+export function retiringRecordPath(paths: SharedPaths, pid: number, facts: HostFacts = hostFacts()): string {
+  return `${paths.dir}${facts.platform === 'win32' ? '\\' : '/'}mcp-${paths.hash}-retiring-${pid}.json`;
 }
 
-function loginName(): string {
+/** The records of the retiring servers of this index in `paths.dir`: one per pid. */
+export function retiringRecords(paths: SharedPaths): string[] {
+  const pattern = new RegExp(`^mcp-${paths.hash}-retiring-\\d+\\.json$`);
+  let names: string[];
   try {
-    return userInfo().username;
+    names = readdirSync(paths.dir);
   } catch {
-    return 'user';
+    return [];
+  }
+  const sep = paths.record.charAt(paths.dir.length);
+  return names.filter((name) => pattern.test(name)).map((name) => `${paths.dir}${sep}${name}`);
+}
+
+/**
+ * The HTTP daemon's control socket (`qmd mcp --http --daemon`): in the same place, named from
+ * the index like the shared server's, so `qmd mcp stop` finds it from the index alone and never
+ * from what a pidfile says.
+ */
+export function daemonControlPath(indexPath: string, from: HostFacts | NodeJS.ProcessEnv = hostFacts()): string {
+  const facts = factsOf(from);
+  return socketPath(facts, servingDir(facts), `http-${fnv1a64(resolve(indexPath))}`);
+}
+
+/** Where an older qmd's HTTP server for this index may still answer (as `legacySharedPaths`). */
+export function legacyDaemonControlPaths(indexPath: string, facts: HostFacts = hostFacts()): string[] {
+  const name = `http-${fnv1a64(resolve(indexPath))}`;
+  return legacySharedPaths(indexPath, facts)
+    .map((paths) => socketPath({ ...facts, user: facts.env.USERNAME ?? facts.user }, paths.dir, name))
+    .filter((path) => fitsSocketPath(facts, path));
+}
+
+function userRecord(): { username: string; homedir: string } {
+  try {
+    const { username, homedir } = userInfo();
+    return { username, homedir };
+  } catch {
+    // No entry for this uid in the user database (a container's made-up uid): the uid still names the place.
+    return { username: 'user', homedir: '' };
   }
 }
 

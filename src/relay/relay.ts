@@ -1,64 +1,25 @@
 import type { Duplex } from 'node:stream';
 import { errorMessage } from '../errors.js';
-import { describeDropped, JSONRPC_INVALID_REQUEST, JSONRPC_SERVER_ERROR } from '../jsonrpc.js';
+import { describeDropped, JSONRPC_INVALID_REQUEST, JSONRPC_SERVER_ERROR, MAX_WAITING_REQUESTS } from '../jsonrpc.js';
 import { createLineReader } from '../lines.js';
 import { asRelayNotice } from './greeting.js';
-import type { Relay, RelayOptions, Upstream } from './relay-api.js';
-import { isReplayable, MAX_SENDS } from './replayable.js';
+import { type Rejoiner, rejoiner, type SilenceWatch, silenceWatch } from './heal.js';
+import { codeOf, keyOf, Ledger, type Message, parse } from './ledger.js';
+import { ClientWriter, ServerQueue } from './outbound.js';
+import {
+  MAX_RELAY_LINE_BYTES,
+  MAX_SERVER_LINE_BYTES,
+  type OpenHint,
+  type Relay,
+  type RelayOptions,
+  type Upstream,
+} from './relay-api.js';
+import { MAX_SENDS } from './replayable.js';
 
-export type { Relay, RelayOptions, Upstream } from './relay-api.js';
+export type { OpenHint, Relay, RelayOptions, Upstream };
 
-export const MAX_RELAY_LINE_BYTES = 8 * 1024 * 1024;
-/** Requests read from the client while no server is connected yet; stdin pauses past this. */
-const MAX_QUEUED_LINES = 256;
-/**
- * A server line is capped as a client line is (dropped up to its newline, with a warning), but
- * higher: a legitimate reply can be long. `get` returns a whole note (up to 10 MiB are indexed,
- * `src/indexing/scan.ts`), JSON-escaped and with line numbers if asked; `multi_get` up to 8 MiB
- * of notes. Past this, a line is not a reply from a qmd server, and buffering it would let
- * whatever holds the socket grow the relay without bound.
- */
-export const MAX_SERVER_LINE_BYTES = 64 * 1024 * 1024;
-/** Warnings for dropped server lines: the first few say what; the rest are only counted. */
+/** Warnings for dropped server lines (and for replies to no request): the first few say what; the rest are only counted. */
 const MAX_DROP_WARNINGS = 3;
-
-interface Message {
-  id?: unknown;
-  method?: unknown;
-  params?: { requestId?: unknown; name?: unknown };
-  result?: unknown;
-  error?: unknown;
-}
-
-function parse(line: string): Message | null {
-  try {
-    const value = JSON.parse(line) as unknown;
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Message) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** A request owed a reply. */
-interface Owed {
-  /** Settles its unit of the gate. */
-  done: () => void;
-  /** As the client wrote it: what a new server is sent if the old one never answered. */
-  line: string;
-  method: string;
-  /** Safe to send twice (`replayable.ts`). */
-  replayable: boolean;
-  /** Servers it was written to. */
-  sends: number;
-}
-
-const keyOf = (id: unknown): string => JSON.stringify(id);
-
-/** A string `code` an error carries (a QmdError's, or the start failure's a relay passes on). */
-function codeOf(error: unknown): string | undefined {
-  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
-  return typeof code === 'string' ? code : undefined;
-}
 
 /**
  * Relays newline-delimited JSON-RPC between one client (stdin/stdout) and the shared server,
@@ -74,13 +35,22 @@ function codeOf(error: unknown): string | undefined {
  *   tools and every MCP read) is sent again to the new server, in the order the client sent
  *   them and under the same ids, after the opening; those written to the dead socket before
  *   its close was seen are among them. Only a request that is not safe to repeat, or that
- *   servers died under `MAX_SENDS` times, gets an error.
+ *   servers died under `MAX_SENDS` times, gets an error;
+ * - only replies to requests this client sent and that are still owed reach it: a reply to an
+ *   id never sent, or a second reply to one, is dropped and logged (whatever holds the socket);
+ * - stdin is read to its end whatever the server does: requests wait here for a server (none
+ *   yet, or its socket backed up), up to `maxWaiting`; past that each is refused at once;
+ * - it heals (`heal.ts`): serving alone, it keeps trying to rejoin a shared server and moves
+ *   back when one answers (what the local server still owes is sent to it again); a shared
+ *   server silent while replies are owed, that does not answer its control socket either, is
+ *   left for another (the requests moved, as when it dies).
  * Nothing here parses more than it must: lines are forwarded as they came.
  */
 export function createRelay(options: RelayOptions): Relay {
   const { stdin, stdout, gate, log } = options;
-  /** Requests owed a reply, in the order the client sent them (a Map keeps insertion order). */
-  const inflight = new Map<string, Owed>();
+  const maxWaiting = options.maxWaiting ?? MAX_WAITING_REQUESTS;
+  /** Requests owed a reply, in the order the client sent them. */
+  const inflight = new Ledger(gate);
   /** Requests the last server never answered, to send to the next one first. */
   let replays: string[] = [];
   const swallow = new Set<string>();
@@ -90,7 +60,6 @@ export function createRelay(options: RelayOptions): Relay {
     answered: false,
   };
   let upstream: Upstream | null = null;
-  let queue: Array<{ line: string; key?: string }> = [];
   let closing = false;
   let connections = 0;
   /** Openings replayed under the relay's own ids. */
@@ -101,86 +70,20 @@ export function createRelay(options: RelayOptions): Relay {
   /** The failure's code (`INDEX_CORRUPT`, …), in each error's `data` as the server would give it. */
   let failedData: { code: string } | undefined;
   let dropped = 0;
-  const connecting = new AbortController();
+  let warnedRefusing = false;
+  let connecting = new AbortController();
+  let watch: SilenceWatch | undefined;
+  let rejoin: Rejoiner | undefined;
+  /** The server judged hung: `open` is told not to wait on it again. */
+  let hung: Upstream | undefined;
+  /** The last server found hung: rejoin attempts do not wait on its socket again either. */
+  let lastHung: Upstream | undefined;
 
-  const settle = (key: string): void => {
-    const owed = inflight.get(key);
-    if (!owed) return;
-    inflight.delete(key);
-    owed.done();
-  };
-
-  // Backpressure both ways, one waiter at a time: the slower side pauses the other. A client
-  // that stops reading stops the relay reading the server, whose session then stops reading
-  // the relay (src/mcp/stdio/connection.ts), which stops the relay reading the client.
-  let waitingForClient = false;
-  let waitingForServer: Duplex | null = null;
-  let clientFailed = false;
-  /** Replies written to the client whose write has not completed: it has not taken them. */
-  let unflushed = 0;
-  /** Writes one line to the client; `key`'s unit settles once it has left the process. */
-  const toClient = (line: string, key?: string): void => {
-    unflushed++;
-    const written = stdout.write(`${line}\n`, (error) => {
-      unflushed--;
-      if (key !== undefined) settle(key);
-      if (error && !clientFailed) {
-        // Nobody reads the replies any more: nothing is owed.
-        clientFailed = true;
-        for (const owed of [...inflight.keys()]) settle(owed);
-      }
-    });
-    if (written || !upstream || waitingForClient) return;
-    // The client reads slower than the server answers: stop reading the server meanwhile.
-    const paused = upstream.stream;
-    waitingForClient = true;
-    paused.pause();
-    stdout.once('drain', () => {
-      waitingForClient = false;
-      paused.resume();
-    });
-  };
-
-  const resumeClient = (): void => {
-    if (!closing && waitingForServer === null && queue.length < MAX_QUEUED_LINES) stdin.resume();
-  };
-  const toServer = (line: string, key?: string): void => {
-    if (!upstream) {
-      queue.push(key === undefined ? { line } : { line, key });
-      // No server yet: hold at most this many requests, the rest wait in the client's pipe.
-      if (queue.length >= MAX_QUEUED_LINES) stdin.pause();
-      return;
-    }
-    const owed = key === undefined ? undefined : inflight.get(key);
-    if (owed) owed.sends++;
-    if (upstream.stream.write(`${line}\n`) || waitingForServer) return;
-    const stream = upstream.stream;
-    waitingForServer = stream;
-    stdin.pause();
-    stream.once('drain', () => {
-      if (waitingForServer !== stream) return;
-      waitingForServer = null;
-      resumeClient();
-    });
-  };
-
-  const track = (message: Message & { method: string }, line: string): string => {
-    const key = keyOf(message.id);
-    if (inflight.has(key)) return key;
-    const replayable = isReplayable(message.method, message.params);
-    void gate
-      .run(
-        (signal) =>
-          new Promise<void>((resolve) => {
-            if (signal.aborted) return resolve();
-            inflight.set(key, { done: resolve, line, method: message.method, replayable, sends: 0 });
-            // Escalation aborts the gate: stop waiting for this reply.
-            signal.addEventListener('abort', () => settle(key), { once: true });
-          }),
-      )
-      .catch(() => {});
-    return key;
-  };
+  const settle = (key: string): void => inflight.settle(key);
+  const stream = (): Duplex | null => upstream?.stream ?? null;
+  const client = new ClientWriter(stdout, inflight, stream);
+  const toClient = (line: string, key?: string): void => client.write(line, key);
+  const queue = new ServerQueue(inflight, stream, () => watch?.heard());
 
   const fromClient = (line: string): void => {
     const message = parse(line);
@@ -196,23 +99,37 @@ export function createRelay(options: RelayOptions): Relay {
         );
       return;
     }
+    const full = queue.full(line.length, maxWaiting);
+    if (message?.method === 'notifications/cancelled') inflight.cancel(keyOf(message.params?.requestId));
     let key: string | undefined;
     if (message && typeof message.method === 'string') {
       if (message.id !== undefined) {
         if (message.method === 'initialize' || message.method === 'server/discover') {
           opening.request = message;
           opening.answered = false;
+          if (message.method === 'initialize') options.onOpening?.(message.params?.clientInfo);
         }
-        key = track(message as Message & { method: string }, line);
+        key = inflight.track(message as Message & { method: string }, line);
+        if (full) {
+          if (!warnedRefusing) {
+            warnedRefusing = true;
+            log.warn(
+              `${maxWaiting} requests wait for the shared server: the client's further requests are refused until some are sent`,
+            );
+          }
+          client.refuse(key, 'busy');
+          return;
+        }
       } else if (message.method === 'notifications/initialized') {
         opening.initialized = line;
       }
     }
-    toServer(line, key);
-    if (message?.method === 'notifications/cancelled') settle(keyOf(message.params?.requestId));
+    // A full queue keeps requests only: a notification past it is dropped (a cancel was applied above).
+    if (full && key === undefined) return;
+    queue.send(line, key);
   };
 
-  /** A line from the server that is not JSON-RPC: warned about, the first few. */
+  /** A line from the server that is not for the client: warned about, the first few. */
   const drop = (what: string): void => {
     dropped++;
     if (dropped <= MAX_DROP_WARNINGS) {
@@ -235,10 +152,19 @@ export function createRelay(options: RelayOptions): Relay {
       drop(`a line that is not JSON-RPC (${line.length} chars)`);
       return;
     }
-    const isResponse = message !== null && message.method === undefined && message.id !== undefined;
+    const isResponse = message.method === undefined && message.id !== undefined;
     if (isResponse) {
       const key = keyOf(message.id);
       if (swallow.delete(key)) return;
+      const verdict = inflight.reply(key);
+      // Cancelled by the client while the reply was on its way: the client expects none.
+      if (verdict === 'cancelled') return;
+      if (verdict !== 'forward') {
+        drop(
+          verdict === 'second' ? `a second reply to id ${key}` : `a reply to id ${key}, which this client never sent`,
+        );
+        return;
+      }
       if (opening.request !== null && key === keyOf(opening.request.id)) opening.answered = true;
       toClient(line, key);
       return;
@@ -274,26 +200,32 @@ export function createRelay(options: RelayOptions): Relay {
     settle(key);
   };
 
+  /** Leaves the current upstream: its lines, its watch and its rejoin attempts are no longer heard. */
+  const detach = (): void => {
+    upstream = null;
+    queue.unblock();
+    watch?.stop();
+    watch = undefined;
+    rejoin?.stop();
+  };
+
   /**
    * The server is gone with requests it never answered: those safe to repeat are kept, in
    * order, for the next server; the others are answered with an error. Then a new server,
    * unless the client is leaving and nothing is left to deliver.
    */
   const lost = (): void => {
-    upstream = null;
-    // A 'drain' that will never come from the old socket must not keep the client paused.
-    waitingForServer = null;
+    detach();
     if (stopped !== null) {
       // Stopped with its clients: nothing is sent again, and no server started.
-      for (const key of [...inflight.keys()]) answerLost(key, `qmd: ${stopped}`);
-      queue = [];
+      for (const key of inflight.keys()) answerLost(key, `qmd: ${stopped}`);
+      queue.clear();
       return;
     }
-    const queued = new Set(queue.map((q) => q.key));
     replays = [];
-    for (const [key, owed] of [...inflight]) {
-      // Read while no server was connected: never sent, it goes with the queue.
-      if (owed.sends === 0 && queued.has(key)) continue;
+    for (const [key, owed] of inflight.entries()) {
+      // Never sent (it waits in the queue), or answered already (its reply on its way): not sent again.
+      if (owed.sends === 0 || owed.answered) continue;
       if (!owed.replayable) {
         answerLost(
           key,
@@ -307,7 +239,7 @@ export function createRelay(options: RelayOptions): Relay {
       } else replays.push(key);
     }
     if (closing && replays.length === 0 && queue.length === 0) {
-      for (const key of [...inflight.keys()]) settle(key);
+      inflight.settleAll();
       return;
     }
     log.warn(
@@ -322,12 +254,19 @@ export function createRelay(options: RelayOptions): Relay {
     const maxServerLine = options.maxServerLineBytes ?? MAX_SERVER_LINE_BYTES;
     const readServer = createLineReader({
       maxBytes: maxServerLine,
-      onLine: fromServer,
+      onLine: (line) => {
+        // A server this relay has left (it moved back to a shared one, or judged this one hung):
+        // whatever it still says is for nobody.
+        if (upstream === next) fromServer(line);
+      },
       // Each one is at least the cap long: warned about, every time.
       onOversized: (bytes) =>
         log.warn(`dropped a line of ${bytes} bytes from the shared server (the limit is ${maxServerLine})`),
     });
-    next.stream.on('data', (chunk: Buffer) => readServer(chunk));
+    next.stream.on('data', (chunk: Buffer) => {
+      if (upstream === next) watch?.heard();
+      readServer(chunk);
+    });
     // connectShared paused it after reading the server's greeting.
     next.stream.resume();
     next.stream.on('error', () => {});
@@ -343,23 +282,86 @@ export function createRelay(options: RelayOptions): Relay {
       if (opening.initialized) next.stream.write(`${opening.initialized}\n`);
     }
     // What the last server never answered, in the order the client sent it, before anything newer.
-    const again = replays;
+    queue.first(replays);
     replays = [];
-    for (const key of again) {
-      const owed = inflight.get(key);
-      // Cancelled, or answered by escalation, meanwhile: nothing to send.
-      if (owed) toServer(owed.line, key);
-    }
-    const waiting = queue;
-    queue = [];
-    for (const { line, key } of waiting) toServer(line, key);
+    queue.flush();
     if (closing) next.stream.end();
-    else resumeClient();
+    else if (next.kind === 'local') startRejoining();
+    else if (options.probe !== undefined) watchSilence(next);
+  };
+
+  /** Replies owed by the current server: sent to it, not answered yet. */
+  const owedByServer = (): boolean => inflight.owesAny();
+
+  const watchSilence = (server: Upstream): void => {
+    const probe = options.probe!;
+    watch = silenceWatch({
+      ...(options.silenceMs !== undefined && { silenceMs: options.silenceMs }),
+      ...(options.timers !== undefined && { timers: options.timers }),
+      waiting: owedByServer,
+      probe: () => probe(server),
+      onHung: () => {
+        if (upstream !== server || closing) return;
+        const owed = inflight.unanswered().length;
+        log.warn(
+          `the shared server${server.pid === undefined ? '' : ` (pid ${server.pid})`} has said nothing for ${options.silenceMs ?? 'a while'} ms and does not answer: moving this client's ${owed} request(s) to another server`,
+        );
+        hung = server;
+        // Its close is our `lost()`: the requests move as when a server dies.
+        server.stream.destroy();
+        void server.release();
+      },
+    });
+  };
+
+  const startRejoining = (): void => {
+    if (options.rejoin === undefined || closing) return;
+    const tryRejoin = options.rejoin;
+    rejoin ??= rejoiner({
+      ...(options.rejoinMs !== undefined && { firstMs: options.rejoinMs }),
+      ...(options.timers !== undefined && { timers: options.timers }),
+      attempt: async () => {
+        const local = upstream;
+        if (local === null || local.kind !== 'local' || closing) return 'joined';
+        // A request that must not be sent twice waits for its reply here first.
+        if (inflight.unanswered().some((o) => !o.replayable)) return 'later';
+        const next = await tryRejoin(connecting.signal, lastHung === undefined ? {} : { hung: lastHung });
+        if (next === null) return 'none';
+        if (next === 'soon') return 'later';
+        if (upstream !== local || closing || inflight.unanswered().some((o) => !o.replayable)) {
+          void next.release();
+          return upstream !== local || closing ? 'joined' : 'later';
+        }
+        moveTo(next, local);
+        return 'joined';
+      },
+    });
+    rejoin.start();
+  };
+
+  /** From the local server back to a shared one: what the local one still owes goes with the client. */
+  const moveTo = (next: Upstream, local: Upstream): void => {
+    detach();
+    replays = [];
+    for (const [key, owed] of inflight.entries()) {
+      if (owed.sends === 0 || owed.answered) continue;
+      // Moving is no server dying under it: it does not count toward `MAX_SENDS`.
+      owed.sends--;
+      replays.push(key);
+    }
+    log.line(
+      `rejoined the shared server${next.pid === undefined ? '' : ` (pid ${next.pid})`}${replays.length > 0 ? `; ${replays.length} request(s) sent to it again` : ''}`,
+    );
+    attach(next);
+    void local.release().catch((error: unknown) => log.warn(`closing the local server: ${errorMessage(error)}`));
   };
 
   const connect = (): void => {
+    const hint: OpenHint = hung === undefined ? {} : { hung };
+    lastHung = hung ?? lastHung;
+    hung = undefined;
     options
-      .open(connecting.signal)
+      .open(connecting.signal, hint)
       .then(
         (next) => {
           if (next === null) return;
@@ -382,9 +384,9 @@ export function createRelay(options: RelayOptions): Relay {
     if (failed !== null) return;
     failed = reason;
     failedData = code === undefined ? undefined : { code };
-    queue = [];
+    queue.clear();
     replays = [];
-    for (const key of [...inflight.keys()]) {
+    for (const key of inflight.keys()) {
       toClient(
         JSON.stringify({
           jsonrpc: '2.0',
@@ -408,6 +410,7 @@ export function createRelay(options: RelayOptions): Relay {
     },
     async close() {
       closing = true;
+      rejoin?.stop();
       stdin.off('data', onStdinData);
       stdin.pause();
       if (upstream) upstream.stream.end();
@@ -417,15 +420,23 @@ export function createRelay(options: RelayOptions): Relay {
     },
     async release() {
       connecting.abort();
-      // The drain is over: what the client did not take, or was never answered, is dropped.
-      // Owed requests whose reply is written but not taken are counted once, as replies.
-      const dropped = describeDropped(unflushed, stdout.writableLength, Math.max(0, inflight.size - unflushed));
-      if (!clientFailed && dropped !== undefined) log.warn(dropped);
-      queue = [];
+      connecting = new AbortController();
+      watch?.stop();
+      rejoin?.stop();
+      // The drain is over: requests never sent to a server are answered; what the client did not
+      // take, or was never answered, is dropped. Owed requests whose reply is written but not
+      // taken are counted once, as replies.
+      for (const key of queue.keys()) if (inflight.has(key)) client.refuse(key, 'closing');
+      // A write the pipe took at once hears so on the next turn: count only what is still waiting.
+      await new Promise((resolve) => setImmediate(resolve));
+      const unanswered = Math.max(0, inflight.size - client.unflushed) + client.uncounted;
+      const dropped = describeDropped(client.unflushed, client.backlog, unanswered);
+      if (!client.failed && dropped !== undefined) log.warn(dropped);
+      queue.clear();
       replays = [];
       const last = upstream;
       upstream = null;
-      for (const key of [...inflight.keys()]) settle(key);
+      inflight.settleAll();
       if (last) await last.release();
     },
   };

@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { QmdError } from '../errors.js';
 import type { FailpointAction, Failpoints } from '../failpoints.js';
 import type { Log } from '../log.js';
+import { workerExecArgv } from '../node-flags.js';
 import type { MultiGetOptions, MultiGetResult, StatusReport } from '../store/types.js';
 import {
   InlineReads,
@@ -35,7 +36,19 @@ export interface QueryWorkerOptions extends WorkerData {
   failpoints: Failpoints;
   script: WorkerScript;
   closeTimeoutMs?: number;
+  /**
+   * Where calls run while the worker cannot (it would not start, or it died): the store's own
+   * connection on this thread. Without one, such calls fail.
+   */
+  fallback?: QueryReads;
+  /** The clock the retry backoff reads (tests give a fake one). */
+  now?: () => number;
 }
+
+/** The first wait before a worker that failed is tried again; doubled at each failure since it last answered. */
+export const WORKER_RETRY_MS = 1000;
+/** The longest wait between two tries. */
+export const WORKER_RETRY_MAX_MS = 60_000;
 
 /** One call as the worker is sent it. */
 interface WorkerCall {
@@ -57,7 +70,12 @@ interface Pending {
  * dropped before the worker ever sees it, and aborting the one it runs terminates it. The
  * worker is `unref()`ed: it never keeps the process alive. It starts on the first call (a
  * server that is never asked a query starts no thread, and `initialize` shares the cores with
- * nothing) and again on the next call if it died.
+ * nothing).
+ *
+ * A worker that cannot start, or dies, costs no call: what it had and what waited for it run
+ * on `fallback` (this thread, the store's connection), with one line in the log, and so does
+ * every call until the worker is tried again, `WORKER_RETRY_MS` later, then twice as long
+ * after each failure, up to `WORKER_RETRY_MAX_MS`; a worker that answers resets the wait.
  */
 export class QueryWorker implements QueryReads {
   private worker: Worker | undefined;
@@ -71,6 +89,13 @@ export class QueryWorker implements QueryReads {
   /** Workers terminated because the call they ran was aborted, until they have exited. */
   private readonly retiring = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
+  /** While the worker is down: when to try it again, and the wait after the next failure. */
+  private retryAt: number | undefined;
+  private retryMs = WORKER_RETRY_MS;
+  /** Why it went down last (a failed retry with the same reason says nothing more). */
+  private downReason: string | undefined;
+  /** Whether the running worker has answered a call: then it started, and a failure is a death. */
+  private answered = false;
 
   constructor(private readonly options: QueryWorkerOptions) {}
 
@@ -147,6 +172,9 @@ export class QueryWorker implements QueryReads {
   private call<T>(call: ReadCall, signal: AbortSignal | undefined): Promise<T> {
     if (this.closing !== undefined) return Promise.reject(new QmdError('CLOSED', 'The index is closed'));
     if (signal?.aborted) return Promise.reject(aborted());
+    const { fallback } = this.options;
+    if (fallback !== undefined && this.retryAt !== undefined && this.now() < this.retryAt)
+      return runOn(fallback, call, signal) as Promise<T>;
     const id = ++this.next;
     return new Promise<T>((resolve, reject) => {
       const onAbort = (): void => {
@@ -173,9 +201,11 @@ export class QueryWorker implements QueryReads {
   /** Sends the worker the next waiting call, if it runs none (starting it if need be). */
   private pump(): void {
     if (this.current !== undefined || this.closing !== undefined) return;
-    const message = this.queue.shift();
-    if (message === undefined) return;
-    this.worker ??= this.start();
+    if (this.queue.length === 0) return;
+    this.worker ??= this.startOrFallBack();
+    // It would not start: `down` has sent every waiting call to the fallback.
+    if (this.worker === undefined) return;
+    const message = this.queue.shift()!;
     this.current = message;
     this.worker.postMessage(message);
   }
@@ -201,6 +231,17 @@ export class QueryWorker implements QueryReads {
     this.pump();
   }
 
+  /** Starts the worker; one that Node refuses at once goes down like one that fails later. */
+  private startOrFallBack(): Worker | undefined {
+    try {
+      return this.start();
+    } catch (error) {
+      // Node refuses some flags at once (ERR_WORKER_INVALID_EXEC_ARGV), before any event.
+      this.down((error as Error).message, undefined);
+      return undefined;
+    }
+  }
+
   private start(): Worker {
     const { log, script } = this.options;
     const data: WorkerData = {
@@ -209,12 +250,14 @@ export class QueryWorker implements QueryReads {
       vectorExtension: this.options.vectorExtension,
     };
     // stdout: true keeps anything the worker might print off the process's stdout, which is
-    // the MCP protocol in `qmd mcp`; it goes to the log instead.
+    // the MCP protocol in `qmd mcp`; it goes to the log instead. Never a wrapper's flags:
+    // `workerExecArgv` (src/node-flags.ts).
     const worker = new Worker(script.file, {
       workerData: data,
       stdout: true,
-      ...(script.execArgv !== undefined && { execArgv: script.execArgv }),
+      execArgv: script.execArgv ?? workerExecArgv(process.execArgv),
     });
+    this.answered = false;
     worker.unref();
     worker.stdout.on('data', (chunk: Buffer) => log.line(chunk.toString('utf8').trimEnd()));
     worker.on('message', (reply: WorkerReply) => {
@@ -223,16 +266,64 @@ export class QueryWorker implements QueryReads {
     // A worker retired by `cutShort` is no longer `this.worker`: its end concerns no call.
     worker.on('error', (error) => {
       if (this.worker !== worker) return;
-      log.warn(`the query worker failed: ${error.message}`);
-      this.failAll(new Error(`The query worker failed: ${error.message}`));
+      this.down(error.message, (error as NodeJS.ErrnoException).code);
     });
     worker.on('exit', (code) => {
       if (this.worker !== worker) return;
-      this.worker = undefined;
-      this.current = undefined;
-      if (this.closing === undefined) this.failAll(new Error(`The query worker exited (code ${code})`));
+      if (this.closing === undefined) this.down(`it exited (code ${code})`, undefined);
+      else {
+        this.worker = undefined;
+        this.current = undefined;
+      }
     });
     return worker;
+  }
+
+  private now(): number {
+    return (this.options.now ?? (() => performance.now()))();
+  }
+
+  /**
+   * The worker would not start, or died: the calls it had and those waiting run on the
+   * fallback (without one, they fail), and so does every call until `retryAt`. One line says
+   * so; a retry that fails the same way says nothing more.
+   */
+  private down(reason: string, code: string | undefined): void {
+    const { fallback, log } = this.options;
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker !== undefined) void worker.terminate();
+    const running = this.current;
+    this.current = undefined;
+    const started = this.answered;
+    const wait = this.retryMs;
+    this.retryAt = this.now() + wait;
+    this.retryMs = Math.min(wait * 2, WORKER_RETRY_MAX_MS);
+    if (fallback === undefined) {
+      log.warn(`the query worker failed: ${reason}`);
+      this.failAll(new Error(`The query worker failed: ${reason}`));
+      return;
+    }
+    if (reason !== this.downReason) {
+      const what = started ? 'stopped' : 'could not start';
+      log.warn(
+        `the query worker ${what} (${reason}): queries run on the main thread; it is tried again in ${Math.round(wait / 1000)} s`,
+      );
+    }
+    this.downReason = reason;
+    const calls = [...(running === undefined ? [] : [running]), ...this.queue];
+    this.queue = [];
+    for (const message of calls) {
+      const waiting = this.pending.get(message.id);
+      this.pending.delete(message.id);
+      if (waiting === undefined) continue;
+      // Out of memory in the worker: the same call on this thread would take the process down.
+      if (message === running && code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        waiting.reject(new Error(`The query worker ran out of memory on this query: ${reason}`));
+        continue;
+      }
+      runOn(fallback, message.call).then(waiting.resolve, waiting.reject);
+    }
   }
 
   private receive(reply: WorkerReply): void {
@@ -242,6 +333,14 @@ export class QueryWorker implements QueryReads {
     }
     if (reply.id !== this.current?.id) return;
     this.current = undefined;
+    if (!this.answered) {
+      this.answered = true;
+      if (this.retryAt !== undefined)
+        this.options.log.line('the query worker runs again: queries leave the main thread');
+      this.retryAt = undefined;
+      this.retryMs = WORKER_RETRY_MS;
+      this.downReason = undefined;
+    }
     const waiting = this.pending.get(reply.id);
     this.pending.delete(reply.id);
     // The store closed while the worker ran this call: its caller was answered CLOSED.
@@ -257,6 +356,20 @@ export class QueryWorker implements QueryReads {
     this.pending.clear();
     this.queue = [];
     for (const call of waiting) call.reject(error);
+  }
+}
+
+/** One call on `reads` (the fallback), as the worker would have answered it. */
+function runOn(reads: QueryReads, call: ReadCall, signal?: AbortSignal): Promise<unknown> {
+  switch (call.kind) {
+    case 'lexical':
+      return reads.lexical(call.query, call.options, signal);
+    case 'nearest':
+      return reads.nearest(call.vector, call.fingerprint, call.depth, call.collections, call.folder, signal);
+    case 'multiGet':
+      return reads.multiGet(call.pattern, call.options, signal);
+    case 'status':
+      return reads.status(signal);
   }
 }
 
@@ -285,10 +398,11 @@ export function openReads(
   options: Omit<QueryWorkerOptions, 'script'> & { worker: boolean | WorkerScript | undefined },
 ): QueryReads {
   const { worker, ...rest } = options;
+  const inline = new InlineReads(parts, () => options.failpoints.carry(QUERY_FAILPOINT));
   if (worker !== undefined && worker !== false) {
     const script = worker === true ? bundledWorkerScript() : worker;
-    if (script !== undefined) return new QueryWorker({ ...rest, script });
+    if (script !== undefined) return new QueryWorker({ ...rest, script, fallback: inline });
     options.log.warn('the query worker is not built (dist/query-worker.mjs): queries run on the main thread');
   }
-  return new InlineReads(parts, () => options.failpoints.carry(QUERY_FAILPOINT));
+  return inline;
 }

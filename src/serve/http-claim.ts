@@ -1,10 +1,8 @@
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { QmdError } from '../errors.js';
-import { privateDir, shortDir, usesNamedPipes } from '../platform.js';
 import { hostFacts } from '../relay/paths.js';
 import { askStatus } from './control/client.js';
 import type { ServerStatus } from './control/protocol.js';
+import { everyServer } from './control/registry.js';
 
 /**
  * One `qmd mcp --http` per index, the daemon or a foreground one (both claim the index's pidfile
@@ -69,24 +67,14 @@ export async function bindFailure(
 }
 
 /**
- * This user's HTTP servers that answer: every `http-*.sock` in the private socket folders
- * (never a PID from a file). None on Windows, whose pipes cannot be listed this way.
+ * This user's HTTP servers that answer: every `http-*.sock` in the place and the old places
+ * (`registry.ts`; never a PID from a file). None on Windows, whose pipes cannot be listed this way.
  */
 export async function httpServersOfThisUser(env: NodeJS.ProcessEnv): Promise<ServerStatus[]> {
-  const facts = hostFacts(env);
-  if (usesNamedPipes(facts.platform)) return [];
-  const sockets = new Set<string>();
-  for (const dir of new Set([privateDir(facts), shortDir(facts)])) {
-    let names: string[] = [];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      continue;
-    }
-    for (const name of names) if (/^http-[0-9a-f]{16}\.sock$/.test(name)) sockets.add(join(dir, name));
-  }
-  const answers = await Promise.all([...sockets].map((socket) => askStatus(socket, 1000)));
-  return answers.filter((a): a is ServerStatus => !('unreachable' in a) && a.url !== undefined);
+  const found = await everyServer(hostFacts(env));
+  return found
+    .filter((s) => (s.role === 'http' || s.role === 'daemon') && s.status.url !== undefined)
+    .map((s) => s.status);
 }
 
 function portOf(url: string | undefined): number | undefined {

@@ -61,6 +61,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
   let url = '';
   let port = 0;
   const lifecycle = await serveMcp(ctx, {
+    role: ctx.config.daemonChild ? 'daemon' : 'http',
     sources: {
       stdin: null,
       // Nothing is written to stdout in HTTP mode, so its EPIPE cannot mean a client left.

@@ -79,13 +79,13 @@ export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void
     await startDaemon(ctx);
     return;
   }
-  const [{ claimHooks }, { pidfilePath }, { daemonControlPath }, { serveHttp }] = await Promise.all([
+  const [{ claimHooks }, { pidfilePath }, { daemonControlPath, hostFacts }, { serveHttp }] = await Promise.all([
     import('./daemon/child.js'),
     import('./daemon/pidfile.js'),
     import('../relay/paths.js'),
     import('./http.js'),
   ]);
-  const control = daemonControlPath(ctx.indexPath, ctx.env);
+  const control = daemonControlPath(ctx.indexPath, hostFacts(ctx.env));
   // One HTTP server per index, daemon or not (the daemon's parent asked before starting it).
   if (!ctx.config.daemonChild) {
     const { refuseIfServed } = await import('./http-claim.js');

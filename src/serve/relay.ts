@@ -1,13 +1,24 @@
 import type { CliContext } from '../cli/context.js';
 import { modelFlags } from '../cli/query-models.js';
+import { packageVersion } from '../cli/version.js';
 import { createLifecycle, type Lifecycle } from '../lifecycle/host.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
-import { connectShared, DEFAULT_CONNECT_BOUND_MS } from '../relay/connect.js';
+import { childExecArgv } from '../node-flags.js';
+import { type ConnectResult, connectShared, DEFAULT_CONNECT_BOUND_MS, successorStarting } from '../relay/connect.js';
 import type { Greeting } from '../relay/greeting.js';
 import { launchDetached } from '../relay/launch.js';
-import { sharedPaths } from '../relay/paths.js';
-import { createRelay, type Upstream } from '../relay/relay.js';
-import { ask } from './control/client.js';
+import {
+  hostFacts,
+  legacySharedPaths,
+  ownSocketPath,
+  retiringRecordPath,
+  type SharedPaths,
+  sharedPaths,
+} from '../relay/paths.js';
+import { recordProcess } from '../relay/process-record.js';
+import { createRelay, type OpenHint, type Upstream } from '../relay/relay.js';
+import { ask, askStatus } from './control/client.js';
+import { type PidRecord, writeRecord } from './daemon/pidfile.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 import { STARTUP_PPID } from './startup.js';
 
@@ -30,7 +41,9 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
   // Read now, so a malformed variable fails this start as it fails plain `qmd mcp`'s.
   const { failpoints, shared, embed, models } = ctx.config;
   void models; // read now too: a bad QMD_GPU fails the relay's start, not the server's
-  const paths = sharedPaths(ctx.indexPath, ctx.env);
+  const facts = hostFacts(ctx.env);
+  const paths = sharedPaths(ctx.indexPath, facts);
+  const oldPlaces = legacySharedPaths(ctx.indexPath, facts);
   const lifecycle = createLifecycle({
     stdin: process.stdin,
     stdout: process.stdout,
@@ -45,9 +58,9 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
    * An older qmd serves this index (an upgrade, with its clients still connected): ask it to
    * stop taking sessions and hand over its socket. Its own clients keep it until they leave.
    */
-  const retire = async (older: Greeting, withinMs: number): Promise<boolean> => {
+  const retire = async (older: Greeting, withinMs: number, at: SharedPaths): Promise<boolean> => {
     const asked = await ask(
-      paths.socket,
+      at.socket,
       { qmd: 'control', op: 'retire', index: ctx.indexPath, version: shared.version },
       withinMs,
     );
@@ -55,10 +68,14 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
     asked.socket.destroy();
     const { reply } = asked;
     if (reply.ok && reply.op === 'retire') {
+      const where = at.dir === paths.dir ? '' : ` at an older qmd's place ${at.dir}`;
       log.line(
-        `the shared server (pid ${older.pid}) is qmd ${older.version}: starting one of qmd ${shared.version}; ` +
+        `the shared server (pid ${older.pid})${where} is qmd ${older.version}: starting one of qmd ${shared.version}; ` +
           `the old one leaves once its ${reply.sessions} client(s) have`,
       );
+      // A qmd that old has no socket of its own to answer on once retired: this record lets `qmd status` show
+      // it until it has left (a server that has one writes the same record itself).
+      noteRetiring(at, older, `replaced by qmd ${shared.version}`);
       return true;
     }
     const why = reply.ok ? `it answered ${reply.op}` : reply.error;
@@ -69,50 +86,108 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
     return false;
   };
 
-  let warnedAlone = false;
-  const open = async (signal: AbortSignal): Promise<Upstream | null> => {
-    const found = await connectShared({
+  const boundMs = shared.connectBoundMs ?? DEFAULT_CONNECT_BOUND_MS;
+  /** What each shared upstream is: where it listens, its socket file, its pid (for `probe` and `hung`). */
+  const found = new WeakMap<Upstream, { paths: SharedPaths; inode?: number | bigint; pid: number }>();
+  const find = (signal: AbortSignal, hint: OpenHint = {}) => {
+    const hung = hint.hung === undefined ? undefined : found.get(hint.hung);
+    return connectShared({
       paths,
       index: ctx.indexPath,
       model: embed.model ?? null,
-      boundMs: shared.connectBoundMs ?? DEFAULT_CONNECT_BOUND_MS,
+      boundMs,
       signal,
       // QMD_EMBED_MODEL reaches it in the environment it inherits; only the flag is handed on.
       startServer: () => startSharedServer(ctx, paths.log, embed.modelSource === 'flag' ? embed.model : undefined),
       replaceOlder: { version: shared.version, retire },
+      oldPlaces,
+      ...(hung?.inode !== undefined && hung.paths === paths && { hungInode: hung.inode }),
     });
+  };
+  const sharedUpstream = (result: Extract<ConnectResult, { socket: unknown }>): Upstream => {
+    const socket = result.socket;
+    const upstream: Upstream = {
+      stream: socket,
+      kind: 'shared',
+      pid: result.greeting.pid,
+      release: async () => {
+        socket.destroy();
+      },
+    };
+    found.set(upstream, {
+      paths: result.paths,
+      pid: result.greeting.pid,
+      ...(result.inode !== undefined && { inode: result.inode }),
+    });
+    return upstream;
+  };
+
+  let warnedAlone = false;
+  const open = async (signal: AbortSignal, hint?: OpenHint): Promise<Upstream | null> => {
+    const result = await find(signal, hint);
     if (signal.aborted) {
-      if ('socket' in found) found.socket.destroy();
+      if ('socket' in result) result.socket.destroy();
       return null;
     }
-    if ('socket' in found) {
-      const socket = found.socket;
-      return {
-        stream: socket,
-        kind: 'shared',
-        release: async () => {
-          socket.destroy();
-        },
-      };
-    }
+    if ('socket' in result) return sharedUpstream(result);
     // It could not open the store; this process would fail the same way.
-    if ('failed' in found)
-      throw Object.assign(new Error(`the shared server could not start: ${found.failed}`), { code: found.code });
-    if (!warnedAlone) {
+    if ('failed' in result)
+      throw Object.assign(new Error(`the shared server could not start: ${result.failed}`), { code: result.code });
+    const why = 'refused' in result ? result.refused : 'hung' in result ? result.hung : result.unreachable;
+    if (!warnedAlone || hint?.hung !== undefined) {
       warnedAlone = true;
-      const why = 'refused' in found ? found.refused : 'hung' in found ? found.hung : found.unreachable;
-      log.warn(`shared server unavailable (${why}); serving this client alone`);
+      log.warn(`shared server unavailable (${why}); serving this client alone, and trying to rejoin one`);
     }
     const { serveInProcess } = await import('./in-process.js');
     return serveInProcess(ctx, lifecycle.gate);
   };
+  /**
+   * Serving alone: a shared server that answers now, `'soon'` when a successor has claimed the
+   * index and is not listening yet (the relay keeps its wait short then), or null; never the
+   * local fallback.
+   */
+  const rejoin = async (signal: AbortSignal, hint?: OpenHint): Promise<Upstream | 'soon' | null> => {
+    const result = await find(signal, hint);
+    if ('socket' in result) {
+      if (!signal.aborted) return sharedUpstream(result);
+      result.socket.destroy();
+      return null;
+    }
+    return successorStarting(paths) ? 'soon' : null;
+  };
+  /**
+   * Whether the server behind `upstream` still answers: its control socket, where no queue of
+   * requests stands in front of the answer. A server that gave its place up (it retires, or was
+   * taken for hung) answers on its own socket instead (`ownSocketPath`).
+   */
+  const probe = async (upstream: Upstream): Promise<boolean> => {
+    const known = found.get(upstream);
+    if (known === undefined) return true;
+    // Both at once: a stopped server answers neither, and each wait is the whole bound.
+    const answers = await Promise.all([
+      askStatus(known.paths.socket, boundMs),
+      askStatus(ownSocketPath(known.paths, known.pid), boundMs),
+    ]);
+    return answers.some((asked) => !('unreachable' in asked) && asked.pid === known.pid);
+  };
 
+  const record = recordProcess(facts, {
+    role: 'relay',
+    index: ctx.indexPath,
+    ppid: STARTUP_PPID,
+    version: packageVersion(),
+  });
+  void lifecycle.done.then(() => record.remove());
   const relay = createRelay({
     stdin: process.stdin,
     stdout: protocolOut,
     gate: lifecycle.gate,
     log,
     open,
+    rejoin,
+    probe,
+    ...(shared.rejoinMs !== undefined && { rejoinMs: shared.rejoinMs }),
+    ...(shared.silenceMs !== undefined && { silenceMs: shared.silenceMs }),
     onFailed: () => {
       // As plain `qmd mcp` does when its store will not open: exit 1, at once.
       process.exitCode = 1;
@@ -120,6 +195,7 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
     },
     // `qmd mcp stop --shared --all`: the relay ends with its server (exit 0).
     onStopped: (reason) => void lifecycle.shutdown(reason),
+    onOpening: (client) => record.setClient(client),
   });
   relay.start();
   lifecycle.start({
@@ -133,6 +209,31 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
     },
   });
   return lifecycle;
+}
+
+/**
+ * Records a retired server beside its old socket, where a server that retires writes its own
+ * record too (either is enough: `qmd status` derives its own socket from the pid).
+ */
+function noteRetiring(at: SharedPaths, older: Greeting, why: string): void {
+  const path = retiringRecordPath(at, older.pid);
+  try {
+    const record: PidRecord = {
+      pid: older.pid,
+      instance: '',
+      host: '',
+      port: 0,
+      url: '',
+      index: older.index,
+      version: older.version,
+      startedAt: new Date().toISOString(),
+      control: '',
+      retiring: why,
+    };
+    writeRecord(path, record);
+  } catch {
+    // Information only.
+  }
 }
 
 /**
@@ -151,7 +252,7 @@ function startSharedServer(ctx: CliContext, logPath: string, model: string | und
   ];
   launchDetached({
     execPath: process.execPath,
-    args: [...process.execArgv, process.argv[1] ?? '', ...flags, 'mcp', '--shared-server'],
+    args: [...childExecArgv(process.execArgv), process.argv[1] ?? '', ...flags, 'mcp', '--shared-server'],
     logPath,
     env: { ...ctx.env, QMD_INDEX: ctx.indexPath },
     onError: (error) => ctx.log.warn(`cannot start the shared server: ${error.message}`),

@@ -16,8 +16,11 @@ import { DEFAULT_EMBED_MODEL, defaultThreads, type ModelChoice } from '../llm/in
 import type { Log } from '../log.js';
 import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
+import { hostFacts } from '../relay/paths.js';
+import { type RecordedProcess, recordProcess } from '../relay/process-record.js';
 import { mistypedIndex } from '../store/paths.js';
 import { lifecycleOptions } from './lifecycle-options.js';
+import { STARTUP_PPID } from './startup.js';
 
 /** What a transport is given to connect: everything is built, nothing listens yet. */
 export interface TransportContext {
@@ -30,6 +33,8 @@ export interface TransportContext {
   failpoints: Failpoints;
   /** The shared store, for what is served beside MCP (HTTP's REST search). */
   store: Reader;
+  /** This process's record for `qmd doctor` (`src/relay/process-record.ts`): the client's name goes there. */
+  record: RecordedProcess;
 }
 
 /** What a connected transport gives back: the two pieces of teardown that are its own. */
@@ -45,6 +50,8 @@ export interface McpTransport {
   serving?: ServingOptions;
   /** The trigger sources that are this transport's: stdio's pipes, or none over HTTP. */
   sources: Pick<LifecycleOptions, 'stdin' | 'stdout' | 'parent'>;
+  /** What this process is, in its record (`src/relay/process-record.ts`). */
+  role: 'plain' | 'http' | 'daemon';
   /** Connects; throws after closing what it opened if it cannot (the store is closed for it). */
   open(context: TransportContext): Promise<OpenTransport>;
 }
@@ -145,11 +152,19 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
     unwritten: () => protocolOut.writableLength + process.stdout.writableLength,
   });
   const createServer = (gate: HandlerGate = lifecycle.gate) => serving.createServer(gate);
+  const record = recordProcess(hostFacts(ctx.env), {
+    role: transport.role,
+    index: ctx.indexPath,
+    ppid: STARTUP_PPID,
+    version: packageVersion(),
+  });
+  void lifecycle.done.then(() => record.remove());
 
   let connected: OpenTransport;
   try {
-    connected = await transport.open({ createServer, lifecycle, protocolOut, log, failpoints, store });
+    connected = await transport.open({ createServer, lifecycle, protocolOut, log, failpoints, store, record });
   } catch (error) {
+    record.remove();
     await store.close();
     throw error;
   }

@@ -1,19 +1,29 @@
-import { existsSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { CliContext } from '../cli/context.js';
 import { createSharedLifecycle, type SharedLifecycle } from '../lifecycle/shared-host.js';
 import type { Log } from '../log.js';
 import { serveStdioConnection } from '../mcp/stdio/connection.js';
-import { usesNamedPipes } from '../platform.js';
 import { compareVersions, greetingLine, relayNoticeLine } from '../relay/greeting.js';
 import { clearHealth, startFailure, writeStartFailure } from '../relay/health.js';
-import { secureDir, sharedPaths } from '../relay/paths.js';
+import { hostFacts, secureDir, sharedPaths } from '../relay/paths.js';
+import { recordProcess } from '../relay/process-record.js';
 import { listenPrivately } from './control/listen.js';
 import { routeFirstLine } from './control/server.js';
 import { sharedControl } from './control/shared.js';
-import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './daemon/pidfile.js';
+import {
+  claimPidfile,
+  markListening,
+  type PidRecord,
+  readPidfile,
+  releasePidfile,
+  selfRecord,
+} from './daemon/pidfile.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 import { leaveOnFatalErrors, openServing, type Serving } from './serve-mcp.js';
+import { sharedPlace } from './shared-place.js';
+
+/** How often the server checks that its socket path is still its own (`shared-place.ts`). */
+const PLACE_CHECK_MS = 10_000;
 
 /** The shared server's record beside its socket: who claimed the index. `qmd status` asks the socket instead. */
 export interface SharedRecord extends PidRecord {
@@ -35,7 +45,8 @@ export interface SharedRecord extends PidRecord {
  */
 export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycle | null> {
   const { log } = ctx;
-  const paths = sharedPaths(ctx.indexPath, ctx.env);
+  const facts = hostFacts(ctx.env);
+  const paths = sharedPaths(ctx.indexPath, facts);
   const refused = secureDir(paths.dir);
   if (refused !== null) throw new Error(`refusing to serve: ${refused}`);
   const self = selfRecord();
@@ -87,23 +98,25 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   const sockets = new Set<Socket>();
 
   /**
-   * A relay of a newer qmd asked (`retire`): stop taking connections, give the socket path and
-   * the record to the server it will start, and leave once the last session here has ended.
-   * The sessions live now are served as ever: their clients notice nothing.
+   * Stop taking connections, give the socket path and the record to the server that takes this
+   * one's place, answer `qmd status` and `qmd mcp stop` on its own socket
+   * (`shared-place.ts`), and leave once the last session here has ended. The sessions live now
+   * are served as ever: their clients notice nothing.
    */
+  let retiredWhy: string | undefined;
+  const stepAside = (why: string, line: string): void => {
+    if (lifecycle.retired) return;
+    retiredWhy = why;
+    log.line(`${line}: no new sessions; leaving when the last of ${lifecycle.sessions()} ends`);
+    place.retire(why);
+    lifecycle.retire(why);
+  };
+  /** A relay of a newer qmd asked (`retire`). */
   const retire = (newer: string): { refused: string } | { sessions: number } => {
     const order = compareVersions(newer, version);
     if (order === undefined || order <= 0)
       return { refused: `this server is qmd ${version}, and ${newer} is not newer: it stays` };
-    if (!lifecycle.retired) {
-      listener.close();
-      removeSocket(paths.socket);
-      releasePidfile(paths.record, self.instance);
-      log.line(
-        `qmd ${newer} replaces this server (qmd ${version}): no new sessions; leaving when the last of ${lifecycle.sessions()} ends`,
-      );
-      lifecycle.retire(`replaced by qmd ${newer}`);
-    }
+    stepAside(`replaced by qmd ${newer}`, `qmd ${newer} replaces this server (qmd ${version})`);
     return { sessions: lifecycle.sessions() };
   };
   /** `qmd mcp stop --shared [--all]`; with `all`, each relay is told to end with the server. */
@@ -126,11 +139,18 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
       }
     },
     modelLoaded: () => modelLoaded,
+    retiring: () => retiredWhy,
     lifecycle,
     stop,
     retire,
   });
+  const place = sharedPlace({ paths, facts, record });
   const acceptSession = (socket: Socket): void => {
+    // Retiring: its own socket still answers control requests, but takes no new session.
+    if (place.retiring) {
+      socket.destroy();
+      return;
+    }
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     socket.on('error', () => {});
@@ -180,12 +200,14 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     route(socket);
   });
 
-  // The claim is ours: a socket file here is a killed server's. Created 0600 (umask), never
-  // readable by anyone else even for an instant.
-  if (!usesNamedPipes(process.platform) && existsSync(paths.socket)) unlinkSync(paths.socket);
+  // Its own socket first, created 0600 (umask), never readable by anyone else even for an
+  // instant; then the index's path, a link to it (the claim is ours: a file there is a killed
+  // server's).
   try {
-    await listenPrivately(listener, paths.socket);
+    await listenPrivately(listener, place.listenOn);
+    place.hold();
   } catch (error) {
+    listener.close();
     await store.close();
     releasePidfile(paths.record, self.instance);
     throw error;
@@ -193,6 +215,20 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   clearHealth(paths, 'failed');
   clearHealth(paths, 'hung');
   markListening(paths.record, record);
+  place.watch(
+    shared.placeCheckMs ?? PLACE_CHECK_MS,
+    () => stepAside('replaced by another shared server', `another shared server took ${paths.socket}`),
+    () => {
+      // Removed under us (a cleaner of /tmp): link it again while the claim is still ours; with
+      // the claim gone too, another server may be claiming now: leave the place to it.
+      const claim = readPidfile(paths.record);
+      if (claim === null || claim === 'corrupt' || claim.instance !== self.instance || !place.relink()) {
+        stepAside('its place was taken or removed', `${paths.socket} is gone, and the place is no longer its own`);
+        return;
+      }
+      log.line(`${paths.socket} was removed; linked there again`);
+    },
+  );
   lifecycle.start({
     closeListener: async (signal) => {
       await failpoints.hit('teardown.closeTransport', signal);
@@ -205,24 +241,16 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     },
   });
   log.line(`Serving ${ctx.indexPath} on ${paths.socket} (pid ${process.pid})`);
+  const recorded = recordProcess(facts, { role: 'shared', index: ctx.indexPath, ppid: process.ppid, version });
   void lifecycle.done.then(() => {
-    // A retired server gave the path and the record away: they may be its successor's now.
-    if (lifecycle.retired) return;
-    removeSocket(paths.socket);
-    releasePidfile(paths.record, self.instance);
-    clearHealth(paths, 'hung');
+    // What is still its own: a retired server gave the path and the record away.
+    const retired = lifecycle.retired;
+    place.leave();
+    recorded.remove();
+    if (!retired) clearHealth(paths, 'hung');
   });
   leaveOnFatalErrors(lifecycle, log);
   return lifecycle;
-}
-
-function removeSocket(path: string): void {
-  if (usesNamedPipes(process.platform)) return;
-  try {
-    unlinkSync(path);
-  } catch {
-    // Already gone.
-  }
 }
 
 function closeListener(server: Server): Promise<void> {

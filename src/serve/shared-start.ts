@@ -1,6 +1,6 @@
 import type { CliContext } from '../cli/context.js';
 import { startFailure, writeStartFailure } from '../relay/health.js';
-import { sharedPaths } from '../relay/paths.js';
+import { hostFacts, sharedPaths } from '../relay/paths.js';
 
 /**
  * `qmd mcp --shared-server`, as a relay's launcher starts it. If its modules will not load (a
@@ -15,7 +15,7 @@ export async function runSharedServer(ctx: CliContext): Promise<void> {
   try {
     server = await import('./shared-server.js');
   } catch (error) {
-    writeStartFailure(sharedPaths(ctx.indexPath, ctx.env), startFailure(error));
+    writeStartFailure(sharedPaths(ctx.indexPath, hostFacts(ctx.env)), startFailure(error));
     throw error;
   }
   await server.serveSharedServer(ctx);

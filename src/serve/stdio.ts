@@ -15,12 +15,13 @@ import { STARTUP_PPID } from './startup.js';
 export function serveStdio(ctx: CliContext, serving: ServingOptions = {}): Promise<Lifecycle> {
   return serveMcp(ctx, {
     serving,
+    role: 'plain',
     sources: {
       stdin: process.stdin,
       stdout: process.stdout,
       parent: { ppid: () => process.ppid, original: STARTUP_PPID },
     },
-    async open({ createServer, lifecycle, protocolOut, log }) {
+    async open({ createServer, lifecycle, protocolOut, log, record }) {
       // Each request read is one unit of the drain until its reply is written; the tool
       // handlers inside run uncounted, so one request counts once.
       const connection = serveStdioConnection({
@@ -29,6 +30,7 @@ export function serveStdio(ctx: CliContext, serving: ServingOptions = {}): Promi
         stdout: protocolOut,
         log,
         gate: lifecycle.gate,
+        onOpening: (client) => record.setClient(client),
         // Like stdin and the parent watch, the transport's close can only start teardown: once
         // teardown runs, the transport closes because teardown closed it.
         onClosed: (cause) => {

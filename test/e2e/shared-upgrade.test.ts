@@ -14,7 +14,7 @@ import { sharedPaths } from '../../src/relay/paths.js';
 import { ChildTransport } from '../support/child-transport.js';
 import { qmdEnv, runQmd, spawnMcp, tempWorkspace, textOf } from '../support/qmd.js';
 import { type Spawned, waitForExit } from '../support/spawn.js';
-import { eventually, isAlive, serverLog, sharedServerPids } from './fixtures/shared.js';
+import { cleanPlace, eventually, isAlive, serverLog, sharedServerPids } from './fixtures/shared.js';
 
 const NOTES: Record<string, string> = {
   'bread.md': '# Bread\n\nSourdough needs a starter, flour, water and salt. Bake it hot.\n',
@@ -84,6 +84,7 @@ describe('replacing the shared server under its clients', () => {
     await eventually(() => sharedServerPids(ws.index).length === 0, 'no server left');
   });
   afterAll(() => {
+    cleanPlace(ws.index);
     ws.cleanup();
     rmSync(runtime, { recursive: true, force: true });
   });
@@ -118,6 +119,23 @@ describe('replacing the shared server under its clients', () => {
     const second = servers.find((pid) => pid !== first)!;
     // qmd status and stop find the new one; the old one serves only the clients it had.
     expect(await status(newer)).toMatchObject({ running: true, pid: second, version: '0.2.0', sessions: 1 });
+    // …and the retiring one too, saying which is which (it answers on a socket of its own).
+    const listed = (await runQmd(['status'], newer)).stdout;
+    expect(listed).toMatch(new RegExp(`^Shared server: pid ${second}, up \\d+ s, 1 session\\(s\\) live`, 'm'));
+    expect(listed).toMatch(
+      new RegExp(
+        `^Retiring shared server: pid ${first} \\(qmd 0\\.1\\.0, replaced by qmd 0\\.2\\.0\\), up \\d+ s, 2 session\\(s\\) live; it leaves when they end \\(qmd mcp stop --shared --all ends it now\\)$`,
+        'm',
+      ),
+    );
+    const roles = JSON.parse((await runQmd(['status', '--json'], newer)).stdout).sharedServer.servers as Array<{
+      role: string;
+      pid: number;
+    }>;
+    expect(roles.map((s) => [s.role, s.pid]).sort()).toEqual([
+      ['retiring', first],
+      ['shared', second],
+    ]);
     expect(serverLog(ws.index, base)).toContain(
       'qmd 0.2.0 replaces this server (qmd 0.1.0): no new sessions; leaving when the last of 2 ends',
     );
@@ -148,6 +166,35 @@ describe('replacing the shared server under its clients', () => {
       await transport.close();
       expect(await waitForExit(relay)).toEqual({ code: 0, signal: null });
     }
+  });
+
+  it('qmd mcp stop --shared names a retiring server and leaves it to its clients; --all ends it and its relays too', async () => {
+    const old = { ...base, QMD_TEST_VERSION: '0.1.0' };
+    const newer = { ...base, QMD_TEST_VERSION: '0.2.0' };
+    const a = await start(old);
+    const [first] = sharedServerPids(ws.index);
+    const b = await start(newer);
+    await b.relay.waitForStderr(`the shared server (pid ${first}) is qmd 0.1.0: starting one of qmd 0.2.0`);
+    const second = sharedServerPids(ws.index).find((pid) => pid !== first)!;
+    const stopped = await runQmd(['mcp', 'stop', '--shared'], newer);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stdout.trim().split('\n')).toEqual([
+      `Stopped the shared server (pid ${second}): it ran its teardown and exited; its 1 connected client carried on: their relays start a new server at once (--all ends them too)`,
+      `The retiring shared server (pid ${first}, qmd 0.1.0) still serves 1 client(s) and leaves when they do (qmd mcp stop --shared --all ends it now)`,
+    ]);
+    // b's relay started a third server; --all reaches it and the retiring one, and both relays end.
+    expect(textOf(await b.client.callTool({ name: 'status', arguments: {} }))).toContain('2 documents');
+    const third = sharedServerPids(ws.index).find((pid) => pid !== first)!;
+    const all = await runQmd(['mcp', 'stop', '--shared', '--all'], newer);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout.trim().split('\n').sort()).toEqual(
+      [
+        `Stopped the shared server (pid ${third}): it ran its teardown and exited; the relays of its 1 connected client ended with it`,
+        `Stopped the retiring shared server (pid ${first}, qmd 0.1.0): it ran its teardown and exited; the relays of its 1 connected client ended with it`,
+      ].sort(),
+    );
+    for (const c of [a, b]) expect(await waitForExit(c.relay)).toEqual({ code: 0, signal: null });
+    expect(sharedServerPids(ws.index)).toEqual([]);
   });
 
   it('a server is never replaced by a relay of the same or an older qmd', async () => {

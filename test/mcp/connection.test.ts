@@ -16,6 +16,8 @@ import { recordingLog } from '../support/recording-log.js';
 /** A stdout whose reader takes nothing until the test says so. */
 class HeldStdout extends Writable {
   readonly lines: string[] = [];
+  /** Every line handed to `write()`, taken by the client or not. */
+  readonly handed: string[] = [];
   readonly #waiting: Array<() => void> = [];
   constructor() {
     super({ highWaterMark: 64 });
@@ -23,6 +25,10 @@ class HeldStdout extends Writable {
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
     this.lines.push(chunk.toString().trimEnd());
     this.#waiting.push(callback);
+  }
+  override write(chunk: unknown, ...rest: unknown[]): boolean {
+    this.handed.push(String(chunk).trimEnd());
+    return (super.write as (...args: unknown[]) => boolean)(chunk, ...rest);
   }
   /** The client reads everything written so far. */
   take(): void {
@@ -39,7 +45,7 @@ const initialize = {
 const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
 const hold = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'hold', arguments: {} } });
 
-function setup(stdout: Writable & { lines?: string[] } = new PassThrough()) {
+function setup(stdout: Writable & { lines?: string[] } = new PassThrough(), maxWaiting?: number) {
   const stdin = new PassThrough();
   const gate = createInflightGate();
   const log = recordingLog();
@@ -67,6 +73,7 @@ function setup(stdout: Writable & { lines?: string[] } = new PassThrough()) {
     gate,
     maxDispatched: 4,
     maxBacklogBytes: 1,
+    ...(maxWaiting !== undefined && { maxWaiting }),
     onClosed: () => {},
   });
   const lines: string[] = [];
@@ -132,7 +139,7 @@ describe('the stdio connection', () => {
     expect(c.gate.size).toBe(0);
   });
 
-  it('a client that does not read: nothing more is dispatched, stdin pauses, one warning; reading resumes when it reads', async () => {
+  it('a client that does not read: nothing more is dispatched, one warning, stdin still read; dispatching resumes when it reads', async () => {
     const stdout = new HeldStdout();
     const c = setup(stdout);
     c.release.resolve();
@@ -144,7 +151,9 @@ describe('the stdio connection', () => {
     // The initialize reply is unread (over the backlog bound): no request is handed on.
     expect(stdout.lines.map((l) => JSON.parse(l).id)).toEqual([0]);
     expect(c.signals).toHaveLength(0);
-    expect(c.stdin.isPaused()).toBe(true);
+    // Read on, so that an EOF behind these requests is seen (the drain's bound starts there).
+    expect(c.stdin.isPaused()).toBe(false);
+    expect(c.stdin.readableLength).toBe(0);
     expect(c.log.warnings).toEqual([expect.stringContaining('the client is not reading its replies')]);
     c.send(hold(4));
     for (let round = 0; round < 6; round++) {
@@ -157,6 +166,36 @@ describe('the stdio connection', () => {
     expect(c.log.warnings).toHaveLength(1);
     expect(stdout.listenerCount('drain')).toBeLessThanOrEqual(1);
     await c.connection.release();
+  });
+
+  it('past maxWaiting requests waiting, the next are refused at once; the EOF behind them is seen; release answers those never run', async () => {
+    const stdout = new HeldStdout();
+    const c = setup(stdout, 2);
+    c.send(initialize, initialized);
+    await flush();
+    let ended = false;
+    c.stdin.on('end', () => {
+      ended = true;
+    });
+    c.send(...[1, 2, 3, 4, 5].map(hold));
+    c.stdin.end();
+    await flush();
+    await flush();
+    expect(ended).toBe(true);
+    // Two wait (maxWaiting); three are refused with an error, written behind the unread reply.
+    const written = () => stdout.handed.map((l) => JSON.parse(l) as { id: number; error?: { message: string } });
+    expect(written().map((m) => m.id)).toEqual([0, 3, 4, 5]);
+    expect(written()[1]!.error?.message).toMatch(/requests are already waiting; this one was not run/);
+    expect(c.log.warnings).toContainEqual(expect.stringContaining('further requests are refused'));
+    // The two waiting, and the initialize reply the client has not taken.
+    expect(c.gate.size).toBe(3);
+    // The drain ended with the two still waiting: each is answered, then what was dropped is said.
+    await c.connection.close();
+    await c.connection.release();
+    expect(written().map((m) => m.id)).toEqual([0, 3, 4, 5, 1, 2]);
+    expect(written()[4]!.error?.message).toBe('qmd: the server is shutting down; this request was not run');
+    expect(c.gate.size).toBe(0);
+    expect(c.log.warnings.at(-1)).toMatch(/^dropped 6 replies \(\d+ KiB\) the client did not read$/);
   });
 
   it('bad lines are answered and the connection keeps serving', async () => {

@@ -17,9 +17,15 @@ import {
   relayNoticeLine,
 } from '../../src/relay/greeting.js';
 import { failurePath, hungPath, readHung, writeStartFailure } from '../../src/relay/health.js';
-import { type SharedPaths, sharedPaths } from '../../src/relay/paths.js';
+import { type SharedPaths, sharedPathsIn } from '../../src/relay/paths.js';
 
 const INDEX = '/nowhere/index.sqlite';
+/**
+ * Greetings name a live process other than the relay (`greetingProblem`): the test runner's
+ * parent, and init, stand in for two servers.
+ */
+const SERVER = process.ppid;
+const OTHER = 1;
 const dirs: string[] = [];
 const servers: Server[] = [];
 const sockets: Socket[] = [];
@@ -32,7 +38,7 @@ afterEach(() => {
 function tempPaths(): SharedPaths {
   const dir = mkdtempSync(join(tmpdir(), 'qmd-connect-'));
   dirs.push(dir);
-  const paths = sharedPaths(join(dir, 'index.sqlite'), { XDG_RUNTIME_DIR: dir });
+  const paths = sharedPathsIn(join(dir, 'qmd'), join(dir, 'index.sqlite'));
   mkdirSync(paths.dir, { mode: 0o700 });
   return paths;
 }
@@ -56,7 +62,7 @@ function listenOn(path: string, onConnection: (socket: Socket) => void, mode = 0
 const greets =
   (index = INDEX, after = '') =>
   (socket: Socket) =>
-    socket.write(`${greetingLine({ pid: 4242, index, version: '0.0.0' })}${after}`);
+    socket.write(`${greetingLine({ pid: SERVER, index, version: '0.0.0' })}${after}`);
 
 function connect(paths: SharedPaths, boundMs: number, startServer: () => void = () => {}): Promise<ConnectResult> {
   return connectShared({ paths, index: INDEX, boundMs, signal: new AbortController().signal, startServer });
@@ -78,7 +84,7 @@ describe('connectShared', () => {
     const result = await connect(paths, 2000, () => started++);
     if (!('socket' in result)) throw new Error(JSON.stringify(result));
     sockets.push(result.socket);
-    expect(result.greeting).toEqual({ qmd: 'shared-server', pid: 4242, index: INDEX, version: '0.0.0' });
+    expect(result.greeting).toEqual({ qmd: 'shared-server', pid: SERVER, index: INDEX, version: '0.0.0' });
     expect(await nextData(result.socket)).toBe('{"jsonrpc":"2.0","method":"x"}\n');
     expect(started).toBe(0);
   });
@@ -111,7 +117,7 @@ describe('connectShared', () => {
   it('refuses a server told another embedding model than this relay; an older server without one is the index’s', async () => {
     const paths = tempPaths();
     const told = (model: string | null) => (socket: Socket) =>
-      socket.write(greetingLine({ pid: 1, index: INDEX, version: '0', model }));
+      socket.write(greetingLine({ pid: SERVER, index: INDEX, version: '0.0.0', model }));
     const server = await listenOn(paths.socket, told('/models/a.gguf'));
     const ask = (model: string | null) =>
       connectShared({
@@ -160,14 +166,15 @@ describe('connectShared', () => {
     expect(await connect(endless, 1000)).toEqual({ refused: expect.stringMatching(/bytes without a newline/) });
   });
 
-  it('a listener that accepts and never speaks is hung after the bound, and marked so for qmd status', async () => {
+  it('a listener that accepts and never speaks is hung after the bound, marked so for qmd status, and a successor is started', async () => {
     const paths = tempPaths();
     writeFileSync(paths.record, JSON.stringify({ pid: 31337 }), { mode: 0o600 });
     await listenOn(paths.socket, () => {});
     let started = 0;
     const result = await connect(paths, 300, () => started++);
     expect(result).toEqual({ hung: expect.stringContaining('did not answer within 300 ms') });
-    expect(started).toBe(0);
+    // The successor takes the place if the holder does not answer it either (its claim's check).
+    expect(started).toBe(1);
     expect(readHung(paths)).toEqual({ pid: 31337, since: expect.any(String), waitedMs: 300, relay: process.pid });
     expect(statSync(hungPath(paths)).mode & 0o777).toBe(0o600);
   });
@@ -199,7 +206,7 @@ describe('an older server', () => {
   it('is asked once to retire; once it gave up the socket, the relay starts one of its own version', async () => {
     const paths = tempPaths();
     const old = await listenOn(paths.socket, (socket) =>
-      socket.write(greetingLine({ pid: 1111, index: INDEX, version: '0.1.0' })),
+      socket.write(greetingLine({ pid: OTHER, index: INDEX, version: '0.1.0' })),
     );
     const asked: number[] = [];
     let started = 0;
@@ -211,7 +218,7 @@ describe('an older server', () => {
       startServer: () => {
         started++;
         void listenOn(paths.socket, (socket) =>
-          socket.write(greetingLine({ pid: 2222, index: INDEX, version: '0.2.0' })),
+          socket.write(greetingLine({ pid: SERVER, index: INDEX, version: '0.2.0' })),
         );
       },
       replaceOlder: {
@@ -226,20 +233,19 @@ describe('an older server', () => {
     });
     if (!('socket' in result)) throw new Error(JSON.stringify(result));
     sockets.push(result.socket);
-    expect(result.greeting).toMatchObject({ pid: 2222, version: '0.2.0' });
-    expect(asked).toEqual([1111]);
+    expect(result.greeting).toMatchObject({ pid: SERVER, version: '0.2.0' });
+    expect(asked).toEqual([OTHER]);
     expect(started).toBe(1);
   });
 
   it('that will not retire is used; a server of the same or a newer version is never asked', async () => {
     for (const [version, mine, expected] of [
-      ['0.1.0', '0.2.0', [4242]],
+      ['0.1.0', '0.2.0', [SERVER]],
       ['0.2.0', '0.2.0', []],
       ['0.3.0', '0.2.0', []],
-      ['dev', '0.2.0', []],
     ] as const) {
       const paths = tempPaths();
-      await listenOn(paths.socket, (socket) => socket.write(greetingLine({ pid: 4242, index: INDEX, version })));
+      await listenOn(paths.socket, (socket) => socket.write(greetingLine({ pid: SERVER, index: INDEX, version })));
       const asked: number[] = [];
       const result = await connectShared({
         paths,
@@ -282,6 +288,22 @@ describe('an older server', () => {
     expect(asRelayNotice({ jsonrpc: '2.0', method: 'exit' })).toBeNull();
     expect(asRelayNotice({ qmd: 'relay', op: 'other', reason: 'x' })).toBeNull();
     expect(asRelayNotice(null)).toBeNull();
+  });
+});
+
+describe('a greeting that fails its checks is refused', () => {
+  it('a pid that is no live process, or this relay’s own; a version that does not parse', async () => {
+    for (const [pid, version, why] of [
+      [2_147_483_646, '0.1.0', /pid 2147483646, which is no server process/],
+      [process.pid, '0.1.0', new RegExp(`pid ${process.pid}, which is no server process`)],
+      [0, '0.1.0', /pid 0, which is no server process/],
+      [SERVER, 'dev', /version "dev", which is no qmd version/],
+      [SERVER, '9.9', /version "9.9", which is no qmd version/],
+    ] as const) {
+      const paths = tempPaths();
+      await listenOn(paths.socket, (socket) => socket.write(greetingLine({ pid, index: INDEX, version })));
+      expect(await connect(paths, 1000)).toEqual({ refused: expect.stringMatching(why) });
+    }
   });
 });
 

@@ -9,7 +9,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { releaseSpawnLock, takeSpawnLock } from '../../src/relay/connect.js';
-import { daemonControlPath, fnv1a64, secureDir, secureSocket, sharedPaths } from '../../src/relay/paths.js';
+import {
+  daemonControlPath,
+  fnv1a64,
+  hostFacts,
+  legacyDaemonControlPaths,
+  legacySharedPaths,
+  ownSocketPath,
+  retiringRecordPath,
+  secureDir,
+  secureSocket,
+  sharedPaths,
+} from '../../src/relay/paths.js';
 
 const dirs: string[] = [];
 const servers: Server[] = [];
@@ -23,8 +34,6 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 const isRoot = process.getuid?.() === 0;
-/** An index's paths with a runtime directory of the test's own (not the machine's shared tmp one). */
-const _privatePaths = () => sharedPaths(join(temp(), 'index.sqlite'), { XDG_RUNTIME_DIR: temp() });
 
 function listenOn(path: string, mode = 0o600): Promise<Server> {
   return new Promise((resolve) => {
@@ -38,32 +47,61 @@ function listenOn(path: string, mode = 0o600): Promise<Server> {
 }
 
 describe('sharedPaths', () => {
-  it('one socket per index, in $XDG_RUNTIME_DIR/qmd, else a per-uid directory under tmp; its files beside it', () => {
+  const uid = process.getuid?.();
+  it('one socket per index, in /tmp/qmd-<uid> whatever the environment; its files beside it', () => {
     const a = sharedPaths('/data/a/index.sqlite', { XDG_RUNTIME_DIR: '/run/user/1000' });
-    const b = sharedPaths('/data/b/index.sqlite', { XDG_RUNTIME_DIR: '/run/user/1000' });
-    expect(a.dir).toBe('/run/user/1000/qmd');
-    expect(a.socket).toMatch(/^\/run\/user\/1000\/qmd\/mcp-[0-9a-f]{16}\.sock$/);
+    const b = sharedPaths('/data/b/index.sqlite', {});
+    expect(a.dir).toBe(`/tmp/qmd-${uid}`);
+    expect(a.socket).toMatch(new RegExp(`^/tmp/qmd-${uid}/mcp-[0-9a-f]{16}\\.sock$`));
+    expect(a.socket).toBe(sharedPaths('/data/a/index.sqlite', { TMPDIR: '/var/tmp/x' }).socket);
     expect(a.record).toBe(a.socket.replace(/\.sock$/, '.json'));
     expect(a.failure).toBe(a.socket.replace(/\.sock$/, '.failed'));
     expect(a.socket).not.toBe(b.socket);
     expect(sharedPaths('/data/a/../a/index.sqlite', {}).socket).toBe(sharedPaths('/data/a/index.sqlite', {}).socket);
-    expect(sharedPaths('/data/a/index.sqlite', {}).dir).toBe(join(tmpdir(), `qmd-${process.getuid?.()}`));
+  });
+
+  it('QMD_TEST_LEGACY_PLACE=1 (tests only) plays qmd 0.1: its place is the old rule’s', () => {
+    const old = sharedPaths('/data/a/index.sqlite', { XDG_RUNTIME_DIR: '/run/user/1000', QMD_TEST_LEGACY_PLACE: '1' });
+    expect(old.dir).toBe('/run/user/1000/qmd');
+    // A process with the same environment looks there for an older server.
+    const facts = hostFacts({ XDG_RUNTIME_DIR: '/run/user/1000' });
+    expect(legacySharedPaths('/data/a/index.sqlite', facts).map((p) => p.socket)).toContain(old.socket);
   });
 
   it('the daemon’s control socket: same directory, its own name, found from the index alone', () => {
     const env = { XDG_RUNTIME_DIR: '/run/user/1000' };
     const control = daemonControlPath('/data/a/index.sqlite', env);
-    expect(control).toMatch(/^\/run\/user\/1000\/qmd\/http-[0-9a-f]{16}\.sock$/);
+    expect(control).toMatch(new RegExp(`^/tmp/qmd-${uid}/http-[0-9a-f]{16}\\.sock$`));
     expect(control.slice(-21)).toBe(sharedPaths('/data/a/index.sqlite', env).socket.slice(-21));
     expect(daemonControlPath('/data/b/index.sqlite', env)).not.toBe(control);
+    expect(legacyDaemonControlPaths('/data/a/index.sqlite', hostFacts(env))).toContain(
+      `/run/user/1000/qmd/${control.slice(-26)}`,
+    );
   });
 
-  it('on Windows (the facts given): a named pipe, and the files in %TEMP%\\qmd', () => {
-    const facts = { platform: 'win32' as const, env: {}, uid: undefined, user: 'ann', tmpdir: 'C:\\Temp' };
-    const paths = sharedPaths('/data/a/index.sqlite', {}, facts);
+  it('a server’s own socket, and a retiring server’s record: named from the index and its pid', () => {
+    const paths = sharedPaths('/data/a/index.sqlite', {});
+    expect(ownSocketPath(paths, 4242)).toBe(paths.socket.replace(/\.sock$/, '-4242.sock'));
+    expect(retiringRecordPath(paths, 4242)).toBe(paths.socket.replace(/\.sock$/, '-retiring-4242.json'));
+  });
+
+  it('on Windows (the facts given): a named pipe, and the files under the profile', () => {
+    const facts = {
+      platform: 'win32' as const,
+      env: { USERNAME: 'other', TEMP: 'C:\\Temp' },
+      uid: undefined,
+      user: 'ann',
+      home: 'C:\\Users\\ann',
+      tmpdir: 'C:\\Temp',
+    };
+    const paths = sharedPaths('/data/a/index.sqlite', facts);
     expect(paths.socket).toMatch(/^\\\\\.\\pipe\\qmd-ann-mcp-[0-9a-f]{16}$/);
-    expect(paths.dir).toBe('C:\\Temp\\qmd');
-    expect(paths.record).toMatch(/^C:\\Temp\\qmd\\mcp-[0-9a-f]{16}\.json$/);
+    expect(paths.dir).toBe('C:\\Users\\ann\\AppData\\Local\\qmd\\run');
+    expect(paths.record).toMatch(/^C:\\Users\\ann\\AppData\\Local\\qmd\\run\\mcp-[0-9a-f]{16}\.json$/);
+    // qmd 0.1: the files in %TEMP%\qmd, the pipe named after %USERNAME%.
+    const [old] = legacySharedPaths('/data/a/index.sqlite', facts);
+    expect(old?.dir).toBe('C:\\Temp\\qmd');
+    expect(old?.socket).toMatch(/^\\\\\.\\pipe\\qmd-other-mcp-/);
   });
 
   it('names sockets with 64-bit FNV-1a (the published test vectors)', () => {
@@ -72,11 +110,9 @@ describe('sharedPaths', () => {
     expect(fnv1a64('foobar')).toBe('85944171f73967e8');
   });
 
-  it('a path too long for a Unix socket falls back to a private directory under tmp', () => {
-    const deep = `/${'d'.repeat(120)}/index.sqlite`;
-    const paths = sharedPaths(deep, {});
-    expect(Buffer.byteLength(paths.socket)).toBeLessThanOrEqual(103);
-    expect(paths.dir.startsWith(tmpdir())).toBe(true);
+  it('an index path of any length: the socket stays short (the name is a hash)', () => {
+    const deep = `/${'d'.repeat(200)}/index.sqlite`;
+    expect(Buffer.byteLength(sharedPaths(deep, {}).socket)).toBeLessThanOrEqual(103);
   });
 });
 

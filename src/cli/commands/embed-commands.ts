@@ -42,6 +42,7 @@ export async function embed(ctx: CliContext, flags: { batch?: number; force?: bo
     },
     ...modelStoreOptions(ctx, { query: false }),
   });
+  let failed = false;
   try {
     progress.stage('Preparing');
     let embedding = false;
@@ -82,11 +83,14 @@ export async function embed(ctx: CliContext, flags: { batch?: number; force?: bo
     }
     if (flags.json) ctx.out(JSON.stringify(report, null, 2));
     else if (!report.stopped) ctx.out(formatEmbedReport(report));
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     download.stop();
     progress.stop();
     await store.close();
-    interrupt.leaveIfInterrupted();
+    await interrupt.leave(failed);
   }
 }
 

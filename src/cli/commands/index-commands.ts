@@ -30,6 +30,7 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
     },
   });
   store = openStore(ctx.indexPath, { log: progress.log });
+  let failed = false;
   try {
     const before = new Set(store.listCollections().map((c) => c.name));
     const report = await store.addCollection(dir, {
@@ -48,10 +49,13 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
     }
     const hint = addHint(options.mask ?? added?.mask ?? '**/*.md');
     ctx.out(`Added collection ${added?.name ?? dir} (${added?.root ?? dir}): ${formatReport(report, hint)}`);
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     progress.stop();
     await closeOrDiscard(store, created);
-    interrupt.leaveIfInterrupted();
+    await interrupt.leave(failed);
   }
 }
 
@@ -64,6 +68,7 @@ export async function update(ctx: CliContext, flags: { pull?: boolean } = {}) {
   const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
   const interrupt = onInterrupt({ log: progress.log, unit: 'batch of files', endOutput: () => progress.stop() });
   const store = openStore(ctx.indexPath, { create: false, log: progress.log });
+  let failed = false;
   try {
     await runUpdateHooks(ctx, store.listCollections(), flags);
     const report = await store.update({ onProgress: indexProgress(progress), stop: interrupt.stop });
@@ -76,10 +81,13 @@ export async function update(ctx: CliContext, flags: { pull?: boolean } = {}) {
     }
     const masks = new Map(store.listCollections().map((c) => [c.name, c.mask]));
     ctx.out(`Updated ${report.collections} collection(s): ${formatReport(report, updateHint(masks))}`);
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     progress.stop();
     await store.close();
-    interrupt.leaveIfInterrupted();
+    await interrupt.leave(failed);
   }
 }
 

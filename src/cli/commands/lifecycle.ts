@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { AnyStateMachine } from 'xstate';
 import { QmdError } from '../../errors.js';
+import { claimSigint } from '../../sigint.js';
 import type { CliContext } from '../context.js';
 
 /** The machines `qmd lifecycle export --machine` knows: the server's lifecycle, and `--shared`'s two. */
@@ -55,9 +56,11 @@ export async function lifecycleInspect(ctx: CliContext, flags: { port?: number; 
   });
   ctx.out(`Open ${server.viewerUrl} in a browser, then start qmd with QMD_INSPECT=${server.url}`);
   await new Promise<void>((resolve) => {
+    const release = claimSigint();
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
+      release();
       resolve();
     };
     process.on('SIGINT', stop);

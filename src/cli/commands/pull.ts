@@ -8,6 +8,7 @@ import {
   pullModel,
   RERANK_MODEL_KIND,
 } from '../../llm/index.js';
+import { claimSigint } from '../../sigint.js';
 import type { CliContext } from '../context.js';
 import { downloadReporter } from '../download-progress.js';
 import { embedStoreOptions } from '../embed-model.js';
@@ -38,6 +39,7 @@ export async function pull(ctx: CliContext, flags: { refresh?: boolean } = {}): 
   const interrupt = new AbortController();
   const onSigint = (): void => interrupt.abort();
   process.once('SIGINT', onSigint);
+  const release = claimSigint();
   try {
     for (const [role, spec, kind] of roles) {
       if (spec === undefined) {
@@ -69,6 +71,7 @@ export async function pull(ctx: CliContext, flags: { refresh?: boolean } = {}): 
     }
   } finally {
     process.removeListener('SIGINT', onSigint);
+    release();
   }
 }
 

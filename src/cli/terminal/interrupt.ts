@@ -1,4 +1,5 @@
 import type { Log } from '../../log.js';
+import { claimSigint } from '../../sigint.js';
 
 /** What a shell reports for a command stopped by Ctrl-C (128 + SIGINT), and what qmd exits with then. */
 export const EXIT_INTERRUPTED = 130;
@@ -19,6 +20,8 @@ export interface InterruptOptions {
   exit?: (code: number) => void;
   /** Runs just before that exit (`collection add` removes an index it made and never wrote to). */
   onQuit?: () => void;
+  /** Waits until stdout and stderr have taken what was written (before a command's own exit). Default: both streams' write callbacks. */
+  flush?: () => Promise<void>;
   /**
    * Stops whatever draws on the terminal (the progress bar, a download's bar) before the quit
    * line, so that line is the last thing on the screen: a bar redrawn after it would be left
@@ -53,13 +56,15 @@ export interface Interrupt {
    */
   finish(): Promise<void>;
   /**
-   * Called once the index is closed: if Ctrl-C was pressed, exits 130 now. Left to end by
-   * itself, Node closes its signal watchers during its own teardown (llama.cpp's takes a
-   * while), and a SIGINT then meets the default action: a second Ctrl-C typed right after the
-   * command's last line killed it by the signal (seen in test/e2e/interrupt.test.ts).
+   * Called once the index is closed: if Ctrl-C was pressed, exits 130 now; if the command
+   * completed (`failed` false), exits with its code now, once stdout and stderr have taken what
+   * was written. Left to end by itself, Node closes its signal watchers during its own teardown
+   * (llama.cpp's takes a while), and a SIGINT then meets the default action: a Ctrl-C typed right
+   * after the command's last line killed it by the signal (seen in test/e2e/interrupt.test.ts
+   * and early-interrupt.test.ts). `process.exit` leaves no such window; everything of the
+   * command is closed by then. A command that failed returns, so its error is reported.
    */
-  leaveIfInterrupted(): void;
-  /** Removes the listener (tests; a command never does, see above). */
+  leave(failed: boolean): Promise<void> /** Removes the listener (tests; a command never does, see above). */;
   dispose(): void;
 }
 
@@ -85,6 +90,8 @@ export function onInterrupt(options: InterruptOptions): Interrupt {
     }
   };
   source.on('SIGINT', listener);
+  // The process's first listener (src/sigint.ts) stays silent from now on: this one answers.
+  const release = source === process ? claimSigint() : () => {};
   return {
     stop: controller.signal,
     get interrupted() {
@@ -94,11 +101,37 @@ export function onInterrupt(options: InterruptOptions): Interrupt {
       await new Promise<void>((resolve) => setImmediate(resolve));
       working = false;
     },
-    leaveIfInterrupted() {
-      if (presses > 0) exit(EXIT_INTERRUPTED);
+    async leave(failed) {
+      if (presses > 0) {
+        exit(EXIT_INTERRUPTED);
+        return;
+      }
+      if (failed) return;
+      await (options.flush ?? flushStdio)();
+      exit(presses > 0 ? EXIT_INTERRUPTED : exitCodeNow());
     },
     dispose() {
       source.off('SIGINT', listener);
+      release();
     },
   };
+}
+
+/** The exit code set so far (a number, or a string of digits as Node reads it), else 0. */
+function exitCodeNow(): number {
+  const code = Number(process.exitCode ?? 0);
+  return Number.isInteger(code) ? code : 0;
+}
+
+/** Resolves once stdout and stderr have written everything handed to them (or failed: nothing to wait for). */
+function flushStdio(): Promise<void> {
+  const flushed = (stream: NodeJS.WriteStream) =>
+    new Promise<void>((resolve) => {
+      if (stream.destroyed || !stream.writable) {
+        resolve();
+        return;
+      }
+      stream.write('', () => resolve());
+    });
+  return Promise.all([flushed(process.stdout), flushed(process.stderr)]).then(() => {});
 }

@@ -7,6 +7,10 @@ import {
   JSONRPC_PARSE_ERROR,
   type JsonRpcErrorEnvelope,
   jsonRpcError,
+  MAX_REFUSAL_BACKLOG_BYTES,
+  MAX_WAITING_BYTES,
+  MAX_WAITING_REQUESTS,
+  refusedLine,
 } from '../../jsonrpc.js';
 import type { InflightGate } from '../../lifecycle/gate.js';
 import { createLineReader } from '../../lines.js';
@@ -41,9 +45,14 @@ export interface StdioConnectionOptions {
    * reported: the lifecycle and the shared server hear it themselves, and it closes nothing.)
    */
   onClosed: (cause: 'stdout' | 'transport') => void;
+  /** The client's `initialize` said who it is (`clientInfo`): for the process's record. */
+  onOpening?: (client: { name?: unknown; version?: unknown } | undefined) => void;
   maxMessageBytes?: number;
   maxDispatched?: number;
   maxBacklogBytes?: number;
+  /** Requests read and not yet handed to the server, at most (`MAX_WAITING_REQUESTS`, `MAX_WAITING_BYTES`). */
+  maxWaiting?: number;
+  maxWaitingBytes?: number;
 }
 
 export interface StdioConnection {
@@ -53,7 +62,7 @@ export interface StdioConnection {
   release(): Promise<void>;
 }
 
-type Queued = { message: JSONRPCMessage } | { refusal: JsonRpcErrorEnvelope };
+type Queued = ({ message: JSONRPCMessage } | { refusal: JsonRpcErrorEnvelope }) & { bytes: number };
 
 /**
  * One MCP client over stdio, through SDK v2's `serveStdio`: the opening message picks the
@@ -63,9 +72,13 @@ type Queued = { message: JSONRPCMessage } | { refusal: JsonRpcErrorEnvelope };
  * - Reading is ours (`LineTransport`): stdin's EOF does not close the transport, so the
  *   requests read before it run to completion and are answered while stdout is open; only
  *   `release()` (after the drain, its deadline or an escalation) closes the server.
- * - Backpressure: requests wait in a queue (at most one read's worth; stdin is paused while
- *   it is not empty) and are handed to the server only while fewer than `maxDispatched` are
- *   unanswered and the replies the client has not taken stay under `maxBacklogBytes`. A client that stops reading costs bounded memory and, in the shared
+ * - Backpressure: requests wait in a queue and are handed to the server only while fewer than
+ *   `maxDispatched` are unanswered and the replies the client has not taken stay under
+ *   `maxBacklogBytes`. Stdin is read on whatever the client does, so its EOF is seen behind
+ *   any number of requests (the drain then has its bound: docs/design.md §2.1); past
+ *   `maxWaiting` requests (or bytes) waiting, a request is refused at once with an error, or,
+ *   when even refusals would pile up unread (`MAX_REFUSAL_BACKLOG_BYTES`), only counted and
+ *   said at the end. A client that stops reading costs bounded memory and, in the shared
  *   server, no other session's time.
  * - Bad input is answered here and the connection keeps serving: a line over
  *   `maxMessageBytes` (-32600), a line that is not JSON (-32700; the SDK would skip it
@@ -79,11 +92,19 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
   const who = options.name === undefined ? '' : `${options.name}: `;
 
   let queue: Queued[] = [];
+  const maxWaiting = options.maxWaiting ?? MAX_WAITING_REQUESTS;
+  const maxWaitingBytes = options.maxWaitingBytes ?? MAX_WAITING_BYTES;
+  /** The bytes of the requests in `queue`. */
+  let waitingBytes = 0;
+  /** Requests refused with no reply (even the refusal could not be written): said at the end. */
+  let unansweredUncounted = 0;
+  /** Refusals written whose write has not completed: replies the client has not taken. */
+  let refusing = 0;
+  let warnedRefusing = false;
   /** Requests handed to the server, until they are answered. */
   const dispatched = new Set<string>();
   /** The gate's unit of each request read, until its reply is written: what the drain waits for. */
   const units = new Map<string, () => void>();
-  let reading = true;
   let released = false;
   let stdoutFailed = false;
   let waitingForDrain = false;
@@ -160,7 +181,7 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
             warnedBacklog = true;
             const kib = Math.round(stdout.writableLength / 1024);
             log.warn(
-              `${who}the client is not reading its replies (${kib} KiB unread); its requests wait until it does`,
+              `${who}the client is not reading its replies (${kib} KiB unread); its requests wait until it does (past ${maxWaiting}, they are refused)`,
             );
           }
         }
@@ -168,6 +189,7 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
       }
       if (dispatched.size >= maxDispatched) break;
       const item = queue.shift()!;
+      waitingBytes -= item.bytes;
       if ('refusal' in item) {
         stdout.write(`${JSON.stringify(item.refusal)}\n`);
         continue;
@@ -182,13 +204,26 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
       }
       transport.deliver(message);
     }
-    if (!reading) return;
-    if (queue.length > 0) stdin.pause();
-    else stdin.resume();
   }
 
   const refuse = (code: number, text: string): void => {
-    queue.push({ refusal: jsonRpcError(code, text) });
+    queue.push({ refusal: jsonRpcError(code, text), bytes: 0 });
+  };
+  /**
+   * A request that will not be run (too many wait, or the connection is closing) is answered
+   * with `refusedLine` at once; when even that would pile up behind replies the client does not
+   * read, it is only counted.
+   */
+  const refuseRequest = (id: string | number, why: 'busy' | 'closing'): void => {
+    if (stdoutFailed) return;
+    if (stdout.writableLength >= MAX_REFUSAL_BACKLOG_BYTES) {
+      unansweredUncounted++;
+      return;
+    }
+    refusing++;
+    stdout.write(refusedLine(id, why), () => {
+      refusing--;
+    });
   };
   const readLines = createLineReader({
     maxBytes: limit,
@@ -205,6 +240,21 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
         log.warn(`${who}protocol error: a line that is not JSON: ${(error as Error).message}`);
         return;
       }
+      if (queue.length >= maxWaiting || waitingBytes + line.length > maxWaitingBytes) {
+        // Read on (the EOF must be seen) but keep no more: refused now, not queued without end,
+        // and not validated either (a flood of them must cost little more than reading it).
+        if (!warnedRefusing) {
+          warnedRefusing = true;
+          log.warn(
+            `${who}${maxWaiting} requests are waiting: the client's further requests are refused until some are answered`,
+          );
+        }
+        const request = value as { id?: unknown; method?: unknown } | null;
+        const id = request?.id;
+        if (typeof request?.method === 'string' && (typeof id === 'string' || typeof id === 'number'))
+          refuseRequest(id, 'busy');
+        return;
+      }
       let message: JSONRPCMessage;
       try {
         message = parseJSONRPCMessage(value);
@@ -213,8 +263,11 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
         log.warn(`${who}protocol error: a line that is not a JSON-RPC 2.0 message`);
         return;
       }
+      if ('method' in message && message.method === 'initialize' && 'id' in message)
+        options.onOpening?.((message.params as { clientInfo?: { name?: unknown; version?: unknown } })?.clientInfo);
       if (owesReply(message)) own(keyOf(message.id));
-      queue.push({ message });
+      waitingBytes += line.length;
+      queue.push({ message, bytes: line.length });
     },
   });
   const onData = (chunk: Buffer): void => {
@@ -222,7 +275,6 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     pump();
   };
   const stopReading = (): void => {
-    reading = false;
     stdin.off('data', onData);
     stdin.pause();
   };
@@ -252,7 +304,10 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
   stdin.on('data', onData);
   // SDK v2's transport listened for input errors; without a listener one would crash the
   // process. It stays for the connection's life: its 'close' follows, and that is a trigger.
-  stdin.on('error', (error) => log.warn(`${who}reading the client failed: ${error.message}`));
+  stdin.on('error', (error) => {
+    // Once released, the stream is ours to destroy (the relay's local server): nothing failed.
+    if (!released) log.warn(`${who}reading the client failed: ${error.message}`);
+  });
 
   /**
    * The drain is over (its deadline passed, or it was cut short) with replies the client never
@@ -261,8 +316,20 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
    */
   const reportDropped = (): void => {
     if (stdoutFailed) return;
-    const dropped = describeDropped(unflushed, stdout.writableLength, Math.max(0, units.size - unflushed));
+    const unanswered = Math.max(0, units.size - unflushed) + unansweredUncounted;
+    const dropped = describeDropped(unflushed + refusing, stdout.writableLength, unanswered);
     if (dropped !== undefined) log.warn(`${who}${dropped}`);
+  };
+  /** The drain is over: requests never handed to the server are answered, not left hanging. */
+  const refuseWaiting = (): void => {
+    for (const item of queue) {
+      if (!('message' in item) || !owesReply(item.message)) continue;
+      refuseRequest(item.message.id, 'closing');
+      // Answered now (or counted): no longer a unit the report counts as unanswered.
+      settle(keyOf(item.message.id));
+    }
+    queue = [];
+    waitingBytes = 0;
   };
 
   return {
@@ -272,6 +339,9 @@ export function serveStdioConnection(options: StdioConnectionOptions): StdioConn
     async release() {
       released = true;
       stopReading();
+      refuseWaiting();
+      // A write the pipe took at once hears so on the next turn: count only what is still waiting.
+      await new Promise((resolve) => setImmediate(resolve));
       reportDropped();
       queue = [];
       settleAll();

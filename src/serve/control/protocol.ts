@@ -60,6 +60,12 @@ export interface ServerStatus {
   sessions?: SessionCounts;
   /** The embedding model: its spec, and whether it is loaded (loaded on first use). */
   model?: { name: string | null; loaded: boolean };
+  /**
+   * A shared server that gave its place up and leaves when its last session ends: why
+   * (`replaced by qmd X`, `replaced by another shared server`). It answers on its retiring
+   * socket (`mcp-<hash>-<pid>.sock`), no longer on the index's.
+   */
+  retiring?: string;
 }
 
 export type ControlReply =

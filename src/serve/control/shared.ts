@@ -8,6 +8,8 @@ export interface SharedControlFacts {
   /** The embedding model's spec now (named, the index's, or the default), or null. */
   model: () => string | null;
   modelLoaded: () => boolean;
+  /** Why it gave its place up (`shared-place.ts`), or undefined while it holds it. */
+  retiring?: () => string | undefined;
   lifecycle: SharedLifecycle;
   stop: ControlHandlers['stop'];
   retire: NonNullable<ControlHandlers['retire']>;
@@ -26,7 +28,9 @@ export function sharedControl(facts: SharedControlFacts): ControlHandlers {
     status: () => {
       const live = lifecycle.sessions();
       const opened = lifecycle.opened();
+      const retiring = facts.retiring?.();
       return {
+        ...(retiring !== undefined && { retiring }),
         kind: 'shared',
         pid: process.pid,
         index: facts.index,

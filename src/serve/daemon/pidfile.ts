@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { linkSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { processExists } from '../../lifecycle/parent.js';
 import { replacePrivateFile, writePrivateFile } from '../../private-file.js';
 import { askStatus } from '../control/client.js';
@@ -33,6 +33,8 @@ export interface PidRecord {
    * there, unreaped, when a new server looks at its record).
    */
   listening?: boolean;
+  /** A shared server that gave its place up: why (`mcp-<hash>-retiring-<pid>.json`, `src/serve/shared-place.ts`). */
+  retiring?: string;
 }
 
 /** The part of a record that says who this process is. */
@@ -109,6 +111,11 @@ export async function holderAlive(holder: PidRecord, control: string, now = Date
   return true;
 }
 
+/** Writes a record whole (aside, then renamed into place), 0600. */
+export function writeRecord(path: string, record: PidRecord): void {
+  replacePrivateFile(path, `${path}.${record.pid}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
+}
+
 /** Says in the record at `path` (if it is still this run's) that its control socket listens. */
 export function markListening(path: string, record: PidRecord): void {
   const current = readPidfile(path);
@@ -144,12 +151,42 @@ export async function claimPidfile(path: string, record: PidRecord): Promise<Cla
       const holder = readPidfile(path);
       if (holder !== null && holder !== 'corrupt' && (await holderAlive(holder, record.control)))
         return { claimed: false, holder };
-      removePidfile(path);
+      // Judging a holder can take the whole status wait (a stopped server): another claimant may
+      // have replaced the record meanwhile. Only the record judged is removed, never a newer one.
+      const replaced = removeIfStill(path, holder === null || holder === 'corrupt' ? undefined : holder.instance);
+      if (replaced !== null) return { claimed: false, holder: replaced };
     }
     throw new Error(`could not claim ${path}: another server keeps replacing it`);
   } finally {
     removePidfile(aside);
   }
+}
+
+/**
+ * Moves the record at `path` aside and removes it if it is the one judged (`instance`; any
+ * unreadable one when undefined); a record that is not (another claimant's, written since) is
+ * put back and returned. The move is atomic, so no claimant's record is ever removed unjudged.
+ */
+function removeIfStill(path: string, instance: string | undefined): PidRecord | null {
+  const aside = `${path}.judged.${process.pid}`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return null; // Gone already: free to claim.
+  }
+  const moved = readPidfile(aside);
+  const judged = moved === null || moved === 'corrupt' ? instance === undefined : moved.instance === instance;
+  if (!judged && moved !== null && moved !== 'corrupt') {
+    try {
+      linkSync(aside, path);
+    } catch {
+      // Yet another claimant took the path meanwhile: its record stands.
+    }
+    removePidfile(aside);
+    return moved;
+  }
+  removePidfile(aside);
+  return null;
 }
 
 /** Removes the record if it is still this run's (a newer server's is left alone). */

@@ -5,8 +5,9 @@ import { dirname } from 'node:path';
 import { DAEMON_CHILD_ENV } from '../../cli/config.js';
 import type { CliContext } from '../../cli/context.js';
 import { QmdError } from '../../errors.js';
+import { childExecArgv } from '../../node-flags.js';
 import { openPrivateFile } from '../../private-file.js';
-import { daemonControlPath } from '../../relay/paths.js';
+import { daemonControlPath, hostFacts } from '../../relay/paths.js';
 import { askStatus } from '../control/client.js';
 import type { ServerStatus } from '../control/protocol.js';
 import { daemonLogPath, pidfilePath, readPidfile, removePidfile } from './pidfile.js';
@@ -24,7 +25,7 @@ const POLL_MS = 50;
  */
 export async function startDaemon(ctx: CliContext): Promise<void> {
   const pidfile = pidfilePath(ctx.indexPath);
-  const control = daemonControlPath(ctx.indexPath, ctx.env);
+  const control = daemonControlPath(ctx.indexPath, hostFacts(ctx.env));
   const running = await askStatus(control);
   if (!('unreachable' in running))
     throw new QmdError(
@@ -43,7 +44,7 @@ export async function startDaemon(ctx: CliContext): Promise<void> {
   const logStart = safeSize(logPath);
   // Never through a link planted beside the index; a log left 0644 becomes 0600.
   const fd = openPrivateFile(logPath, 'append');
-  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+  const child = spawn(process.execPath, [...childExecArgv(process.execArgv), ...process.argv.slice(1)], {
     detached: true,
     stdio: ['ignore', fd, fd],
     env: { ...ctx.env, [DAEMON_CHILD_ENV]: '1' },

@@ -73,6 +73,42 @@ describe('Ctrl-C: the first stops after the current unit, the second quits at on
     expect(order).toEqual(['onQuit', 'exit 130']);
   });
 
+  it('leave: 130 if Ctrl-C was pressed; a completed command exits with its code once stdio is flushed; a failed one returns', async () => {
+    const flushed: string[] = [];
+    const run = (failed: boolean, press: boolean) => {
+      const source = new EventEmitter();
+      const exits: number[] = [];
+      const interrupt = onInterrupt({
+        log: recordingLog(),
+        unit: 'chunk',
+        source,
+        exit: (code) => exits.push(code),
+        flush: async () => {
+          flushed.push('flushed');
+        },
+      });
+      if (press) source.emit('SIGINT');
+      return { exits, leave: () => interrupt.leave(failed) };
+    };
+    const failedRun = run(true, false);
+    await failedRun.leave();
+    expect(failedRun.exits).toEqual([]);
+    expect(flushed).toEqual([]);
+    const pressed = run(true, true);
+    await pressed.leave();
+    expect(pressed.exits).toEqual([EXIT_INTERRUPTED]);
+    const previous = process.exitCode;
+    try {
+      process.exitCode = 3;
+      const done = run(false, false);
+      await done.leave();
+      expect(flushed).toEqual(['flushed']);
+      expect(done.exits).toEqual([3]);
+    } finally {
+      process.exitCode = previous;
+    }
+  });
+
   it('the second Ctrl-C ends what draws before its line: the bar is never drawn after it', async () => {
     // A terminal of 80 columns, as the progress bar sees one.
     const stream = Object.assign(new PassThrough(), { isTTY: true, columns: 80 });
@@ -105,14 +141,5 @@ describe('Ctrl-C: the first stops after the current unit, the second quits at on
     progress.update(1280);
     await clock.advance(1000);
     expect(written.endsWith(quit)).toBe(true);
-  });
-
-  it('leaveIfInterrupted: exit 130 once the work is closed if Ctrl-C was pressed, nothing otherwise', () => {
-    const { source, exits, interrupt } = setup();
-    interrupt.leaveIfInterrupted();
-    expect(exits).toEqual([]);
-    source.emit('SIGINT');
-    interrupt.leaveIfInterrupted();
-    expect(exits).toEqual([EXIT_INTERRUPTED]);
   });
 });
