@@ -8,6 +8,7 @@ import type { CliContext } from './context.js';
 import { OUTPUT_FORMATS } from './formats/output-format.js';
 import { CLIENTS, findClient, type McpClient } from './mcp-config/clients.js';
 import { clientsHelp } from './mcp-config/help.js';
+import { defineDoctor } from './definitions/doctor.js';
 
 /** Wraps a lazily loaded action: builds the context from the command's options, reports errors. */
 export type Runner = <A extends unknown[]>(
@@ -442,6 +443,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         );
     },
   ],
+  ['doctor', defineDoctor],
   [
     'mcp',
     (program, run) => {
