@@ -8,6 +8,7 @@ import { askStatus } from '../../serve/control/client.js';
 import type { ServerStatus } from '../../serve/control/protocol.js';
 import { placesLookedIn } from '../../serve/control/registry.js';
 import { pidfilePath } from '../../serve/daemon/pidfile.js';
+import { canVerifyProcesses, readIdentity } from '../../serve/daemon/proc.js';
 import type { Check, Place, ProcessEntry, Role } from './report.js';
 
 /**
@@ -214,7 +215,7 @@ function staleRecords(places: Place[], indexPath: string): StaleFile[] {
   const stale: StaleFile[] = [];
   for (const path of files) {
     const record = readRecord(path);
-    if (record?.pid === undefined || processExists(record.pid)) continue;
+    if (record?.pid === undefined || alive(record.pid)) continue;
     stale.push({
       path,
       group: groupOf(path),
@@ -314,7 +315,7 @@ function recordsIn(places: Place[]): ProcessRecord[] {
       if (!/^\d+\.json$/.test(name)) continue;
       try {
         const record = JSON.parse(readFileSync(join(dir, name), 'utf8')) as ProcessRecord;
-        if (Number.isSafeInteger(record.pid) && processExists(record.pid)) records.set(record.pid, record);
+        if (Number.isSafeInteger(record.pid) && alive(record.pid)) records.set(record.pid, record);
       } catch {
         // Being written, or not a record.
       }
@@ -337,6 +338,14 @@ function fromRecord(record: ProcessRecord): ProcessEntry {
     startedAt: record.startedAt,
     version: record.version,
   };
+}
+
+/**
+ * Whether `pid` runs: `kill(pid, 0)`, and where /proc is, not a zombie (a killed server whose
+ * parent, the relay that started it, is gone too waits for an init that may not reap it).
+ */
+function alive(pid: number): boolean {
+  return processExists(pid) && (!canVerifyProcesses() || readIdentity(pid) !== null);
 }
 
 function list(dir: string): string[] {
