@@ -5,10 +5,10 @@ import type { MigrateFlags } from './commands/migrate.js';
 import type { GetFlags, MultiGetFlags } from './commands/read-commands.js';
 import type { SearchFlags } from './commands/search-output.js';
 import type { CliContext } from './context.js';
+import { defineDoctor } from './definitions/doctor.js';
 import { OUTPUT_FORMATS } from './formats/output-format.js';
 import { CLIENTS, findClient, type McpClient } from './mcp-config/clients.js';
 import { clientsHelp } from './mcp-config/help.js';
-import { defineDoctor } from './definitions/doctor.js';
 
 /** Wraps a lazily loaded action: builds the context from the command's options, reports errors. */
 export type Runner = <A extends unknown[]>(

@@ -116,10 +116,17 @@ describe('qmd doctor', () => {
     expect(out).toMatch(/^✓ device: --gpu auto \(the default\); llama\.cpp not loaded/m);
     // What only we can say: who runs, in which role, for which client.
     expect(out).toMatch(
-      new RegExp(`^  pid ${a.relay.child.pid}, relay, up \\d+ s, index ${ws.index}, client doctor-test 1\\.2\\.3, qmd `, 'm'),
+      new RegExp(
+        `^  pid ${a.relay.child.pid}, relay, up \\d+ s, index ${ws.index}, client doctor-test 1\\.2\\.3, qmd `,
+        'm',
+      ),
     );
-    expect(out).toMatch(new RegExp(`^  pid ${server}, shared server, up \\d+ s, index ${ws.index}, 1 client, qmd `, 'm'));
-    expect(out).toContain(`Places looked in\n  ${placeA} (this qmd’s place)\n  ${placeB} (an older qmd’s place; absent)`);
+    expect(out).toMatch(
+      new RegExp(`^  pid ${server}, shared server, up \\d+ s, index ${ws.index}, 1 client, qmd `, 'm'),
+    );
+    expect(out).toContain(
+      `Places looked in\n  ${placeA} (this qmd’s place)\n  ${placeB} (an older qmd’s place; absent)`,
+    );
     expect(out).toContain('✓ nothing that should not be');
     expect(out.trimEnd().split('\n').at(-1)).toBe('No problems found.');
 
@@ -214,15 +221,23 @@ describe('qmd doctor', () => {
     const run = await doctor(['--index', damaged]);
     expect(run.code, run.stdout + run.stderr).toBe(1);
     expect(run.stdout).toMatch(
-      new RegExp(`^✗ index: INDEX_CORRUPT: The index ${damaged.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is damaged \\(`, 'm'),
+      new RegExp(
+        `^✗ index: INDEX_CORRUPT: The index ${damaged.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is damaged \\(`,
+        'm',
+      ),
     );
     expect(run.stdout).toMatch(/^✗ models: embedding: a file that does not load\. Next: qmd pull --refresh/m);
-    expect(run.stdout).toContain(`  - embedding: ${page} (0.0 MB) does not load: it is a web page (HTML), not a GGUF model`);
+    expect(run.stdout).toContain(
+      `  - embedding: ${page} (0.0 MB) does not load: it is a web page (HTML), not a GGUF model`,
+    );
     // The checks that do not need the index still run.
     expect(run.stdout).toMatch(/^✓ sqlite-vec: /m);
     expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('2 problems found.');
     const json = JSON.parse((await doctor(['--index', damaged, '--json'])).stdout);
     expect(json.ok).toBe(false);
-    expect(json.checks.find((c: { name: string }) => c.name === 'index')).toMatchObject({ mark: 'fail', code: 'INDEX_CORRUPT' });
+    expect(json.checks.find((c: { name: string }) => c.name === 'index')).toMatchObject({
+      mark: 'fail',
+      code: 'INDEX_CORRUPT',
+    });
   });
 });

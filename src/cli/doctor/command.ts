@@ -62,7 +62,8 @@ async function probeDevice(ctx: CliContext): Promise<{ line: string; error?: str
   const runtime = new LlmRuntime({ gpu: ctx.config.models.gpu, log: ctx.log });
   try {
     const report = await runtime.probe();
-    const line = formatModels({ ...report, configured: { embed: null, rerank: null, expand: null } }).split('\n')[0] ?? '';
+    const line =
+      formatModels({ ...report, configured: { embed: null, rerank: null, expand: null } }).split('\n')[0] ?? '';
     return { line: line.replace(/^llama\.cpp: /, '') };
   } catch (error) {
     return { line: '', error: error instanceof Error ? error.message : String(error) };

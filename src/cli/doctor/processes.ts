@@ -137,7 +137,12 @@ export async function scanProcesses(options: ScanOptions): Promise<ProcessScan> 
   }
   stale.push(...staleRecords(places, indexPath));
   problems.push(...staleProblems(stale));
-  problems.push(...aloneRelays(records, [...answered.values()].map((a) => a.status)));
+  problems.push(
+    ...aloneRelays(
+      records,
+      [...answered.values()].map((a) => a.status),
+    ),
+  );
   const processes = [...byPid.values()].sort((a, b) => (a.startedAt ?? '').localeCompare(b.startedAt ?? ''));
   return { processes, places, problems };
 }

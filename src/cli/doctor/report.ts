@@ -95,7 +95,10 @@ export function formatDoctor(report: DoctorReport, now = Date.now()): string {
 function checkLines(check: Check): string[] {
   const code = check.code === undefined ? '' : `${check.code}: `;
   const next = check.next === undefined || check.mark === 'ok' ? '' : `. Next: ${check.next}`;
-  return [`${MARKS[check.mark]} ${check.name}: ${code}${check.detail}${next}`, ...(check.items ?? []).map((i) => `  - ${i}`)];
+  return [
+    `${MARKS[check.mark]} ${check.name}: ${code}${check.detail}${next}`,
+    ...(check.items ?? []).map((i) => `  - ${i}`),
+  ];
 }
 
 function processLine(p: ProcessEntry, now: number): string {
