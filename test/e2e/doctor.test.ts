@@ -71,7 +71,13 @@ async function connect(env: NodeJS.ProcessEnv): Promise<Connected> {
   return { relay, client };
 }
 
-const doctor = (args: string[] = [], env = envIn(runtimeA)) => runQmd(['doctor', ...args], env);
+/** What doctor printed in each case, written to $TMPDIR/qmd-doctor-samples.md for people to read. */
+const samples: string[] = [];
+const doctor = async (args: string[] = [], env = envIn(runtimeA)) => {
+  const run = await runQmd(['doctor', ...args], env);
+  if (!args.includes('--json')) samples.push(`$ qmd doctor ${args.join(' ')}   # exit ${run.code}\n${run.stdout}`);
+  return run;
+};
 const serverPid = (runtime: string): number =>
   (JSON.parse(readFileSync(sharedPaths(ws.index, envIn(runtime)).record, 'utf8')) as { pid: number }).pid;
 
@@ -86,6 +92,7 @@ afterAll(async () => {
     process.kill(pid, 'SIGKILL');
   }
   await eventually(() => sharedServerPids(ws.index).length === 0, 'no server left');
+  writeFileSync(join(tmpdir(), 'qmd-doctor-samples.md'), `${samples.join('\n\n')}\n`);
   ws.cleanup();
   rmSync(runtimeA, { recursive: true, force: true });
   rmSync(runtimeB, { recursive: true, force: true });
