@@ -212,6 +212,40 @@ describe('qmd doctor', () => {
     expect(after.stdout).toContain('✓ nothing that should not be');
   });
 
+  it('a relay that no shared server answers for is named as serving alone, with its client: exit 1', async () => {
+    // A relay's record as it writes it (src/relay/process-record.ts); this test's process stands
+    // in for the relay (alive, and no shared server of the index runs now).
+    const procs = join(placeA, 'procs');
+    mkdirSync(procs, { recursive: true, mode: 0o700 });
+    const record = join(procs, `${process.pid}.json`);
+    writeFileSync(
+      record,
+      JSON.stringify({
+        pid: process.pid,
+        role: 'relay',
+        index: ws.index,
+        ppid: process.ppid,
+        client: { name: 'doctor-test', version: '1.2.3' },
+        startedAt: new Date().toISOString(),
+        version: '0.1.0',
+      }),
+      { mode: 0o600 },
+    );
+    try {
+      const run = await doctor();
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout).toContain(
+        `✗ relay serving alone: pid ${process.pid} (doctor-test) serves its client alone: no shared server answers for ${ws.index}. ` +
+          `Next: it rejoins on its own once one answers; restarting its client (pid ${process.ppid}) starts one at once`,
+      );
+      expect(run.stdout).toMatch(
+        new RegExp(`^  pid ${process.pid}, relay, up \\d+ s, index .*, client doctor-test 1\\.2\\.3`, 'm'),
+      );
+    } finally {
+      rmSync(record);
+    }
+  });
+
   it('a damaged index is named INDEX_CORRUPT, and a model file that is a web page is named with qmd pull --refresh: exit 1', async () => {
     const damaged = join(ws.dir, 'damaged.sqlite');
     copyFileSync(ws.index, damaged);
