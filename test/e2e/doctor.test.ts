@@ -12,6 +12,7 @@
  * their servers in `/tmp/qmd-<uid>` at the same time, and this file must see only its own.
  */
 import {
+  chmodSync,
   closeSync,
   copyFileSync,
   mkdirSync,
@@ -212,7 +213,7 @@ describe('qmd doctor', () => {
     expect(after.stdout).toContain('✓ nothing that should not be');
   });
 
-  it('a relay that no shared server answers for is named as serving alone, with its client: exit 1', async () => {
+  it('a relay that no shared server answers for is named as serving alone, with its client, and a place open to others as not private: exit 1', async () => {
     // A relay's record as it writes it (src/relay/process-record.ts); this test's process stands
     // in for the relay (alive, and no shared server of the index runs now).
     const procs = join(placeA, 'procs');
@@ -231,9 +232,14 @@ describe('qmd doctor', () => {
       }),
       { mode: 0o600 },
     );
+    // And the place opened to other users (its sockets could be anyone's server).
+    chmodSync(placeA, 0o755);
     try {
       const run = await doctor();
       expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout).toContain(
+        `✗ place not private: ${placeA} is open to other users (mode 755) (qmd refuses to serve or connect there). Next: ls -ld ${placeA}; chmod 700 ${placeA} if it is yours`,
+      );
       expect(run.stdout).toContain(
         `✗ relay serving alone: pid ${process.pid} (doctor-test) serves its client alone: no shared server answers for ${ws.index}. ` +
           `Next: it rejoins on its own once one answers; restarting its client (pid ${process.ppid}) starts one at once`,
@@ -242,6 +248,7 @@ describe('qmd doctor', () => {
         new RegExp(`^  pid ${process.pid}, relay, up \\d+ s, index .*, client doctor-test 1\\.2\\.3`, 'm'),
       );
     } finally {
+      chmodSync(placeA, 0o700);
       rmSync(record);
     }
   });

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { processExists } from '../../lifecycle/parent.js';
 import { type HostFacts, placeDir, usesNamedPipes } from '../../platform.js';
-import { servingDir } from '../../relay/paths.js';
+import { secureDir, servingDir } from '../../relay/paths.js';
 import type { ProcessRecord } from '../../relay/process-record.js';
 import { askStatus } from '../../serve/control/client.js';
 import type { ServerStatus } from '../../serve/control/protocol.js';
@@ -78,6 +78,18 @@ export async function scanProcesses(options: ScanOptions): Promise<ProcessScan> 
   const problems: Check[] = [];
   if (usesNamedPipes(facts.platform)) {
     return { processes: recordsIn(places).map(fromRecord), places, problems };
+  }
+  // A place another user owns, or others can enter: its sockets could be anyone's server.
+  for (const place of places) {
+    const refusal = place.exists ? secureDir(place.dir) : null;
+    if (refusal !== null) {
+      problems.push({
+        name: 'place not private',
+        mark: 'fail',
+        detail: `${refusal} (qmd refuses to serve or connect there)`,
+        next: `ls -ld ${place.dir}; chmod 700 ${place.dir} if it is yours, else have it removed (sudo rm -r ${place.dir})`,
+      });
+    }
   }
   const sockets = await probeSockets(places, options.askWithinMs ?? 2000);
   const records = recordsIn(places);
