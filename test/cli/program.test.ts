@@ -54,6 +54,7 @@ describe('buildProgram', () => {
       'multi-get',
       'cleanup',
       'status',
+      'doctor',
       'mcp',
       'lifecycle',
     ]);

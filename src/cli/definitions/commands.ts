@@ -3,6 +3,7 @@ import type { MigrateFlags } from '../commands/migrate.js';
 import type { GetFlags, MultiGetFlags } from '../commands/read-commands.js';
 import type { SearchFlags } from '../commands/search-output.js';
 import type { CliContext } from '../context.js';
+import { defineDoctor } from './doctor.js';
 import { positiveInt, searchCommand, withFormats } from './options.js';
 import { defineLifecycle, defineMcp } from './server.js';
 
@@ -381,6 +382,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         );
     },
   ],
+  ['doctor', defineDoctor],
   ['mcp', defineMcp],
   ['lifecycle', defineLifecycle],
 ];
