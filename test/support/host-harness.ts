@@ -21,6 +21,7 @@ import type { Log } from '../../src/log.js';
 import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
 import { fakeStep, type StepMode } from './fake-step.js';
+import { FakeWatcher } from './fake-watcher.js';
 import { recordProcess } from './process-record.js';
 import { announceHost } from './run-watch.js';
 
@@ -140,6 +141,11 @@ export interface HarnessOptions {
   traceFile?: string;
   activeResources?: string[];
   inspect?: LifecycleOptions['inspect'];
+  /**
+   * Gives the lifecycle a fake index watcher (`h.watcher`), as `qmd mcp` gives it the real one:
+   * its calls are recorded among the others and it holds an unref'd timer until closed.
+   */
+  watcher?: boolean;
 }
 
 export type Harness = ReturnType<typeof createHarness>;
@@ -194,6 +200,8 @@ export function createHarness(options: HarnessOptions = {}) {
     activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
   });
   announceHost({ actor: lifecycle.actor, clock });
+  const watcher = options.watcher ? new FakeWatcher({ clock, record }) : undefined;
+  if (watcher) lifecycle.ownWatcher(watcher);
   const start = (): void =>
     lifecycle.start({
       closeTransport: step('closeTransport', options.closeTransport ?? 'ok'),
@@ -217,6 +225,8 @@ export function createHarness(options: HarnessOptions = {}) {
     stepLog,
     handlers,
     lifecycle,
+    /** The fake watcher, with `watcher: true`. */
+    watcher,
     /** Starts a harness made with `start: false`; a second call changes nothing. */
     start,
     get exitCode() {
