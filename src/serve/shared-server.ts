@@ -69,7 +69,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     writeStartFailure(paths, startFailure(error));
     throw error;
   }
-  const { store, createServer: createMcpServer } = serving;
+  const { store, createServer: createMcpServer, watching } = serving;
   const fromEnv = await lifecycleOptions(ctx.config.lifecycle, log);
   const lifecycle = createSharedLifecycle({
     log,
@@ -83,6 +83,8 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     ...(shared.traceFile !== undefined && { traceFile: shared.traceFile }),
     inspect: fromEnv.inspect ?? [],
   });
+  // One watcher for every client (relays never watch), owned by the server's teardown (§2.2).
+  lifecycle.ownWatcher(watching);
   const version = shared.version;
   const sockets = new Set<Socket>();
 
@@ -126,6 +128,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
       }
     },
     modelLoaded: () => modelLoaded,
+    watch: () => watching.report(),
     lifecycle,
     stop,
     retire,
@@ -186,6 +189,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   try {
     await listenPrivately(listener, paths.socket);
   } catch (error) {
+    await watching.close();
     await store.close();
     releasePidfile(paths.record, self.instance);
     throw error;
@@ -205,6 +209,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     },
   });
   log.line(`Serving ${ctx.indexPath} on ${paths.socket} (pid ${process.pid})`);
+  watching.start();
   void lifecycle.done.then(() => {
     // A retired server gave the path and the record away: they may be its successor's now.
     if (lifecycle.retired) return;

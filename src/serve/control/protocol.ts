@@ -27,6 +27,8 @@
  * connect (file modes; the pipe's ACL).
  */
 
+import type { WatchStatus } from '../../mcp/deps.js';
+
 export const CONTROL_TAG = 'control';
 
 export type ControlRequest =
@@ -60,6 +62,8 @@ export interface ServerStatus {
   sessions?: SessionCounts;
   /** The embedding model: its spec, and whether it is loaded (loaded on first use). */
   model?: { name: string | null; loaded: boolean };
+  /** How it keeps the index fresh: its watcher's report, or why nothing watches (docs/design.md §6). */
+  watch?: WatchStatus;
 }
 
 export type ControlReply =
