@@ -38,6 +38,8 @@ export interface FakeWatcherOptions {
   closeFails?: Error;
   /** `start()` waits until the test calls `finishStart()`. */
   manualStart?: boolean;
+  /** A rolled-back write says `settled` at once, as the engine's does (by default the test settles it). */
+  settleOnRollback?: boolean;
 }
 
 export const IDLE_REPORT: WatchReport = {
@@ -171,6 +173,7 @@ export class FakeWatcher implements IndexWatcher {
     const rollBack = (): void => {
       this.#record('watcher.rollback');
       for (const w of this.writes) if (!w.settled) w.rolledBack = true;
+      if (this.#options.settleOnRollback) while (this.unsettled > 0) this.settleWrite();
       this.#maybeClosed();
     };
     if (signal?.aborted) rollBack();
