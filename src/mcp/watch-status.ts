@@ -61,12 +61,14 @@ export function pickWatch(w: WatchStatus): WatchStructured {
  * (`  notes: OS events on 12 folders`, `  archive: polled every 5 s (no events on nfs)`), then
  * `  pending: 0 paths, vectors pending: 3 notes; last change seen 12 s ago, indexed 11 s ago`.
  */
-export function formatWatch(w: WatchStatus, now = Date.now()): string {
-  if (w.role === 'off') return `Watching: off (${w.off ?? 'turned off'})`;
+export function formatWatch(w: WatchStatus, options: { who?: string; now?: number } = {}): string {
+  const who = options.who ?? 'this server';
+  const now = options.now ?? Date.now();
+  if (w.role === 'off') return `Watching: off in ${who} (${w.off ?? 'turned off'})`;
   const lines = [
     w.role === 'writer'
-      ? 'Watching: this server writes the index as notes change'
-      : `Watching: pid ${w.writerPid ?? '?'} writes the index as notes change (this server reads; it takes over if that one goes)`,
+      ? `Watching: ${who} writes the index as notes change`
+      : `Watching: pid ${w.writerPid ?? '?'} writes the index as notes change (${who} reads; it takes over if that one goes)`,
   ];
   for (const c of w.collections) {
     const how =

@@ -6,7 +6,7 @@ import { type Clock, realClock } from '../lifecycle/clock.js';
 import type { OwnedWatcher } from '../lifecycle/watcher.js';
 import type { Log } from '../log.js';
 import type { WatchStatus } from '../mcp/deps.js';
-import type { IndexedChange, IndexWatcher, WatchIndex } from '../watch/types.js';
+import type { IndexedChange, IndexWatcher, WatchIndex, WatchWriter } from '../watch/types.js';
 
 /** How often a server started before its index looks for the file, to start watching it. */
 export const AWAIT_INDEX_POLL_MS = 2000;
@@ -57,6 +57,19 @@ export async function loadWatchIndex(): Promise<WatchIndex> {
   const engine = (await import('../watch/index.js' as string)) as { watchIndex?: unknown };
   if (typeof engine.watchIndex !== 'function') throw new Error('src/watch/index.ts exports no watchIndex');
   return engine.watchIndex as WatchIndex;
+}
+
+/**
+ * The engine's optional reader of who holds the writer's place (`WatchWriter`), for `qmd status`;
+ * undefined when the engine has none or is not in this build.
+ */
+export async function loadWatchWriter(): Promise<WatchWriter | undefined> {
+  try {
+    const engine = (await import('../watch/index.js' as string)) as { watchWriter?: unknown };
+    return typeof engine.watchWriter === 'function' ? (engine.watchWriter as WatchWriter) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const OFF: WatchStatus = {

@@ -97,3 +97,12 @@ export interface WatchOptions {
  * batch the watcher commits. The watcher starts nothing until `start()`.
  */
 export type WatchIndex = (reader: Reader, options: WatchOptions) => IndexWatcher;
+
+/**
+ * Optional: `src/watch/index.ts` may export `watchWriter: WatchWriter`. Who holds the writer's
+ * place of the index at `indexPath` now (a `qmd mcp`, a `qmd update --watch`), read without
+ * taking it; null when nobody does. `qmd status` says it when no server answers on a control
+ * socket (a plain `qmd mcp` over stdio has none); without it, `qmd status` says only what those
+ * servers report.
+ */
+export type WatchWriter = (indexPath: string) => Promise<{ pid: number } | null>;

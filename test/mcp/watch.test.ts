@@ -216,7 +216,7 @@ describe('status says what is watched', () => {
       await c.client.listTools();
       const result = await c.client.callTool({ name: 'status', arguments: {} });
       expect(result.structuredContent).toMatchObject({ watch: { role: 'off', off: 'QMD_WATCH=0' } });
-      expect(textOf(result as never)).toContain('Watching: off (QMD_WATCH=0)');
+      expect(textOf(result as never)).toContain('Watching: off in this server (QMD_WATCH=0)');
       expect(watcher.started).toBe(false);
     } finally {
       await c.close();

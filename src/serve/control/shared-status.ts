@@ -1,3 +1,4 @@
+import type { WatchStatus } from '../../mcp/deps.js';
 import { readHung, readStartFailure } from '../../relay/health.js';
 import { sharedPaths } from '../../relay/paths.js';
 import { askStatus } from './client.js';
@@ -19,6 +20,8 @@ export interface SharedStatus {
   modelLoaded?: boolean;
   /** The embedding model's spec (named, the index's, or the default); `null`: none. */
   model?: string | null;
+  /** How it keeps the index fresh for all its clients (docs/design.md §6). */
+  watch?: WatchStatus;
   socket: string;
   /** Why no server answers, as far as this command can tell. */
   why?: string;
@@ -57,6 +60,7 @@ export async function readSharedStatus(indexPath: string, env: NodeJS.ProcessEnv
     ended: status.sessions?.ended ?? 0,
     modelLoaded: status.model?.loaded ?? false,
     model: status.model?.name ?? null,
+    ...(status.watch !== undefined && { watch: status.watch }),
     socket: paths.socket,
   };
 }
