@@ -202,6 +202,31 @@ describe.each(MODES)('$mode keeps its index fresh', ({ args, era }) => {
     expect(textOf(result)).toContain('Watching: this server writes the index as notes change');
   });
 
+  it('qmd status in a terminal says who keeps the index fresh', async () => {
+    const status = await runQmd(['status'], env);
+    expect(status.code, status.stderr).toBe(0);
+    const json = JSON.parse((await runQmd(['status', '--json'], env)).stdout) as {
+      watch: { servers: Array<{ kind: string; pid: number; role: string }>; writer?: { pid: number } | null };
+    };
+    if (args.includes('--shared')) {
+      // The shared server answers on its socket with its watcher's report.
+      const [pid] = sharedServerPids(ws.index);
+      expect(status.stdout).toContain(`Watching: the shared server (pid ${pid}) writes the index as notes change`);
+      expect(json.watch.servers).toEqual([expect.objectContaining({ kind: 'shared', pid, role: 'writer' })]);
+    } else {
+      // A plain server has no socket: its pid is known only if the engine reads the writer's place.
+      const pid = s.transport.pid;
+      expect(status.stdout).toMatch(
+        new RegExp(
+          `^Watching: (pid ${pid} writes the index as notes change|no server of this index reports it here)`,
+          'm',
+        ),
+      );
+      expect(json.watch.servers).toEqual([]);
+      if (json.watch.writer !== undefined) expect(json.watch.writer).toEqual({ pid });
+    }
+  });
+
   it('stdin EOF with the watcher running: the usual teardown, exit 0, nothing left holding the process', async () => {
     const child = (s.transport as unknown as { _process: import('node:child_process').ChildProcess })._process;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
