@@ -126,15 +126,16 @@ export function createWatching(options: WatchingOptions): Watching {
       return;
     }
     if (closing !== undefined) return;
-    const created = watchIndex(reader, { log, ...(options.failpoints && { failpoints: options.failpoints }) });
-    watcher = created;
-    created.onWrite((event) => {
-      for (const listener of [...writeListeners]) listener(event);
-    });
-    created.onIndexed((change) => {
-      for (const listener of [...indexedListeners]) listener(change);
-    });
+    let created: IndexWatcher | undefined;
     try {
+      created = watchIndex(reader, { log, ...(options.failpoints && { failpoints: options.failpoints }) });
+      watcher = created;
+      created.onWrite((event) => {
+        for (const listener of [...writeListeners]) listener(event);
+      });
+      created.onIndexed((change) => {
+        for (const listener of [...indexedListeners]) listener(change);
+      });
       await created.start();
     } catch (error) {
       if (closing !== undefined) return;
@@ -143,7 +144,7 @@ export function createWatching(options: WatchingOptions): Watching {
         `watching stopped (${errorMessage(error)}): serving the index as it is; run qmd update to index changes`,
       );
       watcher = undefined;
-      await created.close().catch(() => {});
+      await created?.close().catch(() => {});
     }
   };
 

@@ -195,6 +195,21 @@ describe('watching the served index', () => {
     expect(watching.report()).toMatchObject({ role: 'off', off: 'it failed: EACCES: /notes' });
   });
 
+  it('an engine that throws as it is made: the same, with nothing left to close', async () => {
+    const { watching, log } = setup({
+      load: async () => () => {
+        throw new Error('no inotify');
+      },
+    });
+    watching.start();
+    await watching.ready;
+    expect(log.warnings).toEqual([
+      'watching stopped (no inotify): serving the index as it is; run qmd update to index changes',
+    ]);
+    expect(watching.report()).toMatchObject({ role: 'off', off: 'it failed: no inotify' });
+    await watching.close();
+  });
+
   it('a report that throws reads as off, with why', async () => {
     const watcher = new FakeWatcher();
     watcher.report = () => {
