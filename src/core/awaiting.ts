@@ -41,6 +41,14 @@ export function awaitIndex(
   return new AwaitingReader(file, open, options.model, options.models);
 }
 
+/**
+ * The real reader behind one `awaitIndex` made, once the index exists (opening it if it just
+ * appeared); undefined before, and for any other reader.
+ */
+export function awaitedReader(reader: Reader): Reader | undefined {
+  return reader instanceof AwaitingReader ? reader.opening() : undefined;
+}
+
 class AwaitingReader implements Reader {
   private opened: Reader | undefined;
   private closed = false;
@@ -51,6 +59,11 @@ class AwaitingReader implements Reader {
     private readonly model: ModelChoice | undefined,
     private readonly modelsReport: ModelsReport | undefined,
   ) {}
+
+  /** The real store if it can be had now (never throws). */
+  opening(): Reader | undefined {
+    return this.quietly();
+  }
 
   /** The real store once the file exists, else undefined. */
   private current(): Reader | undefined {
