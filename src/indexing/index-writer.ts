@@ -38,7 +38,8 @@ export interface AppliedPaths {
   updated: string[];
   removed: string[];
   replaced: Set<string>;
-  texts: Set<string>;
+  /** Each path added or updated, with the text it holds now. */
+  texts: Array<{ path: string; hash: string }>;
 }
 
 /**
@@ -244,7 +245,7 @@ export class IndexWriter {
       record?.updated.push(staged.path);
       record?.replaced.add(row.hash);
     }
-    record?.texts.add(staged.hash);
+    record?.texts.push({ path: staged.path, hash: staged.hash });
   }
 
   /**

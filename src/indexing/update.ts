@@ -208,8 +208,8 @@ export interface PathsReport {
   added: string[];
   updated: string[];
   removed: string[];
-  /** Content hashes brought in: what a watcher re-embeds. */
-  texts: string[];
+  /** Each path added or updated with the text (content hash) it holds now: what a watcher re-embeds. */
+  texts: Array<{ path: string; hash: string }>;
   unchanged: number;
   errors: Array<{ file: string; error: string }>;
   /** `holds()` said no inside the transaction: nothing was written. */
@@ -293,7 +293,7 @@ export async function reindexPaths(
     else gone.add(relative);
   }
   const counts: WriteCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
-  const record: AppliedPaths = { added: [], updated: [], removed: [], replaced: new Set(), texts: new Set() };
+  const record: AppliedPaths = { added: [], updated: [], removed: [], replaced: new Set(), texts: [] };
   try {
     if (files.length > 0) guard.run(() => writer().stage(run, target.name, files, []));
     if (options.begin !== undefined) await options.begin();
@@ -331,7 +331,7 @@ export async function reindexPaths(
     added: record.added,
     updated: record.updated,
     removed: record.removed,
-    texts: [...record.texts],
+    texts: record.texts,
     unchanged: counts.unchanged,
     errors,
     ms: Math.round(performance.now() - started),

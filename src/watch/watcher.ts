@@ -236,7 +236,6 @@ export class Watcher implements IndexWatcher {
         const batchChanged = changed.slice(i, i + size);
         const batchRemoved = removed.slice(i, i + size);
         await this.write(follower, batchChanged, batchRemoved);
-        this.inRound = Math.max(0, this.inRound - batchChanged.length - batchRemoved.length);
       }
       this.inRound = 0;
     }
@@ -272,6 +271,8 @@ export class Watcher implements IndexWatcher {
       for (const path of [...changed, ...removed]) this.coalescer.add(follower.target.name, path);
       return;
     } finally {
+      // Settled: no longer pending, before anyone is told (a listener reads the report).
+      this.inRound = Math.max(0, this.inRound - changed.length - removed.length);
       this.emitWrite('settled');
     }
     if (report.lost === true) {
