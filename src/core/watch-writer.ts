@@ -20,8 +20,8 @@ import { awaitedReader } from './awaiting.js';
 import { composedParts, type IndexParts } from './compose.js';
 import type { Reader } from './reader-types.js';
 
-export type { IndexTarget, PathsReport } from '../indexing/update.js';
 export type { FollowRefusal } from '../indexing/embed.js';
+export type { IndexTarget, PathsReport } from '../indexing/update.js';
 
 /** How long a busy index is waited for between two tries to begin a write (no thread blocks). */
 const BUSY_RETRY_MS = 25;

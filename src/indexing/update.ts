@@ -1,11 +1,11 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { QmdError } from '../errors.js';
 import type { Failpoints } from '../failpoints.js';
 import type { Log } from '../log.js';
 import type { IndexGuard } from '../store/guard.js';
 import type { Sqlite } from '../store/sqlite.js';
 import type { Vectors } from '../store/vectors/vectors.js';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { QmdError } from '../errors.js';
 import { addIgnored, folderPassedBy, noneIgnored, pathFilter } from './ignore.js';
 import type { AppliedPaths, IndexWriter, WriteCounts } from './index-writer.js';
 import { type CollectionScan, OutsideRoot, type ReadFile, readOne, scanCollection } from './scan.js';
@@ -304,9 +304,7 @@ export async function reindexPaths(
     }
     const now = new Date().toISOString();
     if (files.length > 0) {
-      await guard.runAsync(() =>
-        writer().apply(run, target.name, now, counts, () => throwIfAborted(signal), record),
-      );
+      await guard.runAsync(() => writer().apply(run, target.name, now, counts, () => throwIfAborted(signal), record));
     }
     guard.run(() => {
       writer().removePaths(target.name, [...gone], counts, record);

@@ -1,15 +1,15 @@
 import * as fs from 'node:fs';
 import { openWatchedIndex } from '../core/watch-writer.js';
-import { envText, parseWholeNumber } from '../env.js';
+import { envText, parseDuration, parseWholeNumber } from '../env.js';
 import { noFailpoints } from '../failpoints.js';
 import { realClock } from './clock.js';
-import { hostFacts, placeFile } from './place.js';
+import { hostFacts } from './place.js';
 import { parseMountinfo } from './platform.js';
 import type { WatchIndex } from './types.js';
 import { Watcher } from './watcher.js';
 
-export type * from './types.js';
 export { placeFile, readPlace } from './place.js';
+export type * from './types.js';
 
 /** Default polling interval of a folder that cannot be watched: a stat walk, docs/design.md §9.3. */
 export const DEFAULT_POLL_MS = 10_000;
@@ -43,7 +43,8 @@ export const watchIndex: WatchIndex = (reader, options) => {
     by: options.by ?? 'qmd mcp',
     ownFiles: own,
     mounts: readMounts,
-    pollIntervalMs: options.pollIntervalMs ?? parseInterval(envText(env, 'QMD_WATCH_INTERVAL')) ?? DEFAULT_POLL_MS,
+    pollIntervalMs:
+      options.pollIntervalMs ?? parseDuration(envText(env, 'QMD_WATCH_INTERVAL') ?? '') ?? DEFAULT_POLL_MS,
     sweepMs: 15 * 60_000,
     debounceMs: 200,
     maxWaitMs: 2000,
@@ -55,16 +56,6 @@ export const watchIndex: WatchIndex = (reader, options) => {
     ...(options.onRole !== undefined && { onRole: options.onRole }),
   });
 };
-
-/** `30s`, `5m`, `1h` or whole milliseconds; undefined when blank or not one of those. */
-export function parseInterval(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const match = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
-  if (match === null) return undefined;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h'];
-  const ms = Number(match[1]) * unit;
-  return ms >= 100 && ms <= 2 ** 31 - 1 ? ms : undefined;
-}
 
 /** The mounts of this machine (Linux); none elsewhere, where every folder is taken to send events. */
 function readMounts() {

@@ -119,8 +119,7 @@ export class WriterPlace {
     // Written aside, then renamed over: a reader never sees half a record, and a symlink put
     // where the record goes is replaced, never followed.
     const aside = `${this.file}.${this.facts.pid}.${randomBytes(4).toString('hex')}`;
-    const flags =
-      fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0);
+    const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0);
     const fd = fs.openSync(aside, flags, 0o600);
     try {
       fs.writeFileSync(fd, JSON.stringify(mine));

@@ -1,9 +1,8 @@
 import type { PathsReport, WatchedIndex } from '../core/watch-writer.js';
 import { errorMessage } from '../errors.js';
 import type { Log } from '../log.js';
-import type { WatchClock } from './clock.js';
 import { Coalescer } from './coalescer.js';
-import { type FollowSettings, FollowedCollection } from './collections.js';
+import { FollowedCollection, type FollowSettings } from './collections.js';
 import { type PlaceFacts, placeFile, placeIsFree, WriterPlace } from './place.js';
 import { sweepCollection } from './sweep.js';
 import type { IndexedChange, IndexWatcher, WatchReport } from './types.js';
@@ -116,7 +115,12 @@ export class Watcher implements IndexWatcher {
     if (this.index === undefined) {
       this.index = this.settings.open();
       if (this.index === undefined) return;
-      this.place = new WriterPlace(placeFile(this.index.path), this.settings.by, this.settings.facts, this.settings.staleMs);
+      this.place = new WriterPlace(
+        placeFile(this.index.path),
+        this.settings.by,
+        this.settings.facts,
+        this.settings.staleMs,
+      );
     }
     const index = this.index;
     const place = this.place as WriterPlace;

@@ -22,9 +22,7 @@ describe('the watcher keeps a served index fresh', () => {
     const report = s.watcher.report();
     expect(report.role).toBe('writer');
     expect(report.writerPid).toBe(process.pid);
-    expect(report.collections).toEqual([
-      expect.objectContaining({ collection: 'notes', via: 'events', folders: 2 }),
-    ]);
+    expect(report.collections).toEqual([expect.objectContaining({ collection: 'notes', via: 'events', folders: 2 })]);
   });
 
   it('indexes a note created, edited, saved atomically, renamed, moved and deleted', async () => {

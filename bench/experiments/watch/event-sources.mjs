@@ -64,7 +64,10 @@ async function parent() {
   const text = [
     '# Event sources on Linux (bench/experiments/watch/event-sources.mjs)',
     '',
-    `Node ${process.version}, ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at the end; ${rounds} rounds, interleaved; medians of the rounds.`,
+    `Node ${process.version}, ${os.cpus().length} cores, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at the end; ${rounds} rounds, interleaved; medians of the rounds.`,
     '',
     table,
     '',
@@ -154,15 +157,19 @@ async function child({ name, root, folders, idleMs, writes, modules }) {
   // A folder made after the start, then a file in it at once (mkdir -p && echo > …).
   const fresh = path.join(root, `new-${name}-${process.pid}`, 'deeper');
   const newFile = path.join(fresh, 'n.md');
-  const newFolderMs = await timed(newFile, (done) => {
-    listener = (seen) => {
-      if (seen !== undefined && path.resolve(root, seen) === newFile) done();
-    };
-    fs.mkdirSync(fresh, { recursive: true });
-    // The watcher may need a moment to add the folder: write again after it could have.
-    fs.writeFileSync(newFile, 'one\n');
-    setTimeout(() => fs.writeFileSync(newFile, 'two\n'), 300);
-  }, 3000);
+  const newFolderMs = await timed(
+    newFile,
+    (done) => {
+      listener = (seen) => {
+        if (seen !== undefined && path.resolve(root, seen) === newFile) done();
+      };
+      fs.mkdirSync(fresh, { recursive: true });
+      // The watcher may need a moment to add the folder: write again after it could have.
+      fs.writeFileSync(newFile, 'one\n');
+      setTimeout(() => fs.writeFileSync(newFile, 'two\n'), 300);
+    },
+    3000,
+  );
   await stop();
   fs.rmSync(path.dirname(fresh), { recursive: true, force: true });
   latencies.sort((a, b) => a - b);
