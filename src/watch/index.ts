@@ -1,12 +1,13 @@
 import * as fs from 'node:fs';
+import type { Reader } from '../core/reader-types.js';
 import { openWatchedIndex } from '../core/watch-writer.js';
 import { envText, parseDuration, parseWholeNumber } from '../env.js';
 import { noFailpoints } from '../failpoints.js';
 import { realClock } from './clock.js';
 import { hostFacts } from './place.js';
 import { parseMountinfo } from './platform.js';
-import type { WatchIndex } from './types.js';
-import { Watcher } from './watcher.js';
+import type { WatchIndex, WatchOptions } from './types.js';
+import { Watcher, type WatcherSettings } from './watcher.js';
 
 export { placeFile, readPlace } from './place.js';
 export type * from './types.js';
@@ -22,7 +23,10 @@ export const DEFAULT_POLL_MS = 10_000;
  * `QMD_TEST_WATCH_LIMIT` (the OS refuses watches past that many, as a lowered inotify limit
  * would).
  */
-export const watchIndex: WatchIndex = (reader, options) => {
+export const watchIndex: WatchIndex = (reader, options) => new Watcher(watcherSettings(reader, options));
+
+/** The settings `watchIndex` gives its watcher: tests start from them and change what they must (a clock, the tick). */
+export function watcherSettings(reader: Reader, options: WatchOptions): WatcherSettings {
   const env = process.env;
   const failpoints = options.failpoints ?? noFailpoints;
   const limit = envText(env, 'QMD_TEST_WATCH_LIMIT');
@@ -33,7 +37,7 @@ export const watchIndex: WatchIndex = (reader, options) => {
       (absolute.startsWith(index) && /^(-wal|-shm|-journal|-writer(\..*)?)$/.test(absolute.slice(index.length)))
     );
   };
-  return new Watcher({
+  return {
     log: options.log,
     clock: realClock,
     platform: process.platform,
@@ -54,8 +58,8 @@ export const watchIndex: WatchIndex = (reader, options) => {
     staleMs: 30_000,
     ...(limit !== undefined && { watchLimit: parseWholeNumber(limit) ?? 0 }),
     ...(options.onRole !== undefined && { onRole: options.onRole }),
-  });
-};
+  };
+}
 
 /** The mounts of this machine (Linux); none elsewhere, where every folder is taken to send events. */
 function readMounts() {
