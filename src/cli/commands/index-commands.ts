@@ -82,6 +82,7 @@ export async function update(ctx: CliContext, flags: { pull?: boolean; watch?: b
     await store.close();
     if (!watching) interrupt.leaveIfInterrupted();
   }
+  if (!watching) return;
   const { watchAfterUpdate } = await import('./watch-command.js');
   await watchAfterUpdate(ctx, { ...(flags.intervalMs !== undefined && { intervalMs: flags.intervalMs }) }, interrupt);
 }
