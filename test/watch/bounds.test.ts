@@ -34,8 +34,14 @@ function untilHeard(names: Set<string>, wanted: string[], ms = 10_000): Promise<
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const look = (): void => {
-      if (wanted.every((n) => names.has(n))) return resolve();
-      if (Date.now() - started > ms) return reject(new Error(`events for ${wanted.join(', ')} not heard`));
+      if (wanted.every((n) => names.has(n))) {
+        resolve();
+        return;
+      }
+      if (Date.now() - started > ms) {
+        reject(new Error(`events for ${wanted.join(', ')} not heard`));
+        return;
+      }
       setImmediate(look);
     };
     look();

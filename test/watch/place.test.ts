@@ -42,7 +42,10 @@ function second(index: string, over: Partial<ReturnType<typeof watcherSettings>>
   const reader = openReader(index, { readonly: true });
   const log = linesLog();
   const heard: Array<() => void> = [];
-  const onRole = () => queueMicrotask(() => heard.splice(0).forEach((f) => f()));
+  const onRole = () =>
+    queueMicrotask(() => {
+      for (const f of heard.splice(0)) f();
+    });
   const watcher = new Watcher({ ...watcherSettings(reader, { log, embed: false, onRole }), tickMs: 50, ...over });
   others.push({ watcher, reader });
   return { watcher, reader, log, heard };

@@ -40,8 +40,14 @@ function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const look = (): void => {
-      if (check()) return resolve();
-      if (Date.now() - started > ms) return reject(new Error(`not within ${ms} ms: ${what}`));
+      if (check()) {
+        resolve();
+        return;
+      }
+      if (Date.now() - started > ms) {
+        reject(new Error(`not within ${ms} ms: ${what}`));
+        return;
+      }
       setTimeout(look, 20);
     };
     look();

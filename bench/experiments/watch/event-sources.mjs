@@ -180,7 +180,7 @@ async function child({ name, root, folders, idleMs, writes, modules }) {
   process.exit(0);
 }
 
-function timed(file, act, limitMs = 5000) {
+function timed(_file, act, limitMs = 5000) {
   return new Promise((resolve) => {
     const t = performance.now();
     const timer = setTimeout(() => resolve(undefined), limitMs);
