@@ -61,7 +61,8 @@ const startCpuMs = cpuMs(cpu);
 const report = watcher.report();
 // Catch-up: a marker written now is written in the same round as the catch-up's sweep.
 const marker = 'catch-up-marker.md';
-writeFileSync(join(root as string, marker), '# Marker\n\nmarker\n');
+// Text of its own, so it is a change even if a run before left a marker indexed.
+writeFileSync(join(root as string, marker), `# Marker\n\nmarker ${process.pid} ${Date.now()}\n`);
 await untilIndexed(marker);
 const catchUpMs = performance.now() - t;
 const catchUpCpuMs = cpuMs(cpu);
@@ -74,7 +75,10 @@ await new Promise((resolve) => setTimeout(resolve, idleMs));
 const idleCpuPerMin = (cpuMs(cpu) * 60_000) / idleMs;
 const rssMb = process.memoryUsage().rss / 2 ** 20;
 lag.enable();
+// The floor: the longest delay of an idle loop on this loaded machine (other processes' turns).
 maxLag();
+await new Promise((resolve) => setTimeout(resolve, Math.min(idleMs, 15_000)));
+const idleLagMs = maxLag();
 
 // Write → searchable, one note at a time in a random folder, through the served reader.
 const latencies: number[] = [];
@@ -101,7 +105,7 @@ t = performance.now();
 for (let i = 0; i < 1000; i++) {
   const folder = noteFolder(root as string, (i * 97) % notes, fanout);
   burst.push(`${folder.slice((root as string).length + 1)}/burst-${i}.md`);
-  writing.push(writeFile(join(folder, `burst-${i}.md`), `# Burst ${i}\n\nburst ${i}\n`));
+  writing.push(writeFile(join(folder, `burst-${i}.md`), `# Burst ${i}\n\nburst ${i} of ${process.pid}\n`));
 }
 await Promise.all(writing);
 await Promise.all(burst.map(untilIndexed));
@@ -123,6 +127,7 @@ process.stdout.write(
     catchUpCpuMs,
     startLagMs,
     idleCpuPerMin,
+    idleLagMs,
     rssMb,
     p50: q(0.5),
     p95: q(0.95),

@@ -44,12 +44,16 @@ export interface WatchedIndex {
   known(collection: string, path: string): KnownFile | undefined;
   /** A page of the collection's indexed paths after `after`, in order (catch-up finds what is gone). */
   indexedPaths(collection: string, after: string, limit: number): string[];
-  /** `reindexPaths` on this connection (docs/design.md §9); `holds` is asked under the write lock. */
+  /**
+   * `reindexPaths` on this connection (docs/design.md §9); `holds` is asked under the write lock.
+   * `stopWaiting` gives up waiting for a busy index before the write has begun (ABORTED, nothing
+   * written); `signal` also rolls back a write in progress.
+   */
   reindex(
     target: IndexTarget,
     changed: readonly string[],
     removed: readonly string[],
-    options: Omit<ReindexOptions, 'begin'>,
+    options: Omit<ReindexOptions, 'begin'> & { stopWaiting?: AbortSignal },
   ): Promise<PathsReport>;
   /** Runs `work` inside `BEGIN IMMEDIATE` (the writer's place is decided there); never blocks the thread. */
   underWriteLock<T>(work: () => T, signal?: AbortSignal): Promise<T>;
@@ -138,11 +142,13 @@ class SqliteWatchedIndex implements WatchedIndex {
     target: IndexTarget,
     changed: readonly string[],
     removed: readonly string[],
-    options: Omit<ReindexOptions, 'begin'>,
+    options: Omit<ReindexOptions, 'begin'> & { stopWaiting?: AbortSignal },
   ): Promise<PathsReport> {
+    const { stopWaiting, ...rest } = options;
+    const waiting = [options.signal, stopWaiting].filter((s): s is AbortSignal => s !== undefined);
     return reindexPaths(this.updateParts, target, changed, removed, {
-      ...options,
-      begin: () => this.beginWrite(options.signal),
+      ...rest,
+      begin: () => this.beginWrite(waiting.length > 1 ? AbortSignal.any(waiting) : waiting[0]),
     });
   }
 

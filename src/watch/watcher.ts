@@ -49,7 +49,10 @@ export class Watcher implements IndexWatcher {
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private tickTimer: unknown;
+  /** Fired by `close(signal)`'s signal: the write in progress rolls back. */
   private readonly writeAbort = new AbortController();
+  /** Fired when closing starts: what has not begun (a wait for a busy index, a sweep, taking the place) stops. */
+  private readonly closeAbort = new AbortController();
   private lastChangeAt: number | null = null;
   private lastIndexedAt: number | null = null;
   private instantAt = Number.NaN;
@@ -131,7 +134,7 @@ export class Watcher implements IndexWatcher {
     }
     const holder = place.holder();
     const free = placeIsFree(holder, this.settings.facts, this.settings.staleMs);
-    const took = free && (await index.underWriteLock(() => place.take(), this.writeAbort.signal).catch(() => false));
+    const took = free && (await index.underWriteLock(() => place.take(), this.closeAbort.signal).catch(() => false));
     if (this.closing !== undefined) return;
     if (took) {
       this.role = 'writer';
@@ -225,7 +228,7 @@ export class Watcher implements IndexWatcher {
       this.inRound = changed.length;
       if (set.rescan) {
         const sweep = await sweepCollection(this.index as WatchedIndex, follower.target, {
-          signal: this.writeAbort.signal,
+          signal: this.closeAbort.signal,
           exclude: (relative) => !follower.accepts(relative),
         });
         if (sweep.failed === undefined) {
@@ -267,10 +270,11 @@ export class Watcher implements IndexWatcher {
     try {
       report = await index.reindex(follower.target, changed, removed, {
         signal: this.writeAbort.signal,
+        stopWaiting: this.closeAbort.signal,
         holds: () => place.holds(),
       });
     } catch (error) {
-      if (this.writeAbort.signal.aborted || this.closing !== undefined) return;
+      if (this.closing !== undefined) return;
       this.settings.log.warn(`watching: a write failed, tried again shortly: ${errorMessage(error)}`);
       for (const path of [...changed, ...removed]) this.coalescer.add(follower.target.name, path);
       return;
@@ -321,6 +325,7 @@ export class Watcher implements IndexWatcher {
    * connection closed.
    */
   private async shutdown(): Promise<void> {
+    this.closeAbort.abort();
     this.settings.clock.clearTimeout(this.tickTimer);
     for (const follower of this.followers.values()) follower.close();
     this.coalescer.close();
