@@ -63,7 +63,7 @@ for (const notes of SIZES) {
     log(JSON.stringify({ notes, ...r }));
     const f = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
     rows.push(
-      `| ${notes.toLocaleString('en-US')} | ${mode === 'events' ? `events (${r.folders} folders)` : `polling every ${r.pollMs / 1000} s`} | ${f(r.startMs)} | ${f(r.startCpuMs)} | ${f(r.catchUpMs)} | ${f(r.catchUpCpuMs)} | ${f(r.startLagMs)} | ${f(r.idleCpuPerMin)} | ${f(r.idleLagMs)} | ${f(r.rssMb)} | ${f(r.p50)} | ${f(r.p95)} | ${f(r.writeLagMs)} | ${f(r.burstMs)} | ${f(r.burstLagMs)} |`,
+      `| ${notes.toLocaleString('en-US')} | ${mode === 'events' ? `events (${r.folders} folders)` : `polling every ${r.pollMs / 1000} s`} | ${f(r.startMs)} | ${f(r.startCpuMs)} | ${f(r.catchUpMs)} | ${f(r.catchUpCpuMs)} | ${f(r.startLagMs)} | ${f(r.idleCpuPerMin)} | ${f(r.idleLagMs)} | ${f(r.rssMb)} | ${f(r.p50)} | ${f(r.p95)} | ${f(r.writeLagMs)} | ${f(r.burstMs)} | ${f(r.burstCpuMs)} | ${f(r.burstLagMs)} |`,
     );
     // What the watcher wrote is taken out again, so every run starts from the same index.
     spawnSync('find', [root, '-name', 'bench-*.md', '-delete']);
@@ -76,8 +76,8 @@ for (const notes of SIZES) {
 }
 
 const header = [
-  '| notes | heard by | start ms | start CPU ms | catch-up ms | catch-up CPU ms | start: longest loop block ms | idle CPU ms/min | idle: longest loop block ms (the floor) | RSS MB | write→searchable p50 ms | p95 ms | writes: longest block ms | 1,000-write burst ms | burst: longest block ms |',
-  '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  '| notes | heard by | start ms | start CPU ms | catch-up ms | catch-up CPU ms | start: longest loop block ms | idle CPU ms/min | idle: longest loop block ms (the floor) | RSS MB | write→searchable p50 ms | p95 ms | writes: longest block ms | 1,000-write burst ms | burst CPU ms | burst: longest block ms |',
+  '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
 ];
 const table = [...header, ...rows].join('\n');
 const text = `# The watcher at scale (bench/watch.ts)

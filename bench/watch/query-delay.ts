@@ -85,9 +85,12 @@ try {
     return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? Number.NaN;
   };
   const rows = Object.entries(samples).map(
-    ([name, xs]) => `| ${name} | ${xs.length} | ${q(xs, 0.5).toFixed(1)} | ${q(xs, 0.95).toFixed(1)} | ${Math.max(...xs).toFixed(1)} |`,
+    ([name, xs]) =>
+      `| ${name} | ${xs.length} | ${q(xs, 0.5).toFixed(1)} | ${q(xs, 0.95).toFixed(1)} | ${Math.max(...xs).toFixed(1)} |`,
   );
-  const table = ['| while | queries | vsearch p50 ms | p95 ms | max ms |', '|---|---:|---:|---:|---:|', ...rows].join('\n');
+  const table = ['| while | queries | vsearch p50 ms | p95 ms | max ms |', '|---|---:|---:|---:|---:|', ...rows].join(
+    '\n',
+  );
   const out = `# A query while vectors follow (bench/watch/query-delay.ts)
 
 \`npx tsx bench/watch/query-delay.ts --notes ${NOTES} --queries ${QUERIES}\`, Node ${process.version}, the tiny model, 1 thread,

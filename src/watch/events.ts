@@ -113,7 +113,7 @@ export class FolderEvents {
     }
   }
 
-  private heard(folder: string, _event: string, filename: string | null): void {
+  private heard(folder: string, event: string, filename: string | null): void {
     if (this.closed || this.failed) return;
     const meaning = eventMeaning(this.options.platform, folder, filename);
     if (meaning.kind === 'rescan') {
@@ -122,7 +122,9 @@ export class FolderEvents {
     }
     const relative = meaning.path;
     this.options.onPath(relative);
-    if (watchStrategy(this.options.platform) === 'recursive') return;
+    // Only a `rename` (made, deleted, moved in or out) can be a folder appearing or going: a
+    // `change` is a file's content or attributes, and costs no stat (a burst is mostly those).
+    if (watchStrategy(this.options.platform) === 'recursive' || event !== 'rename') return;
     let isFolder = false;
     try {
       isFolder = fs.lstatSync(path.join(this.options.root, relative)).isDirectory();
