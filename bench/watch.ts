@@ -24,6 +24,8 @@ const flag = (name: string, fallback: string) => {
 const SIZES = flag('--sizes', '10000,100000').split(',').map(Number);
 const IDLE_MS = Number(flag('--idle-ms', '60000'));
 const WRITES = Number(flag('--writes', '40'));
+/** Polling's write → searchable is about the interval; fewer samples say as much, in less time. */
+const POLL_WRITES = Number(flag('--poll-writes', '10'));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const rows: string[] = [];
@@ -88,7 +90,7 @@ watcher in a child process, measured from inside: "start" is \`start()\` (watche
 note written right after it is indexed (the full stat pass against the index goes first in the same round);
 idle over ${IDLE_MS / 1000} s (CPU with the loop monitor off; then its longest block over 15 s with nothing to do:
 the floor this shared machine gives any process); write → searchable: a new note in a random folder until \`reader.search\` finds it,
-${WRITES} times one after another; the burst: 1,000 notes written at once until every one is indexed. "Longest
+${WRITES} times one after another (${POLL_WRITES} when polling); the burst: 1,000 notes written at once until every one is indexed. "Longest
 block" is the event loop's longest delay in that phase (monitorEventLoopDelay, 5 ms resolution). Polling is the
 fallback at the OS limit on watches (forced with the test seam \`watchLimit: 0\`), at the default interval.
 The other half of the work measures write → searchable over MCP.

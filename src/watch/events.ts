@@ -142,8 +142,13 @@ export class FolderEvents {
     });
   }
 
-  /** A watched folder went (or moved away): its watches, and those under it, are closed. */
+  /**
+   * A watched folder went (or moved away): its watches, and those under it, are closed. Most
+   * paths that go are files, never watched: they cost one lookup, not a pass over every watch
+   * (at 100k notes, that pass for each of a burst's 1,000 files held the loop 708 ms).
+   */
   private forget(relative: string): void {
+    if (!this.watches.has(relative)) return;
     const prefix = `${relative}/`;
     for (const [folder, watch] of this.watches) {
       if (folder === relative || folder.startsWith(prefix)) {
