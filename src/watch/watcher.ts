@@ -107,8 +107,17 @@ export class Watcher implements IndexWatcher {
     return this.closing;
   }
 
+  /**
+   * Never rejects: an index that cannot be opened for writing now (locked while migrating, a
+   * passing error) is said once and tried again at the next tick, as a folder that cannot be
+   * watched is polled: the server serves on either way.
+   */
   private async begin(): Promise<void> {
-    await this.lookAtPlace();
+    try {
+      await this.lookAtPlace();
+    } catch (error) {
+      this.settings.log.warn(`watching: ${errorMessage(error)} (tried again shortly)`);
+    }
     this.scheduleTick();
   }
 
