@@ -23,6 +23,7 @@ const flag = (name: string, fallback: string) => {
 };
 const SIZES = flag('--sizes', '10000,100000').split(',').map(Number);
 const IDLE_MS = Number(flag('--idle-ms', '60000'));
+const MODES = flag('--modes', 'events,polling').split(',');
 const WRITES = Number(flag('--writes', '40'));
 /** Polling's write → searchable is about the interval; fewer samples say as much, in less time. */
 const POLL_WRITES = Number(flag('--poll-writes', '10'));
@@ -34,6 +35,7 @@ for (const notes of SIZES) {
   const { dir, root } = watchCorpus(notes, log);
   const index = join(dir, 'index.sqlite');
   if (!existsSync(join(dir, 'index.done'))) {
+    // (A run stopped midway leaves its notes behind: `find … -delete` below, then `update`.)
     rmSync(index, { force: true });
     log(`indexing ${notes} notes…`);
     const t = performance.now();
@@ -43,7 +45,7 @@ for (const notes of SIZES) {
     writeFileSync(join(dir, 'index.done'), '');
     log(`indexed in ${((performance.now() - t) / 1000).toFixed(0)} s`);
   }
-  for (const mode of ['events', 'polling']) {
+  for (const mode of MODES) {
     loads.push(loadAverage());
     const child = spawnSync(
       process.execPath,
@@ -84,7 +86,7 @@ const header = [
 const table = [...header, ...rows].join('\n');
 const text = `# The watcher at scale (bench/watch.ts)
 
-\`npx tsx bench/watch.ts --sizes ${SIZES.join(',')} --idle-ms ${IDLE_MS} --writes ${WRITES}\`, Node ${process.version}, 2 cores shared with other
+\`npx tsx bench/watch.ts --sizes ${SIZES.join(',')} --modes ${MODES.join(',')} --idle-ms ${IDLE_MS} --writes ${WRITES}\`, Node ${process.version}, 2 cores shared with other
 sessions (load at each run: ${loads.join('; ')}). One served reader (read-only, as \`qmd mcp\` opens it) and its
 watcher in a child process, measured from inside: "start" is \`start()\` (watches in place), "catch-up" until a
 note written right after it is indexed (the full stat pass against the index goes first in the same round);
@@ -92,7 +94,7 @@ idle over ${IDLE_MS / 1000} s (CPU with the loop monitor off; then its longest b
 the floor this shared machine gives any process); write → searchable: a new note in a random folder until \`reader.search\` finds it,
 ${WRITES} times one after another (${POLL_WRITES} when polling); the burst: 1,000 notes written at once until every one is indexed. "Longest
 block" is the event loop's longest delay in that phase (monitorEventLoopDelay, 5 ms resolution). Polling is the
-fallback at the OS limit on watches (forced with the test seam \`watchLimit: 0\`), at the default interval.
+fallback at the OS limit on watches (forced with the test seam \`watchLimit: 0\`), at the default interval (10 s, or 20 times the last pass if longer).
 The other half of the work measures write → searchable over MCP.
 
 ${table}

@@ -8,6 +8,9 @@ import { FolderEvents, type WatchFn } from './events.js';
 import { limitReason, type Mount, noEventsReason, type Platform } from './platform.js';
 import type { WatchedCollection } from './types.js';
 
+/** Polling waits at least this many times as long as its last pass took. */
+const POLL_SHARE = 20;
+
 export interface FollowSettings {
   clock: WatchClock;
   platform: Platform;
@@ -33,6 +36,8 @@ export class FollowedCollection {
   reason: string | undefined;
   private events: FolderEvents | undefined;
   private timer: unknown;
+  /** How long the last pass over the folder took (catch-up, polling, sweep). */
+  private lastPassMs = 0;
   private closed = false;
   readonly accepts: (relative: string) => boolean;
 
@@ -72,7 +77,7 @@ export class FollowedCollection {
         ...(settings.watchLimit !== undefined && { limit: settings.watchLimit }),
       });
       await this.events.start();
-      if (this.via === 'events') this.every(settings.sweepMs);
+      if (this.via === 'events') this.every(() => settings.sweepMs);
     }
     this.rescan();
   }
@@ -84,8 +89,22 @@ export class FollowedCollection {
       via: this.via,
       ...(this.reason !== undefined && { reason: this.reason }),
       folders: this.events?.folders ?? 0,
-      ...(this.via === 'polling' && { intervalMs: this.settings.pollIntervalMs }),
+      ...(this.via === 'polling' && { intervalMs: this.pollEvery() }),
     };
+  }
+
+  /** A pass over the folder took `ms`: polling slows down to stay a small share of a core. */
+  passed(ms: number): void {
+    this.lastPassMs = ms;
+  }
+
+  /**
+   * The polling interval: the one configured, or 20 passes' time if longer, so polling never
+   * takes more than about 5% of a core, whatever the folder's size (a pass of 100k notes is
+   * seconds of CPU, docs/design.md §9.7).
+   */
+  private pollEvery(): number {
+    return Math.max(this.settings.pollIntervalMs, Math.round(POLL_SHARE * this.lastPassMs));
   }
 
   close(): void {
@@ -101,22 +120,24 @@ export class FollowedCollection {
     this.events?.close();
     this.events = undefined;
     const seconds = Math.round(this.settings.pollIntervalMs / 100) / 10;
-    this.settings.log.line(`Watching: polling ${this.target.root} every ${seconds} s: ${reason}`);
-    this.every(this.settings.pollIntervalMs);
+    this.settings.log.line(
+      `Watching: polling ${this.target.root} every ${seconds} s (longer if a pass takes over 1/${POLL_SHARE} of that): ${reason}`,
+    );
+    this.every(() => this.pollEvery());
     // Events may have been missed while the watches were being given up.
     this.rescan();
   }
 
-  private every(ms: number): void {
+  private every(ms: () => number): void {
     const { clock } = this.settings;
     clock.clearTimeout(this.timer);
-    if (!Number.isFinite(ms) || ms <= 0) return;
+    if (!Number.isFinite(ms()) || ms() <= 0) return;
     const round = (): void => {
       if (this.closed) return;
       this.rescan();
-      this.timer = clock.setTimeout(round, ms, { unref: true });
+      this.timer = clock.setTimeout(round, ms(), { unref: true });
     };
-    this.timer = clock.setTimeout(round, ms, { unref: true });
+    this.timer = clock.setTimeout(round, ms(), { unref: true });
   }
 }
 

@@ -236,10 +236,12 @@ export class Watcher implements IndexWatcher {
       let removed: string[] = [];
       this.inRound = changed.length;
       if (set.rescan) {
+        const passStarted = performance.now();
         const sweep = await sweepCollection(this.index as WatchedIndex, follower.target, {
           signal: this.closeAbort.signal,
           exclude: (relative) => !follower.accepts(relative),
         });
+        follower.passed(performance.now() - passStarted);
         if (sweep.failed === undefined) {
           changed = [...new Set([...changed, ...sweep.changed])].sort();
           removed = sweep.removed;
