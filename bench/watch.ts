@@ -58,7 +58,7 @@ for (const notes of SIZES) {
         String(notes),
         mode,
         String(IDLE_MS),
-        String(WRITES),
+        String(mode === 'events' ? WRITES : POLL_WRITES),
       ],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 },
     );
