@@ -147,7 +147,7 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
         .option('--watch', 'then keep the index fresh as notes change, a line per change written, until Ctrl-C')
         .option(
           '--interval <duration>',
-          'with --watch: how often a folder that sends no events (a network mount, the OS out of watches) is polled: 30s, 5m (default 10s)',
+          'with --watch: how often a folder that sends no events (a network mount, the OS out of watches) is polled: 30s, 5m (default 10s, longer for a folder whose pass takes over 1/20 of it)',
           duration,
         )
         .action(
