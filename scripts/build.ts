@@ -13,7 +13,7 @@
  *
  * Type checking stays with `tsc` (`npm run typecheck`); esbuild only strips types.
  */
-import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { analyzeMetafile, type BuildOptions, build, type Plugin } from 'esbuild';
@@ -60,27 +60,6 @@ const lazyAjv: Plugin = {
 };
 
 /**
- * The watcher's engine (`src/watch/index.ts`) is loaded by `import()` (src/serve/watching.ts).
- * A tree without it (the hosting side built before the engine) still builds: the import
- * resolves to a module that fails as a missing one would, and the server says in one line that
- * it serves unwatched. With the engine present this plugin resolves nothing.
- */
-const optionalWatchEngine: Plugin = {
-  name: 'qmd-optional-watch-engine',
-  setup(pluginBuild) {
-    pluginBuild.onResolve({ filter: /\/watch\/index\.js$/ }, (args) => {
-      if (!args.importer.startsWith(`${root}src/serve/`) || existsSync(`${root}src/watch/index.ts`)) return undefined;
-      return { path: 'watch-engine-absent', namespace: 'qmd-absent' };
-    });
-    pluginBuild.onLoad({ filter: /.*/, namespace: 'qmd-absent' }, () => ({
-      contents:
-        "throw Object.assign(new Error('the watcher (src/watch/index.ts) is not in this build'), { code: 'ERR_MODULE_NOT_FOUND' });",
-      loader: 'js',
-    }));
-  },
-};
-
-/**
  * How every bundle is made, wherever it is written: `bench/triggers.ts` builds its baseline
  * (the modules `qmd mcp` loads, and nothing that runs them) with these too.
  */
@@ -97,7 +76,7 @@ export const BUNDLE_OPTIONS = {
   // to say which Node it needs (src/cli/node-check.ts; test/e2e/old-node.test.ts runs it).
   target: 'node20',
   external: EXTERNAL,
-  plugins: [lazyAjv, optionalWatchEngine],
+  plugins: [lazyAjv],
   // Bundled CommonJS (commander, ws…) calls `require` for node's own modules; ESM has none.
   banner: {
     js: "import { createRequire as __qmdCreateRequire } from 'node:module';\nconst require = __qmdCreateRequire(import.meta.url);",

@@ -50,6 +50,14 @@ export interface AwaitingIndex extends Reader {
   openedNow(): Reader | undefined;
 }
 
+/**
+ * The real reader behind one `awaitIndex` made, once the index exists (opening it if it just
+ * appeared); undefined before, and for any other reader.
+ */
+export function awaitedReader(reader: Reader): Reader | undefined {
+  return reader instanceof AwaitingReader ? reader.openedNow() : undefined;
+}
+
 class AwaitingReader implements AwaitingIndex {
   private opened: Reader | undefined;
   private closed = false;

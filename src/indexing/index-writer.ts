@@ -29,6 +29,20 @@ export interface WriteCounts {
 }
 
 /**
+ * What a write changed, path by path, for a caller that tells others (a watcher's committed
+ * batch): the paths added and updated, and the texts they replaced or dropped (`replaced`:
+ * content hashes that may now be orphans) and brought in (`texts`: to embed).
+ */
+export interface AppliedPaths {
+  added: string[];
+  updated: string[];
+  removed: string[];
+  replaced: Set<string>;
+  /** Each path added or updated, with the text it holds now. */
+  texts: Array<{ path: string; hash: string }>;
+}
+
+/**
  * Indexing in bounded memory (docs/design.md §8.5). The read phase hands each batch of files
  * to `stage`, which parks it in a TEMP table (this connection's own temporary file: no lock
  * on the index, nothing left in the heap), with the paths of every file found (`temp.seen`);
@@ -56,6 +70,11 @@ export class IndexWriter {
   private readonly insertSeen;
   private readonly clearSeen;
   private readonly countStaged;
+  private readonly selectUnder;
+  private readonly hashUsed;
+  private readonly chunkHashesOf;
+  private readonly deleteContent;
+  private readonly deleteOrphanEmbeddings;
   private runs = 0;
 
   constructor(private readonly db: Sqlite) {
@@ -104,6 +123,16 @@ export class IndexWriter {
     // Runs after the documents' delete triggers, which need the old body to unindex it.
     this.deleteOrphanContent = db.prepare(
       'DELETE FROM content WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.hash = content.hash)',
+    );
+    // A path and everything under it as a folder: `/` + 1 is `0`, so the range is the subtree.
+    this.selectUnder = db.prepare<[string, string, string, string], { id: number; path: string; hash: string }>(
+      `SELECT id, path, hash FROM documents WHERE collection = ? AND (path = ? OR (path >= ? AND path < ?))`,
+    );
+    this.hashUsed = db.column<[string], unknown>('SELECT 1 FROM documents WHERE hash = ? LIMIT 1');
+    this.chunkHashesOf = db.column<[string], string>('SELECT hash FROM chunks WHERE content_hash = ?');
+    this.deleteContent = db.prepare<[string]>('DELETE FROM content WHERE hash = ?');
+    this.deleteOrphanEmbeddings = db.prepare<[string, string]>(
+      'DELETE FROM embeddings WHERE chunk_hash = ? AND NOT EXISTS (SELECT 1 FROM chunks WHERE hash = ?)',
     );
   }
 
@@ -161,11 +190,12 @@ export class IndexWriter {
     now: string,
     counts: WriteCounts,
     progress?: (applied: number) => void,
+    record?: AppliedPaths,
   ): Promise<number> {
     let seen = 0;
     for (let after = 0; ; ) {
       const page = this.selectStaged.all(run, collection, after, APPLY_PAGE);
-      for (const staged of page) this.applyOne(collection, staged, now, counts);
+      for (const staged of page) this.applyOne(collection, staged, now, counts, record);
       seen += page.length;
       const last = page.at(-1);
       if (last === undefined || page.length < APPLY_PAGE) break;
@@ -177,7 +207,13 @@ export class IndexWriter {
     return seen;
   }
 
-  private applyOne(collection: string, staged: StagedKeys, now: string, counts: WriteCounts): void {
+  private applyOne(
+    collection: string,
+    staged: StagedKeys,
+    now: string,
+    counts: WriteCounts,
+    record: AppliedPaths | undefined,
+  ): void {
     const row = this.selectKnown.get(collection, staged.path);
     if (row !== undefined && row.hash === staged.hash) {
       this.touchDocument.run(staged.mtime_ms, staged.size, row.id);
@@ -202,9 +238,44 @@ export class IndexWriter {
         now,
       );
       counts.added++;
+      record?.added.push(staged.path);
     } else {
       this.updateDocument.run(staged.title, staged.hash, staged.mtime_ms, staged.size, now, row.id);
       counts.updated++;
+      record?.updated.push(staged.path);
+      record?.replaced.add(row.hash);
+    }
+    record?.texts.push({ path: staged.path, hash: staged.hash });
+  }
+
+  /**
+   * Deletes the documents at each path, or under it when it was a folder (inside the caller's
+   * transaction), one indexed range each: never a scan of the collection. Adds to `counts`
+   * and `record` (the paths removed and the texts they held).
+   */
+  removePaths(collection: string, paths: readonly string[], counts: WriteCounts, record: AppliedPaths): void {
+    for (const gone of paths) {
+      for (const row of this.selectUnder.all(collection, gone, `${gone}/`, `${gone}0`)) {
+        this.deleteDocument.run(row.id);
+        counts.removed++;
+        record.removed.push(row.path);
+        record.replaced.add(row.hash);
+      }
+    }
+  }
+
+  /**
+   * `collectOrphanContent` for the texts named only: each one no document holds any more is
+   * deleted (its chunks go by cascade), and so are the vectors of its chunks that no other
+   * text has. Indexed lookups only, so a watcher's small write stays small at any size; the
+   * whole-table sweep is `update`'s.
+   */
+  collectOrphansOf(hashes: Iterable<string>): void {
+    for (const hash of hashes) {
+      if (this.hashUsed.get(hash) !== undefined) continue;
+      const chunks = this.chunkHashesOf.all(hash);
+      this.deleteContent.run(hash);
+      for (const chunk of new Set(chunks)) this.deleteOrphanEmbeddings.run(chunk, chunk);
     }
   }
 
@@ -220,6 +291,11 @@ export class IndexWriter {
     for (const id of gone) this.deleteDocument.run(id);
     counts.removed += gone.length;
     this.touchCollection.run(now, scan.collection);
+  }
+
+  /** The indexed paths at `folder` or under it, for a watcher that re-reads a folder. */
+  pathsUnder(collection: string, folder: string): string[] {
+    return this.selectUnder.all(collection, folder, `${folder}/`, `${folder}0`).map((row) => row.path);
   }
 
   collectOrphanContent(): void {

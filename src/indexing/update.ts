@@ -1,15 +1,20 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { QmdError } from '../errors.js';
 import type { Failpoints } from '../failpoints.js';
 import type { Log } from '../log.js';
 import type { IndexGuard } from '../store/guard.js';
 import type { Sqlite } from '../store/sqlite.js';
 import type { Vectors } from '../store/vectors/vectors.js';
-import { addIgnored, noneIgnored } from './ignore.js';
-import type { IndexWriter, WriteCounts } from './index-writer.js';
-import { type CollectionScan, scanCollection } from './scan.js';
+import { addIgnored, folderPassedBy, noneIgnored, pathFilter } from './ignore.js';
+import type { AppliedPaths, IndexWriter, WriteCounts } from './index-writer.js';
+import { type CollectionScan, OutsideRoot, type ReadFile, readOne, scanCollection } from './scan.js';
 import type { IndexOptions, IndexReport, ProgressFn } from './types.js';
 
 export const defaultMask = '**/*.md';
 const updateFailpoint = 'store.update.write';
+/** Inside a watcher's write transaction, before COMMIT: where tests SIGKILL or abort a write. */
+export const reindexFailpoint = 'watch.write';
 
 /** A collection as indexing reads it: where, which files, which to leave out. */
 export interface IndexTarget {
@@ -196,4 +201,178 @@ function report(started: number, scans: CollectionScan[], counts: WriteCounts, u
     }),
     ms: Math.round(performance.now() - started),
   };
+}
+
+/** What `reindexPaths` committed, path by path (relative to the collection's folder). */
+export interface PathsReport {
+  added: string[];
+  updated: string[];
+  removed: string[];
+  /** Each path added or updated with the text (content hash) it holds now: what a watcher re-embeds. */
+  texts: Array<{ path: string; hash: string }>;
+  unchanged: number;
+  errors: Array<{ file: string; error: string }>;
+  /** `holds()` said no inside the transaction: nothing was written. */
+  lost?: boolean;
+  ms: number;
+}
+
+export interface ReindexOptions {
+  /** Aborts: the transaction in progress is rolled back and this rejects with ABORTED. */
+  signal?: AbortSignal;
+  /**
+   * Asked under the write lock, before anything is written: false (another process took the
+   * writer's place) and nothing is, `lost` reported.
+   */
+  holds?: () => boolean;
+  /** Begins the write transaction (default `BEGIN IMMEDIATE` at once): a watcher's waits without blocking. */
+  begin?: () => Promise<void>;
+}
+
+/**
+ * A watcher's write: the files at `changed` re-read (a folder: every file under it, and what
+ * the index has under it that is gone), the documents at `removed` deleted (a folder: every
+ * document under it), all in one `BEGIN IMMEDIATE` transaction — the same staging and apply
+ * as `update` (`IndexWriter`), the same mask and ignore rules as a scan (`pathFilter`), but no
+ * listing of the collection and no sweep of its tables: every statement is an indexed lookup,
+ * so a write of a few paths costs the same at 100 notes as at 100k (docs/design.md §9). A path
+ * that is gone when read counts as removed; one the rules leave out is not read.
+ */
+export async function reindexPaths(
+  parts: UpdateParts,
+  target: IndexTarget,
+  changed: readonly string[],
+  removed: readonly string[],
+  options: ReindexOptions = {},
+): Promise<PathsReport> {
+  const started = performance.now();
+  const { db, guard, writer, vectors, failpoints, log } = parts;
+  const { signal } = options;
+  const accepts = pathFilter(target.mask, target.ignore);
+  const passedBy = folderPassedBy(target.mask);
+  const gone = new Set(removed);
+  const errors: PathsReport['errors'] = [];
+  const run = guard.run(() => writer().newRun());
+  const files: ReadFile[] = [];
+  const read = (relative: string): void => {
+    if (!accepts(relative)) return;
+    try {
+      const known = guard.run(() => writer().known(target.name, relative));
+      const file = readOne(target.root, relative, known);
+      if (file !== undefined) files.push(file);
+    } catch (error) {
+      if (error instanceof OutsideRoot) {
+        errors.push({ file: path.join(target.root, relative), error: error.message });
+        gone.add(relative);
+      } else if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') gone.add(relative);
+      else errors.push({ file: path.join(target.root, relative), error: errorText(error) });
+    }
+  };
+  for (const relative of changed) {
+    throwIfAborted(signal);
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(path.join(target.root, relative));
+    } catch {
+      gone.add(relative);
+      continue;
+    }
+    if (stat.isDirectory()) {
+      if (passedBy(relative)) continue;
+      const found = new Set<string>();
+      for (const file of walkFolder(target.root, relative, passedBy)) {
+        if (!accepts(file)) continue;
+        found.add(file);
+        read(file);
+      }
+      for (const indexed of guard.run(() => writer().pathsUnder(target.name, relative))) {
+        if (!found.has(indexed)) gone.add(indexed);
+      }
+    } else if (stat.isFile()) read(relative);
+    // Symlinks are never followed (scan.ts): one where a note was is the note gone.
+    else gone.add(relative);
+  }
+  const counts: WriteCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
+  const record: AppliedPaths = { added: [], updated: [], removed: [], replaced: new Set(), texts: [] };
+  try {
+    if (files.length > 0) guard.run(() => writer().stage(run, target.name, files, []));
+    if (options.begin !== undefined) await options.begin();
+    else guard.run(() => db.exec('BEGIN IMMEDIATE'));
+    if (options.holds !== undefined && !guard.run(options.holds)) {
+      db.exec('ROLLBACK');
+      return { ...emptyPaths(errors), lost: true, ms: Math.round(performance.now() - started) };
+    }
+    const now = new Date().toISOString();
+    if (files.length > 0) {
+      await guard.runAsync(() => writer().apply(run, target.name, now, counts, () => throwIfAborted(signal), record));
+    }
+    guard.run(() => {
+      writer().removePaths(target.name, [...gone], counts, record);
+      writer().collectOrphansOf(record.replaced);
+      vectors.syncCodes();
+    });
+    const pending = failpoints.hit(reindexFailpoint, signal);
+    if (pending !== undefined) {
+      log.line(`failpoint ${reindexFailpoint}: inside the write transaction, before COMMIT`);
+      await pending;
+    }
+    throwIfAborted(signal);
+    guard.run(() => db.exec('COMMIT'));
+  } catch (error) {
+    if (db.isOpen && db.inTransaction) db.exec('ROLLBACK');
+    if (signal?.aborted) throw cancelled();
+    throw error;
+  } finally {
+    writer().unstage(run);
+  }
+  return {
+    added: record.added,
+    updated: record.updated,
+    removed: record.removed,
+    texts: record.texts,
+    unchanged: counts.unchanged,
+    errors,
+    ms: Math.round(performance.now() - started),
+  };
+}
+
+function emptyPaths(errors: PathsReport['errors']): Omit<PathsReport, 'ms'> {
+  return { added: [], updated: [], removed: [], texts: [], unchanged: 0, errors };
+}
+
+/**
+ * The files under `folder` (relative paths), depth first, symlinks not followed and folders the
+ * hidden/`node_modules` rule passes by not entered, as a scan's listing would find them.
+ */
+function* walkFolder(root: string, folder: string, passedBy: (folder: string) => boolean): Generator<string> {
+  const stack = [folder];
+  while (stack.length > 0) {
+    const current = stack.pop() as string;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(path.join(root, current), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const relative = current === '' ? entry.name : `${current}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (!passedBy(relative)) stack.push(relative);
+      } else if (entry.isFile()) yield relative;
+    }
+  }
+}
+
+const cancelled = (): QmdError => new QmdError('ABORTED', 'The write was cancelled; the index is unchanged');
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw cancelled();
+}
+
+function errno(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

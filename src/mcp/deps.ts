@@ -6,7 +6,7 @@ import type { WatchReport } from '../watch/types.js';
 
 /** What the server says of the watching of its index: the watcher's report, or why nothing watches. */
 export interface WatchStatus extends WatchReport {
-  /** Why nothing watches (role `off`): `--no-watch`, `QMD_WATCH=0`, no index yet, not in this build, it failed. */
+  /** Why nothing watches (role `off`): `--no-watch`, `QMD_WATCH=0`, no index yet, the engine could not be loaded, it failed. */
   off?: string;
 }
 

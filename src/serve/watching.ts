@@ -21,8 +21,8 @@ export const AWAIT_INDEX_POLL_MS = 2000;
  * - no index yet: it looks for the file every `AWAIT_INDEX_POLL_MS` (one `stat`) and starts
  *   once it is there;
  * - then it loads the engine (`src/watch/index.ts`, by `import()`: the server starts on the read
- *   side) and starts it, never delaying the server's start; a build without the engine says so
- *   in one line and serves unwatched.
+ *   side) and starts it, never delaying the server's start; an engine that cannot be loaded is
+ *   said in one line, and the index is served unwatched.
  *
  * `close()` (teardown) stops all of it: the poll, a load still in flight (nothing is created
  * after), a start still running, and the watcher itself.
@@ -52,21 +52,16 @@ export interface WatchingOptions {
 
 /** The engine, loaded on first use (lint keeps the server's start-up on the read side). */
 export async function loadWatchIndex(): Promise<WatchIndex> {
-  // `as string`: until the engine is in the tree, the compiler must not resolve the path
-  // (scripts/build.ts gives the bundle a stand-in that fails as a missing module would).
-  const engine = (await import('../watch/index.js' as string)) as { watchIndex?: unknown };
-  if (typeof engine.watchIndex !== 'function') throw new Error('src/watch/index.ts exports no watchIndex');
-  return engine.watchIndex as WatchIndex;
+  return (await import('../watch/index.js')).watchIndex;
 }
 
 /**
- * The engine's optional reader of who holds the writer's place (`WatchWriter`), for `qmd status`;
- * undefined when the engine has none or is not in this build.
+ * The engine's reader of who holds the writer's place (`WatchWriter`), for `qmd status`;
+ * undefined when the engine cannot be loaded.
  */
 export async function loadWatchWriter(): Promise<WatchWriter | undefined> {
   try {
-    const engine = (await import('../watch/index.js' as string)) as { watchWriter?: unknown };
-    return typeof engine.watchWriter === 'function' ? (engine.watchWriter as WatchWriter) : undefined;
+    return (await import('../watch/index.js')).watchWriter;
   } catch {
     return undefined;
   }
@@ -121,7 +116,7 @@ export function createWatching(options: WatchingOptions): Watching {
     try {
       watchIndex = await (options.load ?? loadWatchIndex)();
     } catch (error) {
-      off = isMissing(error) ? 'not in this build' : `could not load the watcher: ${errorMessage(error)}`;
+      off = `could not load the watcher: ${errorMessage(error)}`;
       log.warn(`serving without watching the notes (${off}): run qmd update to index changes`);
       return;
     }
@@ -183,10 +178,4 @@ export function createWatching(options: WatchingOptions): Watching {
       return closing;
     },
   };
-}
-
-/** A module that is not there: the engine not in this build (or not yet merged into this tree). */
-function isMissing(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
 }

@@ -45,6 +45,10 @@ export interface WatchReport {
   lastChangeAt: number | null;
   /** When the last batch was committed, null before the first. */
   lastIndexedAt: number | null;
+  /** Set when the watcher stopped following (it would have looped): said once in the log too. */
+  error?: string;
+  /** Set when vectors no longer follow changes, with why (no model on disk, another model's vectors). */
+  vectors?: string;
 }
 
 /** One committed batch: what a client may need to hear about (`notifications/resources/list_changed`). */
@@ -88,6 +92,12 @@ export interface WatchOptions {
    * disk (default true).
    */
   embed?: boolean;
+  /** How often a folder that cannot be watched is polled (default 10 s, or `QMD_WATCH_INTERVAL`). */
+  pollIntervalMs?: number;
+  /** What holds the writer's place, as `qmd status` of another process shows it (default `qmd mcp`). */
+  by?: string;
+  /** Told when this process becomes the writer, or reads while another one (`writerPid`) writes. */
+  onRole?: (role: 'writer' | 'reader', writerPid?: number) => void;
 }
 
 /**

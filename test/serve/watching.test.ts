@@ -168,7 +168,7 @@ describe('watching the served index', () => {
     expect(watcher.closeCalls).toBe(1);
   });
 
-  it('a build without the engine serves unwatched, and says so once', async () => {
+  it('an engine that cannot be loaded: the index is served unwatched, and it is said once', async () => {
     const missing = Object.assign(new Error('Cannot find module'), { code: 'ERR_MODULE_NOT_FOUND' });
     const { watching, log } = setup({
       load: async () => {
@@ -178,9 +178,9 @@ describe('watching the served index', () => {
     watching.start();
     await watching.ready;
     expect(log.warnings).toEqual([
-      'serving without watching the notes (not in this build): run qmd update to index changes',
+      'serving without watching the notes (could not load the watcher: Cannot find module): run qmd update to index changes',
     ]);
-    expect(watching.report()).toMatchObject({ role: 'off', off: 'not in this build' });
+    expect(watching.report()).toMatchObject({ role: 'off', off: 'could not load the watcher: Cannot find module' });
   });
 
   it('an engine that fails to start is closed, and status says why', async () => {
