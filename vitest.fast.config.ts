@@ -12,7 +12,7 @@ import base from './vitest.config.js';
 export default defineConfig({
   test: {
     ...base.test,
-    setupFiles: ['test/support/no-spawn.ts'],
+    setupFiles: ['test/support/bound-each-test.ts', 'test/support/no-spawn.ts'],
     env: { QMD_MUTATION: '1' },
     exclude: [
       ...configDefaults.exclude,

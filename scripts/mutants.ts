@@ -81,7 +81,13 @@ function runFile(dir: string, file: string): Array<{ test: string; text: string 
   const child = spawnSync(
     process.execPath,
     [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', file, '--bail=1', '--reporter=json', `--outputFile=${out}`],
-    { cwd: dir, encoding: 'utf8', timeout: RUN_LIMIT_MS, env: { ...process.env, QMD_MUTATION: '' } },
+    // Every failure of a group, not the first five: the table names every rule a mutant broke.
+    {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: RUN_LIMIT_MS,
+      env: { ...process.env, QMD_MUTATION: '', QMD_ALL_FAILURES: '1' },
+    },
   );
   if (!existsSync(out)) {
     console.error(child.error?.message ?? child.stderr.split('\n').slice(-5).join(' '));

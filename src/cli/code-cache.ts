@@ -1,7 +1,8 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
+import { makePrivateDir, replacePrivateFile } from '../private-file.js';
 
 /** A CommonJS script run with a V8 code cache (see `loadCachedScript`). */
 export interface CachedScript<T> {
@@ -59,10 +60,8 @@ export function loadCachedScript<T>(
     save() {
       if (cached) return;
       try {
-        mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-        const temporary = `${cacheFile}.${process.pid}.tmp`;
-        writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
-        renameSync(temporary, cacheFile);
+        makePrivateDir(cacheDir, { tighten: true });
+        replacePrivateFile(cacheFile, `${cacheFile}.${process.pid}.tmp`, script.createCachedData());
         const stem = name.replace(/-[^-]+\.cjs$/, '-');
         for (const other of readdirSync(cacheDir)) {
           if (other.startsWith(stem) && other.endsWith('.v8') && !other.startsWith(name)) {

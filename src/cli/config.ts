@@ -157,6 +157,11 @@ export interface Config {
    * progress line at least this often (unset: every 10 s, `src/cli/terminal/progress.ts`).
    */
   readonly progressIntervalMs: number | undefined;
+  /**
+   * `QMD_DOWNLOAD_IDLE_MS` (≥ 1): a model download that receives nothing for this long gives
+   * up with a line saying so (unset: 30 s, `src/llm/model-download.ts`, which reads it there).
+   */
+  readonly downloadIdleMs: number | undefined;
 }
 
 /** Reads the flags now and each variable section when first used (then keeps it). Never throws itself. */
@@ -200,6 +205,9 @@ export function readConfig(options: GlobalOptions, env: NodeJS.ProcessEnv, log?:
     },
     get progressIntervalMs() {
       return milliseconds(env, 'QMD_PROGRESS_INTERVAL_MS', 1);
+    },
+    get downloadIdleMs() {
+      return milliseconds(env, 'QMD_DOWNLOAD_IDLE_MS', 1);
     },
   };
 }

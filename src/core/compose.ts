@@ -60,7 +60,7 @@ export function compose(
   // In the order the statements were always prepared: a damaged schema fails the first.
   const collections = new Collections(db);
   const searcher = new Searcher(db);
-  const documents = new DocumentReader(db);
+  const documents = new DocumentReader(db, path);
   const vectors = new Vectors(db, { extension: vectorExtension, log });
   const vectorSearcher = new VectorSearcher(db, vectors);
   const contexts = new Contexts(db);

@@ -219,7 +219,10 @@ export class SqliteReader implements Reader {
     const filter = this.guard(() => this.collectionFilter(options));
     const folder = this.guard(() => checkFolder(options.folder));
     const searches: QueryResult['searches'] = [{ type: 'vec', query, ran: 'skipped', candidates: 0 }];
-    const ready = await this.embedForSearch([{ type: 'vec', text: query }], options.signal, { throwUnavailable: true });
+    const ready = await this.embedForSearch([{ type: 'vec', text: query }], options.signal, {
+      throwUnavailable: true,
+      without: 'vsearch has no vectors to search',
+    });
     const vector = 'vectors' in ready ? ready.vectors[0] : undefined;
     if ('note' in ready || vector === undefined) {
       return { mode: 'vector', hits: [], ...('note' in ready && { note: ready.note }), searches, reranked: false };
@@ -245,13 +248,17 @@ export class SqliteReader implements Reader {
   private async embedForSearch(
     texts: VectorText[],
     signal: AbortSignal | undefined,
-    options: { throwUnavailable?: boolean } = {},
+    options: { throwUnavailable?: boolean; without?: string } = {},
   ): Promise<{ vectors: Float32Array[]; fingerprint: string } | { note: string }> {
+    // What the caller does without vectors: `query` falls back to BM25; `vsearch` has nothing.
+    const without = options.without ?? 'BM25 only';
     const choice = this.model.choice();
-    if (choice === undefined) return { note: 'no embedding model is configured: BM25 only' };
+    if (choice === undefined) return { note: `no embedding model is configured: ${without}` };
     const state = this.guard(() => this.vectors.state());
     if (state.fingerprint === null || !this.guard(() => this.vectors.hasEmbeddings(state.fingerprint as string))) {
-      return { note: 'nothing is embedded yet: BM25 only (run qmd embed)' };
+      return {
+        note: `nothing is embedded yet: ${without} (run qmd embed${options.without ? '; qmd search works without them' : ''})`,
+      };
     }
     try {
       const fingerprint = await this.model.fingerprint(signal);

@@ -28,8 +28,10 @@ export interface Writer {
   /** Absolute path of the index file. */
   readonly path: string;
   /**
-   * Adds a collection and indexes it at once. `ignore`, `update` and `includeByDefault` are
-   * qmd 2.x's collection settings (`CollectionInfo`). COLLECTION_EXISTS for a taken name or root.
+   * Adds a collection and indexes it at once, each batch of files committed as it is read (a
+   * unit: `src/indexing/write-units.ts`), the collection's row in the first. `ignore`, `update`
+   * and `includeByDefault` are qmd 2.x's collection settings (`CollectionInfo`).
+   * COLLECTION_EXISTS for a taken name or root.
    */
   addCollection(
     root: string,
@@ -48,13 +50,19 @@ export interface Writer {
    */
   renameCollection(from: string, to: string): void;
   /**
-   * Sets a collection's update command (null clears it) or whether searches that name no
-   * collection include it. UNKNOWN_COLLECTION.
+   * Sets a collection's update command (null clears it), whether searches that name no
+   * collection include it, or its mask (the next `update` indexes by it). UNKNOWN_COLLECTION,
+   * BAD_ARGUMENT (a mask that is absolute or leaves the folder).
    */
-  configureCollection(name: string, settings: { update?: string | null; includeByDefault?: boolean }): void;
+  configureCollection(
+    name: string,
+    settings: { update?: string | null; includeByDefault?: boolean; mask?: string },
+  ): void;
   /**
-   * Re-scans every collection incrementally (mtime + hash); all or nothing, but for `stop`,
-   * which keeps what was read before it (`IndexOptions`).
+   * Re-scans every collection incrementally (mtime + hash), each batch of changed files
+   * committed as it is read, then the files gone from each collection read in full removed;
+   * the index is whole after every unit, and `stop` ends it after the unit in hand
+   * (`IndexOptions`).
    */
   update(options?: IndexOptions): Promise<IndexReport>;
   /**
@@ -174,8 +182,8 @@ export interface StoreOptions {
   createReranker?: (options: RerankerOptions) => Reranker;
   createExpander?: (options: ExpanderOptions) => Expander;
   /**
-   * `store.update.write` is hit inside every indexing transaction (`addCollection`,
-   * `update`), after all rows are written and before COMMIT; `llm.embed`, `llm.rerank` and
+   * `store.update.write` is hit inside every unit of indexing (`addCollection`, `update`),
+   * after its rows are written and before its COMMIT; `llm.embed`, `llm.rerank` and
    * `llm.expand` at the start of every embedding, document ranking and generation, before
    * llama.cpp runs; `store.worker.query` at the start of every
    * read call of `queryWorker`'s, where it runs (`holdThread`). Default: none.

@@ -112,7 +112,7 @@ class SqliteWatchedIndex implements WatchedIndex {
     this.guard = new IndexGuard(served.path, 0);
     this.collectionRows = new Collections(db);
     this.vectors = new Vectors(db, { extension: true, log: options.log });
-    this.writer = new IndexWriter(db);
+    this.writer = new IndexWriter(db, { vectorsFollow: true });
     this.pathsAfter = db.column<[string, string, number], string>(
       'SELECT path FROM documents WHERE collection = ? AND path > ? ORDER BY path LIMIT ?',
     );

@@ -90,10 +90,14 @@ export class SqliteWriter implements Writer {
     });
   }
 
-  configureCollection(name: string, settings: { update?: string | null; includeByDefault?: boolean }): void {
+  configureCollection(
+    name: string,
+    settings: { update?: string | null; includeByDefault?: boolean; mask?: string },
+  ): void {
     const { guard, db, collections } = this.parts;
     guard.run(() => {
       this.requireWritable();
+      const mask = settings.mask === undefined ? undefined : checkMask(settings.mask);
       const update =
         settings.update === undefined || settings.update === null
           ? settings.update
@@ -102,6 +106,7 @@ export class SqliteWriter implements Writer {
         collections.configure(name, {
           ...(update !== undefined && { update }),
           ...(settings.includeByDefault !== undefined && { includeByDefault: settings.includeByDefault }),
+          ...(mask !== undefined && { mask }),
         }),
       );
     });

@@ -61,12 +61,17 @@ export async function embedIndex(
   // With the signal: Ctrl-C during a download stops waiting at once (closing the store ends it).
   // `stop` too: a download is no unit to finish; it rejects with ABORTED, nothing embedded yet.
   const fingerprint = await model.fingerprint(anyOf(signal, stop));
+  // Ctrl-C before the model is loaded: it never is (loading is seconds of native work that
+  // nothing could stop), and nothing is embedded: ABORTED, as during a download.
+  throwIfAborted(anyOf(signal, stop));
   // The same model file as last time: its shape is known, and llama.cpp is loaded only if
   // something needs embedding (a run with nothing to do reads the file's fingerprint only).
   const known = vectors.state();
   const same = known.fingerprint === fingerprint && known.dims !== null && known.max_tokens !== null;
   const dims = same ? (known.dims as number) : await model.dimensions();
   const maxTokens = same ? (known.max_tokens as number) : await model.maxTokens();
+  // Pressed while it loaded: nothing was embedded or changed yet.
+  throwIfAborted(anyOf(signal, stop));
   const format = promptFormat(spec);
   const chunker = chunkerId(maxTokens, format);
   const previousModel: ModelChange | undefined =

@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { Sqlite } from '../store/sqlite.js';
-import type { CollectionScan, KnownFile, ReadFile } from './scan.js';
+import type { KnownFile, ReadFile } from './scan.js';
 
 /**
- * Staged files applied per page: between two yields of the write phase (progress, a second
- * Ctrl-C), and read as a page of keys before any is written (better-sqlite3 refuses a write
- * while a read of the same connection is unfinished, docs/design.md §5).
+ * The most staged files one `applyStaged` writes: a unit of the write phase (`write-units.ts`),
+ * read as a page of keys before any is written (better-sqlite3 refuses a write while a read of
+ * the same connection is unfinished, docs/design.md §5). The read phase's batches are no larger.
  */
-const APPLY_PAGE = 256;
+export const UNIT_FILES = 256;
 
-/** A staged file as a page of `apply` reads it: everything but its text. */
+/** A staged file as `applyStaged` reads it: everything but its text. */
 interface StagedKeys {
   seq: number;
   path: string;
@@ -29,16 +29,14 @@ export interface WriteCounts {
 }
 
 /**
- * What a write changed, path by path, for a caller that tells others (a watcher's committed
- * batch): the paths added and updated, and the texts they replaced or dropped (`replaced`:
- * content hashes that may now be orphans) and brought in (`texts`: to embed).
+ * What a watcher's write changed, path by path, for those it tells (a committed batch): the
+ * paths added, updated and removed, and each path added or updated with the text it holds now
+ * (to embed).
  */
 export interface AppliedPaths {
   added: string[];
   updated: string[];
   removed: string[];
-  replaced: Set<string>;
-  /** Each path added or updated, with the text it holds now. */
   texts: Array<{ path: string; hash: string }>;
 }
 
@@ -46,11 +44,13 @@ export interface AppliedPaths {
  * Indexing in bounded memory (docs/design.md §8.5). The read phase hands each batch of files
  * to `stage`, which parks it in a TEMP table (this connection's own temporary file: no lock
  * on the index, nothing left in the heap), with the paths of every file found (`temp.seen`);
- * the write phase, in the caller's one transaction, streams the staged rows into the index
- * (`apply`) and deletes the rows no batch saw (`finish`). Rows
- * are looked up by (collection, path) through the index, never as a map of the collection,
- * and re-read inside the write lock, so a scan computed while another process updated the
- * same collection still applies cleanly (upsert by path, delete what is gone).
+ * each unit of the write phase (`write-units.ts`: one short transaction) moves staged rows into
+ * the index (`applyStaged`), and once a collection is read in full deletes, page by page, the
+ * rows no batch saw (`removeGone`). Rows are looked up by (collection, path) through the
+ * index, never as a map of the collection, and re-read inside the write lock, so a scan
+ * computed while another process updated the same collection still applies cleanly (upsert by
+ * path, delete what is gone). The text a unit stops using is collected in that unit
+ * (`collectReplaced`), by its hash, not by a scan of every text.
  */
 export class IndexWriter {
   private readonly selectKnown;
@@ -63,21 +63,35 @@ export class IndexWriter {
   private readonly docidTaken;
   private readonly touchCollection;
   private readonly deleteOrphanContent;
+  private readonly deleteContentIfUnused;
+  private readonly unstageFile;
   private readonly insertStaged;
   private readonly selectStaged;
   private readonly selectStagedText;
   private readonly clearStaged;
   private readonly insertSeen;
   private readonly clearSeen;
-  private readonly countStaged;
   private readonly selectUnder;
-  private readonly hashUsed;
   private readonly chunkHashesOf;
-  private readonly deleteContent;
-  private readonly deleteOrphanEmbeddings;
+  private readonly deleteOrphanVectors;
   private runs = 0;
+  /** Texts the documents written since the last `collectReplaced` stopped using. */
+  private readonly replaced = new Set<string>();
+  /**
+   * Texts of the documents `removeGone` deleted, collected only once the command's units are
+   * all done (`collectRemoved`): a note moved to another collection is deleted from one before
+   * it is added to the other, and keeps its text, chunks and vectors that way.
+   */
+  private readonly removed = new Set<string>();
 
-  constructor(private readonly db: Sqlite) {
+  /**
+   * `vectorsFollow`: the writer of a watcher, after which no `qmd embed` comes to collect the
+   * vectors a replaced text leaves behind: `collectReplaced` deletes them with their text.
+   */
+  constructor(
+    private readonly db: Sqlite,
+    private readonly options: { vectorsFollow?: boolean } = {},
+  ) {
     db.exec(`CREATE TEMP TABLE IF NOT EXISTS staged (
       seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, collection TEXT NOT NULL, path TEXT NOT NULL, mtime_ms REAL NOT NULL,
       size INTEGER NOT NULL, hash TEXT NOT NULL, text TEXT, title TEXT)`);
@@ -90,7 +104,7 @@ export class IndexWriter {
     );
     this.selectStagedText = db.column<[number], string>('SELECT text FROM temp.staged WHERE seq = ?');
     this.clearStaged = db.prepare<[bigint]>('DELETE FROM temp.staged WHERE run = ?');
-    this.countStaged = db.column<[bigint], number>('SELECT count(*) FROM temp.staged WHERE run = ?');
+    this.unstageFile = db.prepare<[number]>('DELETE FROM temp.staged WHERE seq = ?');
     // Paths arrive sorted within a collection, so the key appends at the b-tree's end.
     db.exec(`CREATE TEMP TABLE IF NOT EXISTS seen (
       run INTEGER NOT NULL, collection TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (run, collection, path)) WITHOUT ROWID`);
@@ -102,9 +116,10 @@ export class IndexWriter {
       'SELECT id, mtime_ms, size, hash FROM documents WHERE collection = ? AND path = ?',
     );
     // Named, not `?1`: better-sqlite3 binds only bare `?` by position.
-    this.selectGone = db.prepare<{ collection: string; run: bigint }, { id: number }>(
-      `SELECT d.id FROM documents d WHERE d.collection = @collection AND NOT EXISTS
-         (SELECT 1 FROM temp.seen s WHERE s.run = @run AND s.collection = @collection AND s.path = d.path)`,
+    this.selectGone = db.prepare<{ collection: string; run: bigint; limit: number }, { id: number; hash: string }>(
+      `SELECT d.id, d.hash FROM documents d WHERE d.collection = @collection AND NOT EXISTS
+         (SELECT 1 FROM temp.seen s WHERE s.run = @run AND s.collection = @collection AND s.path = d.path)
+       LIMIT @limit`,
     );
     this.insertContent = db.prepare<[string, string]>('INSERT OR IGNORE INTO content (hash, body) VALUES (?, ?)');
     this.insertDocument = db.prepare<[string, string, string, string, string, number, number, string]>(
@@ -124,14 +139,15 @@ export class IndexWriter {
     this.deleteOrphanContent = db.prepare(
       'DELETE FROM content WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.hash = content.hash)',
     );
-    // A path and everything under it as a folder: `/` + 1 is `0`, so the range is the subtree.
-    this.selectUnder = db.prepare<[string, string, string, string], { id: number; path: string; hash: string }>(
-      `SELECT id, path, hash FROM documents WHERE collection = ? AND (path = ? OR (path >= ? AND path < ?))`,
+    this.deleteContentIfUnused = db.prepare<{ hash: string }>(
+      'DELETE FROM content WHERE hash = @hash AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.hash = @hash)',
     );
-    this.hashUsed = db.column<[string], unknown>('SELECT 1 FROM documents WHERE hash = ? LIMIT 1');
+    // A path and everything under it as a folder: `/` + 1 is `0`, so the range is the subtree.
+    this.selectUnder = db.prepare<[string, string, string, string, number], { id: number; path: string; hash: string }>(
+      `SELECT id, path, hash FROM documents WHERE collection = ? AND (path = ? OR (path >= ? AND path < ?)) LIMIT ?`,
+    );
     this.chunkHashesOf = db.column<[string], string>('SELECT hash FROM chunks WHERE content_hash = ?');
-    this.deleteContent = db.prepare<[string]>('DELETE FROM content WHERE hash = ?');
-    this.deleteOrphanEmbeddings = db.prepare<[string, string]>(
+    this.deleteOrphanVectors = db.prepare<[string, string]>(
       'DELETE FROM embeddings WHERE chunk_hash = ? AND NOT EXISTS (SELECT 1 FROM chunks WHERE hash = ?)',
     );
   }
@@ -172,39 +188,27 @@ export class IndexWriter {
     this.clearSeen.run(run);
   }
 
-  /** How many files a run has staged, for the write phase's progress. */
-  stagedCount(run: bigint): number {
-    return this.countStaged.get(run) ?? 0;
-  }
-
   /**
-   * Applies a collection's staged files (inside the caller's transaction), adding to `counts`;
-   * returns how many. A page of `APPLY_PAGE` files' keys at a time, each text read only when it
-   * is written (a page of texts could be as large as the notes are); between pages it tells
-   * `progress` how many it has applied and yields to the event loop. Nothing else writes on
-   * this connection meanwhile (the command that owns it is waiting on this).
+   * Writes up to `UNIT_FILES` of a collection's staged files, oldest first, inside the
+   * caller's transaction, adding to `counts`, and takes them off the stage (a rollback puts
+   * them back). Returns how many it took, and whether any is left. Each text is read from the
+   * stage only when it is written (a page of texts could be as large as the notes are).
+   * `record` (a watcher's write) is told each path added or updated.
    */
-  async apply(
+  applyStaged(
     run: bigint,
     collection: string,
     now: string,
     counts: WriteCounts,
-    progress?: (applied: number) => void,
     record?: AppliedPaths,
-  ): Promise<number> {
-    let seen = 0;
-    for (let after = 0; ; ) {
-      const page = this.selectStaged.all(run, collection, after, APPLY_PAGE);
-      for (const staged of page) this.applyOne(collection, staged, now, counts, record);
-      seen += page.length;
-      const last = page.at(-1);
-      if (last === undefined || page.length < APPLY_PAGE) break;
-      after = last.seq;
-      progress?.(seen);
-      await new Promise<void>((resolve) => setImmediate(resolve));
+  ): { applied: number; more: boolean } {
+    const page = this.selectStaged.all(run, collection, 0, UNIT_FILES + 1);
+    const unit = page.slice(0, UNIT_FILES);
+    for (const staged of unit) {
+      this.applyOne(collection, staged, now, counts, record);
+      this.unstageFile.run(staged.seq);
     }
-    progress?.(seen);
-    return seen;
+    return { applied: unit.length, more: page.length > unit.length };
   }
 
   private applyOne(
@@ -241,63 +245,112 @@ export class IndexWriter {
       record?.added.push(staged.path);
     } else {
       this.updateDocument.run(staged.title, staged.hash, staged.mtime_ms, staged.size, now, row.id);
+      this.replaced.add(row.hash);
       counts.updated++;
       record?.updated.push(staged.path);
-      record?.replaced.add(row.hash);
     }
     record?.texts.push({ path: staged.path, hash: staged.hash });
   }
 
   /**
-   * Deletes the documents at each path, or under it when it was a folder (inside the caller's
-   * transaction), one indexed range each: never a scan of the collection. Adds to `counts`
-   * and `record` (the paths removed and the texts they held).
+   * A watcher's removal: deletes up to `limit` documents at the paths given, or under them when
+   * they were folders (inside the caller's transaction), one indexed range each: never a scan
+   * of the collection. Their texts are collected in the same unit (`collectReplaced`): a note
+   * renamed in one batch is added before its old path is removed, and keeps its text. Returns
+   * how many were deleted: fewer than `limit` when none is left.
    */
-  removePaths(collection: string, paths: readonly string[], counts: WriteCounts, record: AppliedPaths): void {
+  removePaths(
+    collection: string,
+    paths: readonly string[],
+    counts: WriteCounts,
+    record: AppliedPaths,
+    limit = UNIT_FILES,
+  ): number {
+    let deleted = 0;
     for (const gone of paths) {
-      for (const row of this.selectUnder.all(collection, gone, `${gone}/`, `${gone}0`)) {
+      if (deleted >= limit) break;
+      for (const row of this.selectUnder.all(collection, gone, `${gone}/`, `${gone}0`, limit - deleted)) {
         this.deleteDocument.run(row.id);
-        counts.removed++;
+        this.replaced.add(row.hash);
         record.removed.push(row.path);
-        record.replaced.add(row.hash);
+        deleted++;
       }
     }
-  }
-
-  /**
-   * `collectOrphanContent` for the texts named only: each one no document holds any more is
-   * deleted (its chunks go by cascade), and so are the vectors of its chunks that no other
-   * text has. Indexed lookups only, so a watcher's small write stays small at any size; the
-   * whole-table sweep is `update`'s.
-   */
-  collectOrphansOf(hashes: Iterable<string>): void {
-    for (const hash of hashes) {
-      if (this.hashUsed.get(hash) !== undefined) continue;
-      const chunks = this.chunkHashesOf.all(hash);
-      this.deleteContent.run(hash);
-      for (const chunk of new Set(chunks)) this.deleteOrphanEmbeddings.run(chunk, chunk);
-    }
-  }
-
-  /**
-   * After the last batch: deletes the rows of files no batch saw, and stamps the collection.
-   * A scan that was stopped saw only some of its files: nothing of it is deleted or stamped.
-   */
-  finish(run: bigint, scan: CollectionScan, now: string, counts: WriteCounts): void {
-    counts.unchanged += scan.unchangedByStat;
-    if (scan.skipped || scan.stopped) return;
-    const gone: number[] = [];
-    for (const row of this.selectGone.iterate({ collection: scan.collection, run })) gone.push(row.id);
-    for (const id of gone) this.deleteDocument.run(id);
-    counts.removed += gone.length;
-    this.touchCollection.run(now, scan.collection);
+    counts.removed += deleted;
+    return deleted;
   }
 
   /** The indexed paths at `folder` or under it, for a watcher that re-reads a folder. */
   pathsUnder(collection: string, folder: string): string[] {
-    return this.selectUnder.all(collection, folder, `${folder}/`, `${folder}0`).map((row) => row.path);
+    return this.selectUnder.all(collection, folder, `${folder}/`, `${folder}0`, -1).map((row) => row.path);
   }
 
+  /**
+   * Once a collection was read in full: deletes up to `UNIT_FILES` rows of files no batch saw
+   * (inside the caller's transaction). Returns how many: 0 when none is left. A scan that was
+   * stopped or skipped saw only some of its files: nothing of it may be deleted (the caller
+   * never asks).
+   */
+  removeGone(run: bigint, collection: string, counts: WriteCounts): number {
+    const gone = this.selectGone.all({ collection, run, limit: UNIT_FILES });
+    for (const row of gone) {
+      this.deleteDocument.run(row.id);
+      this.removed.add(row.hash);
+    }
+    counts.removed += gone.length;
+    return gone.length;
+  }
+
+  /** The collection was brought up to date: its `updated_at`. */
+  stamp(collection: string, now: string): void {
+    this.touchCollection.run(now, collection);
+  }
+
+  /**
+   * Deletes the texts the documents written since the last call stopped using, when no other
+   * document uses them (inside the caller's transaction, after the documents' delete triggers,
+   * which need the old text to unindex it). One indexed lookup per text; with `vectorsFollow`,
+   * the vectors of its chunks that no other text has go too.
+   */
+  collectReplaced(): void {
+    for (const hash of this.replaced) this.collectText(hash);
+    this.replaced.clear();
+  }
+
+  private collectText(hash: string): void {
+    if (this.options.vectorsFollow !== true) {
+      this.deleteContentIfUnused.run({ hash });
+      return;
+    }
+    // Read before the delete: the chunks go with their text (ON DELETE CASCADE).
+    const chunks = new Set(this.chunkHashesOf.all(hash));
+    if (this.deleteContentIfUnused.run({ hash }).changes === 0) return;
+    for (const chunk of chunks) this.deleteOrphanVectors.run(chunk, chunk);
+  }
+
+  /**
+   * `collectReplaced` for the texts of removed documents, at most `limit` of them (inside the
+   * caller's transaction). Returns how many are left.
+   */
+  collectRemoved(limit: number): number {
+    for (const hash of this.removed) {
+      if (limit-- <= 0) break;
+      this.deleteContentIfUnused.run({ hash });
+      this.removed.delete(hash);
+    }
+    return this.removed.size;
+  }
+
+  /**
+   * The transaction was rolled back: what it wrote is not there, and neither is the need to
+   * collect after it. (A text a rolled-back `removeGone` meant to collect stays listed: its
+   * collection is a lookup that finds the text still used, and keeps it.)
+   */
+  forgetReplaced(): void {
+    this.replaced.clear();
+  }
+
+  /** Every text no document uses (a collection removed): a scan of every text. */
   collectOrphanContent(): void {
     this.deleteOrphanContent.run();
   }

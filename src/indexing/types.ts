@@ -5,11 +5,11 @@
 
 /**
  * Where `addCollection` and `update` are: listing a collection's folder (`total` unknown yet:
- * 0), reading its files (`done` of `total` listed), or writing everything read into the index
- * (`done` of `total` files staged; `collection` is then every collection written, joined).
+ * 0), or reading its files and writing them, batch by batch (`done` of `total` listed: each
+ * batch is committed before its files count as done).
  */
 export interface IndexProgress {
-  stage: 'listing' | 'reading' | 'writing';
+  stage: 'listing' | 'reading';
   collection: string;
   done: number;
   total: number;
@@ -45,8 +45,9 @@ export interface IndexReport {
   ignored: IgnoredFiles;
   /**
    * Set when `stop` fired: the collections scanned in full were written as usual; `partial`
-   * is the one being read then, whose files read so far were written (added or changed; none
-   * removed); the others are as they were.
+   * is the one being read (or having its gone files removed) then, whose files read so far
+   * were written (`read` of `listed`; files gone from it are removed by the next update);
+   * the others are as they were.
    */
   stopped?: {
     complete: string[];
@@ -58,11 +59,14 @@ export interface IndexReport {
 
 export interface IndexOptions {
   onProgress?: ProgressFn;
-  /** Cancels: rejects with ABORTED and the index is unchanged. */
+  /**
+   * Cancels: rejects with ABORTED. Every batch is committed as it is read (a unit,
+   * `write-units.ts`): the units committed before stay, the index consistent.
+   */
   signal?: AbortSignal;
   /**
-   * Stops after the batch of files being read (Ctrl-C): what was read so far is written and
-   * committed, and the report says so (`stopped`).
+   * Stops after the unit in hand (Ctrl-C): the batch of files being read is finished, written
+   * and committed, nothing more is begun, and the report says what was kept (`stopped`).
    */
   stop?: AbortSignal;
 }
@@ -75,9 +79,10 @@ export interface EmbedOptions {
   signal?: AbortSignal;
   /**
    * Stops after the chunk being embedded (Ctrl-C): its batch is saved, and `embed()` resolves
-   * with `stopped: true`. Checked between pages of notes while chunking too. While the model
-   * is still being fetched (downloaded, or its file read for its fingerprint) it rejects with
-   * ABORTED instead: nothing was embedded, and a download resumes on the next run.
+   * with `stopped: true`. Checked between pages of notes while chunking too. Until the model
+   * is loaded (downloaded, its file read for its fingerprint, then loaded) it rejects with
+   * ABORTED instead: nothing was embedded, a download resumes on the next run, and a model not
+   * loaded yet is never loaded.
    */
   stop?: AbortSignal;
   onProgress?: EmbedProgressFn;

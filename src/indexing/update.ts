@@ -1,19 +1,23 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { QmdError } from '../errors.js';
-import type { Failpoints } from '../failpoints.js';
-import type { Log } from '../log.js';
-import type { IndexGuard } from '../store/guard.js';
-import type { Sqlite } from '../store/sqlite.js';
-import type { Vectors } from '../store/vectors/vectors.js';
 import { addIgnored, folderPassedBy, noneIgnored, pathFilter } from './ignore.js';
-import type { AppliedPaths, IndexWriter, WriteCounts } from './index-writer.js';
+import { type AppliedPaths, UNIT_FILES, type WriteCounts } from './index-writer.js';
 import { type CollectionScan, OutsideRoot, type ReadFile, readOne, scanCollection } from './scan.js';
-import type { IndexOptions, IndexReport, ProgressFn } from './types.js';
+import type { IndexOptions, IndexReport } from './types.js';
+import {
+  collectRemovedTexts,
+  commitStaged,
+  commitUnit,
+  removeGone,
+  type UnitOptions,
+  type UpdateParts,
+} from './write-units.js';
+
+export type { UpdateParts } from './write-units.js';
 
 export const defaultMask = '**/*.md';
-const updateFailpoint = 'store.update.write';
-/** Inside a watcher's write transaction, before COMMIT: where tests SIGKILL or abort a write. */
+/** Inside each unit of a watcher's write, before COMMIT: where tests SIGKILL or abort a write. */
 export const reindexFailpoint = 'watch.write';
 
 /** A collection as indexing reads it: where, which files, which to leave out. */
@@ -25,24 +29,11 @@ export interface IndexTarget {
 }
 
 /**
- * What the steps of an update are given, finished, by the writer that runs them: the
- * connection and its guard, the staging writer (made on first use: its TEMP tables are this
- * connection's), the vectors whose codes follow every write, the failpoints and the log.
- */
-export interface UpdateParts {
-  db: Sqlite;
-  guard: IndexGuard;
-  writer: () => IndexWriter;
-  vectors: Vectors;
-  failpoints: Failpoints;
-  log: Log;
-}
-
-/**
- * `addCollection`'s indexing: one collection scanned and written, `register` adding its row
- * inside the same write transaction (under the write lock, where a name taken meanwhile by
- * another process is seen). Stopped before a file was read, nothing is kept: the collection is
- * not added.
+ * `addCollection`'s indexing: one collection scanned, each batch read written as one unit
+ * (`write-units.ts`), `register` adding its row inside the first unit (under the write lock,
+ * where a name taken meanwhile by another process is seen). Stopped before a file was read,
+ * nothing is kept: the collection is not added. Stopped later, it is added with the files
+ * written, and the report says how many of how many.
  */
 export async function indexNewCollection(
   parts: UpdateParts,
@@ -52,18 +43,35 @@ export async function indexNewCollection(
 ): Promise<IndexReport> {
   const started = performance.now();
   const run = parts.guard.run(() => parts.writer().newRun());
-  const scan = await scanTarget(parts, run, target, options);
-  if (scan.stopped && scan.found === 0) {
+  const counts = noCounts();
+  // The collection's row goes in the first unit that commits, whichever it is.
+  const first: FirstUnit = {
+    pending: true,
+    write: (now) => {
+      if (!first.pending) return;
+      register(now);
+      first.pending = false;
+    },
+  };
+  try {
+    const scan = await scanTarget(parts, run, target, options, counts, first);
+    counts.unchanged += scan.unchangedByStat;
+    if (scan.stopped && scan.found === 0) return report(started, [scan], counts, []);
+    if (scan.skipped || scan.stopped) {
+      if (first.pending) await commitUnit(parts, first.write);
+    } else if (!(await removeGone(parts, run, target.name, counts, { stop: options.stop, first: first.write }))) {
+      scan.stopped = true;
+    }
+    return report(started, [scan], counts, []);
+  } finally {
     parts.writer().unstage(run);
-    return report(started, [scan], { added: 0, updated: 0, removed: 0, unchanged: 0 }, []);
   }
-  return writeScans(parts, run, started, [scan], options.onProgress, register);
 }
 
 /**
- * `update`: every collection re-scanned incrementally (mtime + hash), then written in one
- * transaction; `stop` ends the scanning after the collection being read, and the others are
- * reported untouched.
+ * `update`: every collection re-scanned incrementally (mtime + hash), each batch read written
+ * as one unit, then the files gone from a collection read in full deleted; `stop` ends it
+ * after the unit in hand, and the collections not reached are reported untouched.
  */
 export async function updateCollections(
   parts: UpdateParts,
@@ -72,13 +80,23 @@ export async function updateCollections(
 ): Promise<IndexReport> {
   const started = performance.now();
   const run = parts.guard.run(() => parts.writer().newRun());
+  const counts = noCounts();
   const scans: CollectionScan[] = [];
-  for (const target of targets) {
-    if (options.stop?.aborted) break;
-    scans.push(await scanTarget(parts, run, target, options));
+  try {
+    for (const target of targets) {
+      if (options.stop?.aborted) break;
+      const scan = await scanTarget(parts, run, target, options, counts);
+      scans.push(scan);
+      counts.unchanged += scan.unchangedByStat;
+      if (scan.skipped || scan.stopped) continue;
+      if (!(await removeGone(parts, run, target.name, counts, { stop: options.stop }))) scan.stopped = true;
+    }
+    if (counts.removed > 0) await collectRemovedTexts(parts);
+  } finally {
+    parts.writer().unstage(run);
   }
   const untouched = targets.slice(scans.length).map((t) => t.name);
-  return writeScans(parts, run, started, scans, options.onProgress, () => {}, untouched);
+  return report(started, scans, counts, untouched);
 }
 
 /**
@@ -91,92 +109,37 @@ async function scanTarget(
   run: bigint,
   target: IndexTarget,
   options: IndexOptions,
+  counts: WriteCounts,
+  first?: FirstUnit,
 ): Promise<CollectionScan> {
   const { guard, writer } = parts;
-  try {
-    return await scanCollection({
-      collection: target.name,
-      root: target.root,
-      mask: target.mask,
-      ignore: target.ignore,
-      known: (path) => guard.run(() => writer().known(target.name, path)),
-      onBatch: (files, seen) => guard.run(() => writer().stage(run, target.name, files, seen)),
-      onProgress: options.onProgress,
-      signal: options.signal,
-      stop: options.stop,
-    });
-  } catch (error) {
-    writer().unstage(run);
-    throw error;
-  }
+  return scanCollection({
+    collection: target.name,
+    root: target.root,
+    mask: target.mask,
+    ignore: target.ignore,
+    known: (path) => guard.run(() => writer().known(target.name, path)),
+    onBatch: async (files, seen) => {
+      guard.run(() => writer().stage(run, target.name, files, seen));
+      // A batch of files unchanged by their mtime and size writes nothing: no unit.
+      if (files.length > 0 || first?.pending) {
+        await commitStaged(parts, run, target.name, counts, first?.pending ? { first: first.write } : {});
+      }
+    },
+    onProgress: options.onProgress,
+    signal: options.signal,
+    stop: options.stop,
+  });
 }
 
-/**
- * The write phase: one `BEGIN IMMEDIATE` transaction for every collection scanned, so an
- * update is all or nothing — a crash or SIGKILL before COMMIT leaves the previous index
- * (WAL frames of an uncommitted transaction are ignored on the next open). The staged files
- * are streamed in from the TEMP table; SQLite spills a large transaction's pages to the WAL,
- * so its memory is the page cache, not the corpus. It is a manual transaction rather than
- * `db.transaction()` so that it can yield inside: to the failpoint, and between pages of
- * staged files (`IndexWriter.apply`), where progress is drawn and a second Ctrl-C can exit
- * (leaving the transaction uncommitted: the index as it was).
- */
-async function writeScans(
-  parts: UpdateParts,
-  run: bigint,
-  started: number,
-  scans: CollectionScan[],
-  onProgress: ProgressFn | undefined,
-  before: (now: string) => void,
-  untouched: string[] = [],
-): Promise<IndexReport> {
-  const { db, guard, writer, vectors, failpoints, log } = parts;
-  const counts: WriteCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
-  try {
-    guard.run(() => db.exec('BEGIN IMMEDIATE'));
-    const now = new Date().toISOString();
-    guard.run(() => before(now));
-    const progress = writeProgress(parts, run, scans, onProgress);
-    let applied = 0;
-    for (const scan of scans) {
-      const base = applied;
-      const each = progress && ((n: number) => progress(base + n));
-      if (!scan.skipped) applied += await guard.runAsync(() => writer().apply(run, scan.collection, now, counts, each));
-      guard.run(() => writer().finish(run, scan, now, counts));
-    }
-    guard.run(() => {
-      if (counts.updated + counts.removed > 0) writer().collectOrphanContent();
-      // Documents added, changed or gone changed where vectors are found (triggers on
-      // `vector_rows`): the codes follow in the same transaction (docs/design.md §8.3).
-      vectors.syncCodes();
-    });
-    const pending = failpoints.hit(updateFailpoint);
-    if (pending !== undefined) {
-      log.line(`failpoint ${updateFailpoint}: inside the write transaction, before COMMIT`);
-      await pending;
-    }
-    guard.run(() => db.exec('COMMIT'));
-  } catch (error) {
-    if (db.isOpen && db.inTransaction) db.exec('ROLLBACK');
-    throw error;
-  } finally {
-    writer().unstage(run);
-  }
-  return report(started, scans, counts, untouched);
+/** What the first unit of `collection add` writes before its files: the collection's row. */
+interface FirstUnit {
+  pending: boolean;
+  write: (now: string) => void;
 }
 
-/** The write phase's progress: files applied of those staged, when someone is listening. */
-function writeProgress(
-  parts: UpdateParts,
-  run: bigint,
-  scans: CollectionScan[],
-  onProgress: ProgressFn | undefined,
-): ((applied: number) => void) | undefined {
-  if (onProgress === undefined) return undefined;
-  const total = parts.guard.run(() => parts.writer().stagedCount(run));
-  const collection = scans.map((scan) => scan.collection).join(', ');
-  onProgress({ stage: 'writing', collection, done: 0, total });
-  return (applied) => onProgress({ stage: 'writing', collection, done: applied, total });
+function noCounts(): WriteCounts {
+  return { added: 0, updated: 0, removed: 0, unchanged: 0 };
 }
 
 function report(started: number, scans: CollectionScan[], counts: WriteCounts, untouched: string[]): IndexReport {
@@ -212,31 +175,39 @@ export interface PathsReport {
   texts: Array<{ path: string; hash: string }>;
   unchanged: number;
   errors: Array<{ file: string; error: string }>;
-  /** `holds()` said no inside the transaction: nothing was written. */
+  /**
+   * `holds()` said no under the write lock (another process took the writer's place): the unit
+   * in hand wrote nothing and no other began; what is listed was committed before.
+   */
   lost?: boolean;
   ms: number;
 }
 
 export interface ReindexOptions {
-  /** Aborts: the transaction in progress is rolled back and this rejects with ABORTED. */
+  /** Aborts: the unit in progress is rolled back and this rejects with ABORTED. */
   signal?: AbortSignal;
   /**
-   * Asked under the write lock, before anything is written: false (another process took the
-   * writer's place) and nothing is, `lost` reported.
+   * Asked under the write lock, first in every unit: false (another process took the writer's
+   * place) and that unit writes nothing, no other begins, and `lost` is reported.
    */
   holds?: () => boolean;
-  /** Begins the write transaction (default `BEGIN IMMEDIATE` at once): a watcher's waits without blocking. */
+  /** Begins each unit's transaction (default `BEGIN IMMEDIATE` at once): a watcher's waits without blocking. */
   begin?: () => Promise<void>;
 }
 
 /**
  * A watcher's write: the files at `changed` re-read (a folder: every file under it, and what
  * the index has under it that is gone), the documents at `removed` deleted (a folder: every
- * document under it), all in one `BEGIN IMMEDIATE` transaction — the same staging and apply
- * as `update` (`IndexWriter`), the same mask and ignore rules as a scan (`pathFilter`), but no
- * listing of the collection and no sweep of its tables: every statement is an indexed lookup,
- * so a write of a few paths costs the same at 100 notes as at 100k (docs/design.md §9). A path
- * that is gone when read counts as removed; one the rules leave out is not read.
+ * document under it). Written as `update` writes (docs/design.md §8.5): the files read are
+ * staged a unit's worth at a time (`IndexWriter.stage`) and written unit by unit
+ * (`commitStaged`), then the paths gone are deleted in units of their own (`commitUnit`), so
+ * the index is whole after every unit and a write of thousands of files (a folder moved in)
+ * holds the lock no longer than one of `update`'s units. The same mask and ignore rules as a
+ * scan (`pathFilter`), but no listing of the collection and no sweep of its tables: every
+ * statement is an indexed lookup, so a write of a few paths costs the same at 100 notes as at
+ * 100k (§9). A path that is gone when read counts as removed; one the rules leave out is not
+ * read. `holds` is asked first in every unit; `signal` rolls back the unit in hand (the units
+ * committed before it stay: each is whole).
  */
 export async function reindexPaths(
   parts: UpdateParts,
@@ -246,20 +217,41 @@ export async function reindexPaths(
   options: ReindexOptions = {},
 ): Promise<PathsReport> {
   const started = performance.now();
-  const { db, guard, writer, vectors, failpoints, log } = parts;
+  const { guard, writer } = parts;
   const { signal } = options;
   const accepts = pathFilter(target.mask, target.ignore);
   const passedBy = folderPassedBy(target.mask);
   const gone = new Set(removed);
   const errors: PathsReport['errors'] = [];
+  const counts: WriteCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
+  const record: AppliedPaths = { added: [], updated: [], removed: [], texts: [] };
+  const unit: UnitOptions = {
+    failpoint: reindexFailpoint,
+    ...(signal !== undefined && { signal }),
+    ...(options.begin !== undefined && { begin: options.begin }),
+  };
+  const each = (): void => {
+    if (options.holds !== undefined && !options.holds()) throw new PlaceLost();
+  };
   const run = guard.run(() => writer().newRun());
-  const files: ReadFile[] = [];
+  let batch: ReadFile[] = [];
+  let staged = 0;
+  /** The batch read so far, staged (outside any transaction on the index). */
+  const stage = (): void => {
+    if (batch.length === 0) return;
+    const files = batch;
+    batch = [];
+    staged += files.length;
+    guard.run(() => writer().stage(run, target.name, files, []));
+  };
   const read = (relative: string): void => {
     if (!accepts(relative)) return;
     try {
       const known = guard.run(() => writer().known(target.name, relative));
       const file = readOne(target.root, relative, known);
-      if (file !== undefined) files.push(file);
+      if (file === undefined) counts.unchanged++;
+      else batch.push(file);
+      if (batch.length >= UNIT_FILES) stage();
     } catch (error) {
       if (error instanceof OutsideRoot) {
         errors.push({ file: path.join(target.root, relative), error: error.message });
@@ -268,77 +260,61 @@ export async function reindexPaths(
       else errors.push({ file: path.join(target.root, relative), error: errorText(error) });
     }
   };
-  for (const relative of changed) {
-    throwIfAborted(signal);
-    let stat: fs.Stats;
-    try {
-      stat = fs.lstatSync(path.join(target.root, relative));
-    } catch {
-      gone.add(relative);
-      continue;
-    }
-    if (stat.isDirectory()) {
-      if (passedBy(relative)) continue;
-      const found = new Set<string>();
-      for (const file of walkFolder(target.root, relative, passedBy)) {
-        if (!accepts(file)) continue;
-        found.add(file);
-        read(file);
-      }
-      for (const indexed of guard.run(() => writer().pathsUnder(target.name, relative))) {
-        if (!found.has(indexed)) gone.add(indexed);
-      }
-    } else if (stat.isFile()) read(relative);
-    // Symlinks are never followed (scan.ts): one where a note was is the note gone.
-    else gone.add(relative);
-  }
-  const counts: WriteCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
-  const record: AppliedPaths = { added: [], updated: [], removed: [], replaced: new Set(), texts: [] };
   try {
-    if (files.length > 0) guard.run(() => writer().stage(run, target.name, files, []));
-    if (options.begin !== undefined) await options.begin();
-    else guard.run(() => db.exec('BEGIN IMMEDIATE'));
-    if (options.holds !== undefined && !guard.run(options.holds)) {
-      db.exec('ROLLBACK');
-      return { ...emptyPaths(errors), lost: true, ms: Math.round(performance.now() - started) };
+    for (const relative of changed) {
+      throwIfAborted(signal);
+      let stat: fs.Stats;
+      try {
+        stat = fs.lstatSync(path.join(target.root, relative));
+      } catch {
+        gone.add(relative);
+        continue;
+      }
+      if (stat.isDirectory()) {
+        if (passedBy(relative)) continue;
+        const found = new Set<string>();
+        for (const file of walkFolder(target.root, relative, passedBy)) {
+          if (!accepts(file)) continue;
+          found.add(file);
+          read(file);
+        }
+        for (const indexed of guard.run(() => writer().pathsUnder(target.name, relative))) {
+          if (!found.has(indexed)) gone.add(indexed);
+        }
+      } else if (stat.isFile()) read(relative);
+      // Symlinks are never followed (scan.ts): one where a note was is the note gone.
+      else gone.add(relative);
     }
-    const now = new Date().toISOString();
-    if (files.length > 0) {
-      await guard.runAsync(() => writer().apply(run, target.name, now, counts, () => throwIfAborted(signal), record));
+    stage();
+    // Added and updated first, then removed: a note renamed in this batch keeps its text.
+    if (staged > 0) await commitStaged(parts, run, target.name, counts, { each, record, unit });
+    const paths = [...gone];
+    for (let more = paths.length > 0; more; ) {
+      more = await commitUnit(
+        parts,
+        () => {
+          each();
+          return writer().removePaths(target.name, paths, counts, record) === UNIT_FILES;
+        },
+        unit,
+      );
     }
-    guard.run(() => {
-      writer().removePaths(target.name, [...gone], counts, record);
-      writer().collectOrphansOf(record.replaced);
-      vectors.syncCodes();
-    });
-    const pending = failpoints.hit(reindexFailpoint, signal);
-    if (pending !== undefined) {
-      log.line(`failpoint ${reindexFailpoint}: inside the write transaction, before COMMIT`);
-      await pending;
-    }
-    throwIfAborted(signal);
-    guard.run(() => db.exec('COMMIT'));
   } catch (error) {
-    if (db.isOpen && db.inTransaction) db.exec('ROLLBACK');
+    if (error instanceof PlaceLost) return { ...report(), lost: true };
     if (signal?.aborted) throw cancelled();
     throw error;
   } finally {
     writer().unstage(run);
   }
-  return {
-    added: record.added,
-    updated: record.updated,
-    removed: record.removed,
-    texts: record.texts,
-    unchanged: counts.unchanged,
-    errors,
-    ms: Math.round(performance.now() - started),
-  };
+  return report();
+
+  function report(): PathsReport {
+    return { ...record, unchanged: counts.unchanged, errors, ms: Math.round(performance.now() - started) };
+  }
 }
 
-function emptyPaths(errors: PathsReport['errors']): Omit<PathsReport, 'ms'> {
-  return { added: [], updated: [], removed: [], texts: [], unchanged: 0, errors };
-}
+/** `holds()` said no under the write lock: the unit in hand rolls back, and no other begins. */
+class PlaceLost extends Error {}
 
 /**
  * The files under `folder` (relative paths), depth first, symlinks not followed and folders the

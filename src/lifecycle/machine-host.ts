@@ -14,6 +14,7 @@ import { createLog, type Log } from '../log.js';
 import { type Clock, realClock } from './clock.js';
 import { createExitPolicy, type ExitPolicy, inspectOption } from './exit-policy.js';
 import type { HostOptions } from './host-options.js';
+import { announceHostedActor } from './hosted-actors.js';
 import { watchSignals } from './signals.js';
 import { createTraceWriter, stateName } from './trace.js';
 
@@ -94,6 +95,7 @@ export function hostMachine<M extends AnyStateMachine>(
     // Only when someone observes (see `inspectOption`).
     ...inspectOption(observers),
   } as never) as Actor<M>;
+  announceHostedActor(actor, clock);
 
   // Both machines hear `signal.received` and `shutdown.requested` from here; the lifecycle's
   // host sends its own triggers (stdin, stdout, the parent, the HTTP listener) through it too.

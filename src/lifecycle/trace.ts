@@ -1,6 +1,7 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import type { AnyActorRef, InspectionEvent, StateValue } from 'xstate';
 import type { Log } from '../log.js';
+import { openPrivateFile } from '../private-file.js';
 import type { Clock } from './clock.js';
 
 /**
@@ -53,7 +54,8 @@ export function createJsonlFile(file: string, log: Log) {
     write(line: object): void {
       if (failed) return;
       try {
-        fd ??= openSync(file, 'a', 0o600);
+        // The path is the user's (QMD_LIFECYCLE_TRACE): never through a link, 0600.
+        fd ??= openPrivateFile(file, 'append');
         writeSync(fd, `${JSON.stringify(line)}\n`);
       } catch (error) {
         failed = true;

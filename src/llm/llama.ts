@@ -17,7 +17,7 @@
  * to turn the GPU off; nothing is built or downloaded (`build: 'never'`, `skipDownload`).
  */
 import type { Llama } from 'node-llama-cpp';
-import type { Log } from '../log.js';
+import { type Log, silentLog } from '../log.js';
 import { GPU_OFF_HINT, type GpuBackend, type GpuChoice } from './gpu.js';
 import { llamaLogger } from './log.js';
 
@@ -60,6 +60,11 @@ export interface AcquireOptions {
   maxThreads: number | undefined;
   gpu: GpuChoice;
   log: Log;
+  /**
+   * No line when the GPU is not used (none found, one failed): for `qmd status`, whose report
+   * says it in its `llama.cpp:` line (`Backend.fallback`), so a person reads it once.
+   */
+  quiet?: boolean;
 }
 
 export function acquireLlama(loader: LlamaLoader, options: AcquireOptions): LlamaLease {
@@ -70,7 +75,7 @@ export function acquireLlama(loader: LlamaLoader, options: AcquireOptions): Llam
     const fallback = options.log;
     const forward = (level: string, message: string): void =>
       llamaLogger(created.holders[0] ?? fallback)(level, message);
-    const log = (): Log => created.holders[0] ?? fallback;
+    const log = (): Log => (options.quiet ? silentLog : (created.holders[0] ?? fallback));
     created.llama = loadBackend(loader, options, forward, log).then(({ llama, backend }) => {
       created.backend = backend;
       return llama;

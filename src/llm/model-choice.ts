@@ -20,6 +20,8 @@ export interface ModelKind {
   flag: string;
   env: string;
   downloadCommand: string;
+  /** What searches still do without it, said when it cannot be had (`Search works meanwhile, with BM25 only`). */
+  meanwhile: string;
 }
 
 export const EMBED_MODEL_KIND: ModelKind = {
@@ -27,6 +29,7 @@ export const EMBED_MODEL_KIND: ModelKind = {
   flag: '--embed-model',
   env: 'QMD_EMBED_MODEL',
   downloadCommand: 'qmd embed',
+  meanwhile: 'Search works meanwhile, with BM25 only',
 };
 
 /** Where a model spec came from, strongest first: a flag beats its variable (src/cli/config.ts). */

@@ -24,6 +24,7 @@ export const RERANK_MODEL_KIND: ModelKind = {
   flag: '--rerank-model',
   env: 'QMD_RERANK_MODEL',
   downloadCommand: 'qmd pull',
+  meanwhile: 'Search works meanwhile, without reranking (BM25 and vectors, fused)',
 };
 
 export const EXPAND_MODEL_KIND: ModelKind = {
@@ -31,4 +32,5 @@ export const EXPAND_MODEL_KIND: ModelKind = {
   flag: '--expand-model',
   env: 'QMD_EXPAND_MODEL',
   downloadCommand: 'qmd pull',
+  meanwhile: 'Search works meanwhile, without query expansion (the query as typed, BM25 and vectors)',
 };

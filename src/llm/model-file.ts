@@ -4,11 +4,12 @@
  * in from the lazily imported node-llama-cpp.
  */
 import { createHash } from 'node:crypto';
-import { open, stat } from 'node:fs/promises';
+import { open, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { qmdCacheDir } from '../env.js';
 import type { Log } from '../log.js';
 import { LlmError } from './errors.js';
+import { ggufProblem } from './gguf-check.js';
 import { cachedModel, howToGetModel, localModel } from './model-cache.js';
 import { EMBED_MODEL_KIND, isRemoteSpec, type ModelKind } from './model-choice.js';
 import { downloadModelFile } from './model-download.js';
@@ -61,6 +62,12 @@ export interface ResolveOptions {
   onDownloadProgress?: (progress: DownloadProgress) => void;
   /** How messages name the model (default: the embedding model, `--embed-model`, `qmd embed`). */
   kind?: ModelKind;
+  /** Download it again even when cached (`qmd pull --refresh`); the cached file stays until the new one is whole. */
+  refresh?: boolean;
+  /** Where `QMD_DOWNLOAD_IDLE_MS` and the Hugging Face token are read. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Silence that ends a download (ms). Default: `QMD_DOWNLOAD_IDLE_MS` in `env`, else 30 s. */
+  idleMs?: number;
 }
 
 /**
@@ -76,10 +83,25 @@ export async function resolveModelPath(spec: string, options: ResolveOptions): P
   const kind = options.kind ?? EMBED_MODEL_KIND;
   if (!isRemoteSpec(spec)) return localModelPath(spec, kind);
   const resolveModelFile = await options.resolver();
+  let cached: string | undefined;
   try {
-    return await resolveModelFile(spec, { directory: options.modelsDir, download: false, cli: false });
+    cached = await resolveModelFile(spec, { directory: options.modelsDir, download: false, cli: false });
   } catch {
     // Not cached: download below, if allowed.
+  }
+  if (cached !== undefined && !options.refresh) {
+    // A file an older release, another tool or a proxy left under the model's name: named,
+    // never loaded, and fetched again by the commands that download (docs/design.md §6).
+    const problem = await ggufProblem(cached).catch(() => undefined);
+    if (problem === undefined) return cached;
+    if (!options.download) {
+      throw new LlmError(
+        'MODEL_UNAVAILABLE',
+        `the cached ${kind.noun} ${cached} is not usable: ${problem}; run ${kind.downloadCommand} to fetch it again (searches never download)`,
+      );
+    }
+    await rm(cached, { force: true });
+    options.log.line(`The cached ${kind.noun} ${cached} was not usable (${problem}): deleted it, fetching it again`);
   }
   const endpoint = hfEndpoint();
   if (!options.download) {
@@ -127,9 +149,18 @@ async function download(
     await downloadModelFile(known.url, file, {
       signal,
       tokenOrigin: new URL(endpoint).origin,
+      ...(options.env !== undefined && { env: options.env }),
+      ...(options.idleMs !== undefined && { idleMs: options.idleMs }),
       ...(onDownloadProgress !== undefined && { onProgress: onDownloadProgress }),
     });
     return file;
+  }
+  if (options.refresh) {
+    // node-llama-cpp's resolver cannot be told to fetch a cached file again: it goes first.
+    const cached = await resolveModelFile(spec, { directory: modelsDir, download: false, cli: false }).catch(
+      () => undefined,
+    );
+    if (cached !== undefined) await rm(cached, { force: true });
   }
   // `cli: false`: with it on, the resolver prints its progress to stdout.
   return resolveModelFile(spec, {
@@ -153,6 +184,9 @@ async function localModelPath(spec: string, kind: ModelKind): Promise<string> {
       `no ${kind.noun} file at ${file} (${kind.flag} and ${kind.env} take a .gguf path or an hf: URI)`,
     );
   }
+  const problem = await ggufProblem(file).catch(() => undefined);
+  if (problem !== undefined)
+    throw new LlmError('MODEL_UNAVAILABLE', `the ${kind.noun} file ${file} is not usable: ${problem}`);
   return file;
 }
 
@@ -190,7 +224,7 @@ async function probe(spec: string, options: ResolveOptions, endpoint: string, ki
     throw new LlmError(
       'MODEL_UNAVAILABLE',
       `cannot download the ${kind.noun} ${spec}: ${origin} is unreachable (${message(error)}): ` +
-        `${howToGetModel(spec, options.modelsDir, endpoint, kind)}. Search works meanwhile, with BM25 only`,
+        `${howToGetModel(spec, options.modelsDir, endpoint, kind)}. ${kind.meanwhile}`,
       { cause: error },
     );
   }

@@ -7,7 +7,7 @@
 import type { Llama, LlamaModel } from 'node-llama-cpp';
 import { untilAborted } from '../settle.js';
 import { abortedError, disposedError, LlmError } from './errors.js';
-import type { ModelKind } from './model-choice.js';
+import { isRemoteSpec, type ModelKind } from './model-choice.js';
 import { type DownloadProgress, defaultModelsDir, modelFingerprint, resolveModelPath } from './model-file.js';
 import { SerialQueue } from './queue.js';
 import type { LlmRuntime, ModelReport, ModelRole, RuntimePart } from './runtime.js';
@@ -162,12 +162,13 @@ export abstract class NativeModel<Loaded> implements RuntimePart {
     const check = (): void => {
       if (signal.aborted) throw disposedError();
     };
+    let modelPath: string | undefined;
     try {
       this.runtime.add(this);
       // The file first: a missing model fails before paying ~1 s for node-llama-cpp. No
       // native object is involved yet, so the teardown need not wait for it: node-llama-cpp's
       // resolver can sit out network retries for minutes, ignoring its signal.
-      const modelPath = await untilAborted(this.modelPath(), signal, disposedError);
+      modelPath = await untilAborted(this.modelPath(), signal, disposedError);
       const llama = await this.runtime.llama();
       check();
       this.#model = await llama.loadModel({ modelPath, loadSignal: signal });
@@ -185,9 +186,15 @@ export abstract class NativeModel<Loaded> implements RuntimePart {
       if (signal.aborted) throw disposedError();
       await this.#release();
       if (error instanceof LlmError) throw error;
+      // The file passed the header check (`gguf-check.ts`) but llama.cpp refused it: say which
+      // file, and how to fetch a downloaded one again should its data be damaged.
+      const from = modelPath === undefined || modelPath === this.options.model ? '' : ` from ${modelPath}`;
+      const again = isRemoteSpec(this.options.model)
+        ? '; if that file is damaged, qmd pull --refresh fetches it again'
+        : '';
       throw new LlmError(
         'MODEL_UNAVAILABLE',
-        `could not load the ${this.kind.noun} ${this.options.model}: ${(error as Error).message ?? error}`,
+        `could not load the ${this.kind.noun} ${this.options.model}${from}: ${(error as Error).message ?? error}${again}`,
         { cause: error },
       );
     }

@@ -131,8 +131,8 @@ export class LlmRuntime {
     return this.#module;
   }
 
-  /** The process's `Llama`, loaded with this runtime's GPU choice on first call. */
-  async llama(): Promise<Llama> {
+  /** The process's `Llama`, loaded with this runtime's GPU choice on first call (`quiet`: `AcquireOptions.quiet`). */
+  async llama(options: { quiet?: boolean } = {}): Promise<Llama> {
     if (this.disposed) throw disposedError();
     const module = await this.import();
     if (this.disposed) throw disposedError();
@@ -142,7 +142,7 @@ export class LlmRuntime {
         getLlamaGpuTypes:
           module.getLlamaGpuTypes ?? (async (include) => (await import('node-llama-cpp')).getLlamaGpuTypes(include)),
       },
-      { maxThreads: this.#givenThreads, gpu: this.gpu, log: this.log },
+      { maxThreads: this.#givenThreads, gpu: this.gpu, log: this.log, ...(options.quiet && { quiet: true }) },
     );
     const llama = await this.#lease.llama;
     this.#threads ??= defaultThreads(llama.cpuMathCores);
@@ -172,9 +172,12 @@ export class LlmRuntime {
     return report;
   }
 
-  /** `report()` after loading the backend (not the models): what `qmd status` shows. */
+  /**
+   * `report()` after loading the backend (not the models): what `qmd status` shows. Quiet: the
+   * report's backend line says why the GPU is not used, and the log would say it a second time.
+   */
   async probe(): Promise<RuntimeReport> {
-    await this.llama();
+    await this.llama({ quiet: true });
     return this.report();
   }
 

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { errorMessage, QmdError } from '../errors.js';
+import { printable } from './printable.js';
 
 /** One collection of qmd 2.x's `index.yml`, with its defaults filled in. */
 export interface PeerCollection {
@@ -32,32 +33,79 @@ export interface PeerConfig {
 const DEFAULT_PATTERN = '**/*.md';
 
 /**
+ * The largest `index.yml` read: qmd 2.x writes a few hundred bytes a collection, so 1 MiB holds
+ * thousands. The YAML library's document model costs 40 to 60 times the text in memory
+ * (measured, `bench/migrate-hostile.ts`: a 50 MB `global_context` peaked at 2.1 GB, a 41 MB file
+ * of 600,000 collections held 1.8 GB past 120 s; just under 1 MiB peaks at 120 MB, the process
+ * itself 58), so a bound on the bytes is a bound on the parse.
+ */
+export const MAX_PEER_CONFIG_BYTES = 1024 * 1024;
+/** More collections than anyone keeps (each is a folder scanned by `migrate`). */
+export const MAX_PEER_COLLECTIONS = 1000;
+
+/**
  * Reads qmd 2.x's configuration at `file`, or undefined when there is none. A file that is
- * not the YAML qmd 2.x writes is BAD_ARGUMENT naming the file and the key.
+ * not the YAML qmd 2.x writes is BAD_ARGUMENT naming the file and the key; so is one larger
+ * than `MAX_PEER_CONFIG_BYTES` (refused before it is parsed) or with more than
+ * `MAX_PEER_COLLECTIONS` collections. Keys are shown `printable` in every message.
  */
 export function readPeerConfig(file: string): PeerConfig | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new QmdError('NOT_FOUND', `Cannot read ${file}: ${errorMessage(error)}`);
-  }
+  const text = readBounded(file);
+  if (text === undefined) return undefined;
   let parsed: unknown;
   try {
     parsed = parse(text);
   } catch (error) {
-    throw new QmdError('BAD_ARGUMENT', `${file} is not valid YAML: ${firstLine(errorMessage(error))}`);
+    throw new QmdError('BAD_ARGUMENT', `${file} is not valid YAML: ${printable(firstLine(errorMessage(error)))}`);
   }
   return fromYaml(file, parsed ?? {});
 }
 
+/** The file's text, read no further than the bound (a FIFO or `/dev/zero` named by --config too). */
+function readBounded(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new QmdError('NOT_FOUND', `Cannot read ${file}: ${errorMessage(error)}`);
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const tooLarge = (bytes: string) =>
+      new QmdError(
+        'BAD_ARGUMENT',
+        `${file} is ${bytes}: qmd migrate reads an index.yml of at most 1 MiB (qmd 2.x writes a few KB); check that it is qmd 2.x's, or give another with --config`,
+      );
+    if (size > MAX_PEER_CONFIG_BYTES) throw tooLarge(`${(size / (1024 * 1024)).toFixed(1)} MiB`);
+    const buffer = Buffer.alloc(MAX_PEER_CONFIG_BYTES + 1);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < buffer.length; length += read) {
+      read = fs.readSync(fd, buffer, length, buffer.length - length, null);
+    }
+    if (length > MAX_PEER_CONFIG_BYTES) throw tooLarge('more than 1 MiB');
+    return buffer.subarray(0, length).toString('utf8');
+  } catch (error) {
+    if (error instanceof QmdError) throw error;
+    throw new QmdError('NOT_FOUND', `Cannot read ${file}: ${errorMessage(error)}`);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 function fromYaml(file: string, root: unknown): PeerConfig {
   const bad = (key: string, want: string) =>
-    new QmdError('BAD_ARGUMENT', `${file}: ${key} must be ${want}; fix it, then run qmd migrate again`);
+    new QmdError('BAD_ARGUMENT', `${file}: ${printable(key)} must be ${want}; fix it, then run qmd migrate again`);
   if (!isRecord(root)) throw bad('the top level', 'a mapping');
   const collections = root.collections ?? {};
   if (!isRecord(collections)) throw bad('collections', 'a mapping of names to collections');
+  const count = Object.keys(collections).length;
+  if (count > MAX_PEER_COLLECTIONS) {
+    throw new QmdError(
+      'BAD_ARGUMENT',
+      `${file} lists ${count.toLocaleString('en')} collections: qmd migrate carries at most ${MAX_PEER_COLLECTIONS.toLocaleString('en')}; check that it is qmd 2.x's, or give another with --config`,
+    );
+  }
   const config: PeerConfig = { file, collections: [], models: {} };
   for (const [name, value] of Object.entries(collections)) {
     const key = `collections.${name}`;

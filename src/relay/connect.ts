@@ -1,5 +1,6 @@
-import { closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { writePrivateFile } from '../private-file.js';
 import { compareVersions, type Greeting, MAX_GREETING_BYTES, parseGreeting } from './greeting.js';
 import { markHung, readStartFailure } from './health.js';
 import { type SharedPaths, secureDir, secureSocket } from './paths.js';
@@ -224,9 +225,7 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 export function takeSpawnLock(path: string, staleMs: number): boolean {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(path, 'wx', 0o600);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      writePrivateFile(path, String(process.pid), 'exclusive');
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false;

@@ -1,5 +1,6 @@
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { errorMessage, isQmdError } from '../errors.js';
+import { replacePrivateFile } from '../private-file.js';
 import type { SharedPaths } from './paths.js';
 
 /**
@@ -95,16 +96,10 @@ export function clearHealth(paths: SharedPaths, which: 'failed' | 'hung'): void 
 
 /** Written aside and renamed into place: a reader never sees half of it. Never throws. */
 function writeWhole(path: string, value: object): void {
-  const aside = `${path}.${process.pid}.tmp`;
   try {
-    writeFileSync(aside, `${JSON.stringify(value)}\n`, { mode: 0o600 });
-    renameSync(aside, path);
+    replacePrivateFile(path, `${path}.${process.pid}.tmp`, `${JSON.stringify(value)}\n`);
   } catch {
-    try {
-      unlinkSync(aside);
-    } catch {
-      // Never written.
-    }
+    // Best effort: a relay that cannot leave its note still serves its client.
   }
 }
 

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync } from 'node:fs';
+import { openPrivateFile } from '../private-file.js';
 
 /**
  * How a relay starts the shared server so that the server belongs to no client: not in the
@@ -44,7 +45,13 @@ export function launchDetached(options: {
   platform?: NodeJS.Platform;
 }): void {
   const { command, args } = launchCommand(options.platform ?? process.platform, options.execPath, options.args);
-  const out = openSync(options.logPath, 'a', 0o600);
+  let out: number;
+  try {
+    out = openPrivateFile(options.logPath, 'append');
+  } catch (error) {
+    options.onError(error as Error);
+    return;
+  }
   try {
     const launcher = spawn(command, args, {
       detached: true,

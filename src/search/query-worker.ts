@@ -36,7 +36,7 @@ const collections = new Collections(db);
 const parts: ReadParts = {
   searcher: new Searcher(db),
   vectorSearcher: new VectorSearcher(db, vectors),
-  documents: new DocumentReader(db),
+  documents: new DocumentReader(db, data.path),
   collections,
   status: new StatusReader(db, { path: data.path, collections, vectors, contexts: new Contexts(db) }),
 };

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { QmdError } from '../errors.js';
 import type { Log } from '../log.js';
 import { type BearerAuth, createBearerAuth } from '../mcp/http/auth.js';
+import { writePrivateFile } from '../private-file.js';
 
 /**
  * The bearer token of `qmd mcp --http` (README: HTTP). It is never on a command line, where
@@ -28,7 +29,7 @@ export function loadOrCreateToken(file: string): { token: string; created: boole
   if (existing !== undefined) return { token: existing, created: false };
   const temp = `${file}.${process.pid}.tmp`;
   try {
-    fs.writeFileSync(temp, `${newToken()}\n`, { mode: 0o600, flag: 'wx' });
+    writePrivateFile(temp, `${newToken()}\n`, 'exclusive');
     fs.linkSync(temp, file);
     return { token: readTokenFile(file) ?? '', created: true };
   } catch (error) {

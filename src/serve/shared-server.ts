@@ -50,7 +50,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     socket: paths.socket,
     control: paths.socket,
   };
-  const claim = await claimPidfile(paths.record, record, 0o600);
+  const claim = await claimPidfile(paths.record, record);
   if (!claim.claimed) {
     log.line(`another shared server (pid ${claim.holder.pid}) serves ${ctx.indexPath}; leaving`);
     return null;

@@ -43,6 +43,7 @@ export class Collections {
   private readonly remove;
   private readonly setUpdate;
   private readonly setInclude;
+  private readonly setMask;
   private readonly renameRows;
   private readonly inclusion;
 
@@ -62,6 +63,7 @@ export class Collections {
     this.remove = db.prepare<[string]>('DELETE FROM collections WHERE name = ?');
     this.setUpdate = db.prepare<[string | null, string]>('UPDATE collections SET update_command = ? WHERE name = ?');
     this.setInclude = db.prepare<[number, string]>('UPDATE collections SET include_by_default = ? WHERE name = ?');
+    this.setMask = db.prepare<[string, string]>('UPDATE collections SET mask = ? WHERE name = ?');
     // Read by every search that names no collection: names and flags only, no document count.
     this.inclusion = db.prepare<[], { name: string; include_by_default: number }>(
       'SELECT name, include_by_default FROM collections ORDER BY name',
@@ -143,9 +145,10 @@ export class Collections {
     );
   }
 
-  /** Sets the update command (null clears it) and whether unscoped searches include it. */
-  configure(name: string, settings: Pick<CollectionSettings, 'update' | 'includeByDefault'>): void {
+  /** Sets the update command (null clears it), whether unscoped searches include it, its mask (the next scan applies it). */
+  configure(name: string, settings: Pick<CollectionSettings, 'update' | 'includeByDefault'> & { mask?: string }): void {
     this.require(name);
+    if (settings.mask !== undefined) this.setMask.run(settings.mask, name);
     if (settings.update !== undefined) this.setUpdate.run(settings.update, name);
     if (settings.includeByDefault !== undefined) this.setInclude.run(settings.includeByDefault ? 1 : 0, name);
   }

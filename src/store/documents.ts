@@ -1,5 +1,7 @@
 import { isQmdError, QmdError } from '../errors.js';
+import { textMatchesHash } from '../text/content-hash.js';
 import { lineStarts } from '../text/markdown.js';
+import { indexProblem } from './index-problems.js';
 import { DocumentLookup, type DocumentRow } from './lookup.js';
 import { type DocumentRef, splitLineRange } from './refs.js';
 import type { Sqlite } from './sqlite.js';
@@ -21,12 +23,22 @@ function skippedFor(item: string, error: QmdError): MultiGetResult['skipped'][nu
   return { file: item, reason: `not found${suggestions ? ` (did you mean: ${suggestions}?)` : ''}`, kind: 'not-found' };
 }
 
-/** `get` and `multi_get`: text always comes from the index, never from the filesystem. */
+/**
+ * `get` and `multi_get`: text always comes from the index, never from the filesystem, and is
+ * checked against the hash it was indexed under before it is served: a text that no longer
+ * matches (a flipped bit that SQLite's page checks do not see, a row edited by hand) is a
+ * damaged index (INDEX_CORRUPT), never served as the note. The check costs one SHA-256 of the
+ * text served (docs/design.md §6, "A damaged index").
+ */
 export class DocumentReader {
   private readonly lookup;
   private readonly body;
 
-  constructor(db: Sqlite) {
+  /** `indexPath` names the file in the damaged-index line. */
+  constructor(
+    db: Sqlite,
+    private readonly indexPath: string,
+  ) {
     this.lookup = new DocumentLookup(db);
     this.body = db.column<[string, string], string>(
       'SELECT c.body FROM documents d JOIN content c ON c.hash = d.hash WHERE d.collection = ? AND d.path = ?',
@@ -45,6 +57,7 @@ export class DocumentReader {
 
   get(ref: string, options: ReadOptions = {}): DocumentSlice {
     const { row, range } = this.locate(ref);
+    this.check(row);
     const fromLine = options.fromLine ?? range?.fromLine;
     const maxLines = options.maxLines ?? range?.maxLines;
     const part = slice(row, { fromLine, maxLines, lineNumbers: options.lineNumbers });
@@ -82,10 +95,20 @@ export class DocumentReader {
         result.skipped.push({ file, reason: `the reply is full (${totalBytes} bytes in all)`, kind: 'full' });
         continue;
       }
+      this.check(row);
       left -= size;
       result.documents.push({ ...doc, truncated: doc.lines < doc.totalLines });
     }
     return result;
+  }
+
+  /** The row's text is the text its hash was taken of, or the index is damaged. */
+  private check(row: DocumentRow): void {
+    if (textMatchesHash(row.body, row.hash)) return;
+    throw indexProblem.damaged(
+      this.indexPath,
+      `the stored text of ${row.collection}/${row.path} does not match its content hash ${row.hash.slice(0, 12)}…`,
+    );
   }
 
   /**

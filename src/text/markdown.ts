@@ -36,8 +36,9 @@ export function extractTitle(text: string, relativePath: string): string {
   return path.basename(relativePath, path.extname(relativePath));
 }
 
+/** Whitespace folded, never cut: qmd 2.x prints a title whole, in text and `--json`. */
 function clean(title: string): string {
-  return title.replace(/\s+/g, ' ').trim().slice(0, 200);
+  return title.replace(/\s+/g, ' ').trim();
 }
 
 /** Offsets where each line starts; a final newline does not start another line. */

@@ -5,7 +5,16 @@
  * PID read from the pidfile: the peer's `stop` once SIGTERMed whatever had inherited a
  * recycled PID, and a pidfile is anybody's to edit.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,5 +159,55 @@ describe.each(PROC_MODES)('the daemon, $mode', ({ extra }) => {
     const result = await runQmd(['mcp', 'stop'], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('no HTTP server (daemon or qmd mcp --http) is running');
+  });
+});
+
+describe('the daemon’s log beside the index (src/private-file.ts)', () => {
+  const ws = tempWorkspace();
+  const runtime = mkdtempSync(join(tmpdir(), 'qmd-run-'));
+  const env = qmdEnv(ws.index, { XDG_RUNTIME_DIR: runtime });
+  const log = `${ws.index}.mcp.log`;
+  beforeAll(async () => {
+    const added = await runQmd(['collection', 'add', ws.notesDir, '--name', 'notes'], env);
+    expect(added.code, added.stderr).toBe(0);
+  });
+  afterAll(() => {
+    ws.cleanup();
+    rmSync(runtime, { recursive: true, force: true });
+  });
+
+  it('a symbolic link planted at its path is refused in one line, exit 1; what it points at is untouched, no daemon starts', async () => {
+    const victim = join(ws.dir, 'bashrc');
+    writeFileSync(victim, 'export PATH\n');
+    symlinkSync(victim, log);
+    try {
+      const started = await runQmd(['mcp', '--http', '--daemon', '--port', '0'], env);
+      expect(started.code).toBe(1);
+      expect(started.stdout).toBe('');
+      expect(started.stderr).toBe(
+        `qmd: ${log} is a symbolic link: qmd never writes through one (it could point at any file of yours); remove it (rm ${log})\n`,
+      );
+      expect(readFileSync(victim, 'utf8')).toBe('export PATH\n');
+      expect(existsSync(`${ws.index}.mcp.pid`)).toBe(false);
+    } finally {
+      rmSync(log, { force: true });
+    }
+  });
+
+  it('a log left 0644 by an older release becomes 0600, its lines kept, before the daemon writes', async () => {
+    writeFileSync(log, 'an older run\n');
+    chmodSync(log, 0o644);
+    let pid: number | undefined;
+    try {
+      const started = await runQmd(['mcp', '--http', '--daemon', '--port', '0'], env);
+      expect(started.code, started.stderr).toBe(0);
+      pid = Number(/\(pid (\d+)\)/.exec(started.stdout)?.[1]);
+      expect(statSync(log).mode & 0o777).toBe(0o600);
+      expect(readFileSync(log, 'utf8').startsWith('an older run\n')).toBe(true);
+      const stopped = await runQmd(['mcp', 'stop'], env);
+      expect(stopped.code, stopped.stderr).toBe(0);
+    } finally {
+      killIfQmd(pid);
+    }
   });
 });

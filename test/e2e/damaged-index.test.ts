@@ -26,7 +26,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+import { Sqlite } from '../../src/store/sqlite.js';
+import { QMD_BIN, qmdEnv, runQmd, tempWorkspace, textOf } from '../support/qmd.js';
+import { sdkSession } from '../support/sdk-session.js';
 import { spawnProcess } from '../support/spawn.js';
 
 const READERS = [
@@ -237,5 +239,69 @@ describe('a damaged index: every reading command gives the same one line and exi
     const status = await runQmd(['status'], env(file));
     expect(status.code).toBe(1);
     expect(firstQmdLine(status.stderr)).toMatch(/^qmd: The index .* is damaged \(/);
+  });
+});
+
+describe("a note's stored text changed under qmd (integrity_check passes it): get and multi-get say the index is damaged", () => {
+  /** A copy of the small index with one byte of notes/n1.md's stored text changed, as a flipped bit would. */
+  function flipped(): string {
+    const file = join(ws.dir, 'flipped.sqlite');
+    copyFileSync(small, file);
+    const db = new Sqlite(file);
+    try {
+      db.exec(
+        "UPDATE content SET body = replace(body, 'Note 1', 'Note 3') WHERE hash = (SELECT hash FROM documents WHERE path = 'n1.md')",
+      );
+      expect(db.value('SELECT changes()')).toBe(1);
+      expect(db.pragmaValue('integrity_check')).toBe('ok');
+    } finally {
+      db.close();
+    }
+    return file;
+  }
+
+  it('CLI: exit 1, the damaged-index line naming the note, nothing on stdout; other notes are served', async () => {
+    const file = flipped();
+    const damaged = new RegExp(
+      `^qmd: The index ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is damaged \\(the stored text of notes/n1.md does not match its content hash [0-9a-f]{12}…\\); move it away and add the collections again \\(qmd collection add DIR\\)$`,
+    );
+    for (const args of [
+      ['get', 'notes/n1.md'],
+      ['get', 'notes/n1.md:2:1'],
+      ['multi-get', 'notes/n1*.md'],
+      ['multi-get', 'notes/n2.md,notes/n1.md'],
+    ]) {
+      const run = await runQmd(args, env(file));
+      expect(run.code, args.join(' ')).toBe(1);
+      expect(run.stdout, args.join(' ')).toBe('');
+      expect(firstQmdLine(run.stderr), args.join(' ')).toMatch(damaged);
+    }
+    const other = await runQmd(['get', 'notes/n2.md'], env(file));
+    expect(other.code, other.stderr).toBe(0);
+    expect(other.stdout).toContain('# Note 2');
+  });
+
+  it('MCP: get and multi_get answer with an error result in the same words', async () => {
+    const file = flipped();
+    const session = await sdkSession(env(file), 'flipped');
+    try {
+      for (const [name, args] of [
+        ['get', { file: 'notes/n1.md' }],
+        ['multi_get', { pattern: 'notes/n1*.md' }],
+      ] as const) {
+        const result = (await session.client.callTool({ name, arguments: args })) as { isError?: boolean };
+        expect(result.isError, name).toBe(true);
+        expect(textOf(result), name).toContain(
+          `The index ${file} is damaged (the stored text of notes/n1.md does not match its content hash`,
+        );
+      }
+      const fine = (await session.client.callTool({ name: 'get', arguments: { file: 'notes/n2.md' } })) as {
+        isError?: boolean;
+      };
+      expect(fine.isError).toBeFalsy();
+    } finally {
+      await session.client.close();
+      session.kill();
+    }
   });
 });

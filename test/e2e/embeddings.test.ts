@@ -95,7 +95,12 @@ describe('qmd embed, vsearch and query', () => {
     // on stderr in the terminal format, in `explain` with --json.
     const flagged = await runQmd(['--embed-model', join(ws.dir, 'missing.gguf'), 'query', 'sourdough'], env());
     expect(flagged.code, flagged.stderr).toBe(0);
-    expect(flagged.stderr).toMatch(/^\(bm25: the embedding model is unavailable: BM25 only /m);
+    // The warning names the file once; the note under it does not say it again.
+    expect(flagged.stderr).toMatch(
+      /^QMD Warning: no embedding model file at .*missing\.gguf .*searching with BM25 only$/m,
+    );
+    expect(flagged.stderr).toMatch(/^\(bm25: the embedding model is unavailable: BM25 only\)$/m);
+    expect(flagged.stderr.split('missing.gguf').length - 1).toBe(1);
     expect(flagged.stdout).toMatch(/^qmd:\/\/notes\/bread\.md:\d+ #[0-9a-f]{8}$/m);
     const flaggedJson = await runQmd(
       ['--embed-model', join(ws.dir, 'missing.gguf'), 'query', 'sourdough', '--json', '--explain'],

@@ -8,7 +8,7 @@
  * installed copy. `packed.test.ts` checks what the tarball holds; this checks that npm's
  * installer makes a working `qmd` of it, with only its `dependencies`.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -32,6 +32,8 @@ const work = mkdtempSync(join(tmpdir(), 'qmd-install-'));
 const prefix = join(work, 'prefix');
 let qmdBin = '';
 let env: NodeJS.ProcessEnv = {};
+/** What `npm i -g` printed on stderr: its warnings. */
+let installWarnings = '';
 
 /** npm's own environment: without the npm_* variables `npm test` hands its children. */
 function npmEnv(): NodeJS.ProcessEnv {
@@ -53,11 +55,13 @@ beforeAll(() => {
   expect(packed?.filename).toBe(`${pkg.name}-${pkg.version}.tgz`);
   // What the README tells a user to run, into a prefix of its own (`-g --prefix`), from the
   // tarball's own folder: npm resolves the dependencies from the registry (or its cache).
-  execFileSync(
+  const install = spawnSync(
     NPM,
     ['install', '--global', '--prefix', prefix, `./${packed?.filename}`, '--no-audit', '--no-fund', '--prefer-offline'],
-    { cwd: work, env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: work, env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' },
   );
+  expect(install.status, install.stderr).toBe(0);
+  installWarnings = install.stderr;
   qmdBin = join(prefix, process.platform === 'win32' ? 'qmd.cmd' : 'bin/qmd');
   // The prefix's bin first on PATH, then the Node under test (the bin's `#!/usr/bin/env node`).
   env = {
@@ -80,6 +84,20 @@ async function qmd(args: string[]): Promise<{ code: number | null; stdout: strin
 }
 
 describe(`npm i -g ${pkg.name}-${pkg.version}.tgz into a fresh prefix`, () => {
+  it(`npm names no script of ${pkg.name} to allow (none runs on install; the build is prepack's)`, () => {
+    // npm 11 lists every install-time script (preinstall, install, postinstall, prepare) it did
+    // not run, under "install-scripts"; node-llama-cpp's postinstall is there, and needed by
+    // nothing (docs/design.md §6).
+    expect(installWarnings).not.toContain(`${pkg.name}@${pkg.version}`);
+    const scripts =
+      (
+        JSON.parse(readFileSync(join(prefix, 'lib/node_modules', pkg.name, 'package.json'), 'utf8')) as {
+          scripts?: Record<string, string>;
+        }
+      ).scripts ?? {};
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(scripts[hook], hook).toBeUndefined();
+  });
+
   it('links qmd into the prefix’s bin, to the installed bundle, with only the dependencies installed', () => {
     const installed = join(prefix, 'lib/node_modules', pkg.name);
     expect(realpathSync(qmdBin)).toBe(join(installed, 'dist/qmd.mjs'));

@@ -19,21 +19,10 @@ import { tinyModelPath } from '../support/gguf.js';
 import { DEFAULT_MODEL_PATH } from '../support/model-server.js';
 import { CTRL_C, frames, type PtyProcess, ptyExit, runInPty, screenLines } from '../support/pty.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+import { seededRandom, testSeed } from '../support/seeded.js';
 
-const SEED = Number(process.env.QMD_TEST_SEED ?? Math.floor(Math.random() * 2 ** 31));
-
-/** mulberry32: small, seeded, good enough to pick points. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = generator(SEED);
+const SEED = testSeed();
+const random = seededRandom(SEED);
 
 const FILES = 1500;
 const CHUNKS = 120;
@@ -96,7 +85,7 @@ type Point = { kind: 'first' } | { kind: 'past'; stage: string; k: number };
 /** The command printed its result: the work is over, and a Ctrl-C now may find it gone. */
 const DONE = /^(Added collection|Updated \d|Embedded \d)/;
 /** The last stage's bar full: what is left (the commit, the close) is the end of the work. */
-const FULL = /^(Writing the index|Embedding)\s+\[█+\]\s+([\d,]+)\/\2 /;
+const FULL = /^(Indexing notes|Embedding)\s+\[█+\]\s+([\d,]+)\/\2 /;
 
 /** Whether the work was (all but) over: a Ctrl-C then may come after the process has finished. */
 const over = (out: string) => frames(out).some((f) => DONE.test(f)) || FULL.test(frames(out).at(-1) ?? '');
@@ -134,7 +123,10 @@ async function interrupted(args: string[], index: string, point: Point, twice: b
       p.write(CTRL_C);
     }
     const exit = await ptyExit(p, 60_000);
-    return { exit, late, output: p.output(), lines: screenLines(p.output()) };
+    // The terminal echoes each Ctrl-C as `^C` where the cursor is: at the start of a line when
+    // the bar was just cleared. That echo is the terminal's, not the command's.
+    const lines = screenLines(p.output()).map((line) => line.replace(/^(\^C)+/, ''));
+    return { exit, late, output: p.output(), lines };
   } finally {
     p.kill();
   }
@@ -174,7 +166,7 @@ const RUNS: Array<{ command: 'embed' | 'update' | 'add'; point: Point; twice: bo
 for (let i = 0; i < 20; i++) {
   const command = i < 8 ? 'embed' : i < 14 ? 'update' : 'add';
   const first = random() < 0.2;
-  const stage = command === 'embed' ? 'Embedding' : random() < 0.7 ? 'Reading notes' : 'Writing the index';
+  const stage = command === 'embed' ? 'Embedding' : 'Indexing notes';
   const total = command === 'embed' ? CHUNKS : FILES;
   const point: Point = first ? { kind: 'first' } : { kind: 'past', stage, k: Math.floor(random() * total * 0.7) };
   RUNS.push({ command, point, twice: random() < 0.35 });

@@ -8,7 +8,7 @@
  * The real clients (Claude Code, Gemini CLI, Codex, opencode) were checked once by hand:
  * bench/experiments/mcp-config/real-clients.mjs.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENTS } from '../../src/cli/mcp-config/clients.js';
 import { ChildTransport } from '../support/child-transport.js';
 import { READERS } from '../support/mcp-clients.js';
-import { indexedWorkspace, qmdEnv, runQmd } from '../support/qmd.js';
+import { indexedWorkspace, QMD_BIN, qmdEnv, runQmd } from '../support/qmd.js';
 import { spawnProcess, waitForExit } from '../support/spawn.js';
 import { type HttpServer, startHttpServer } from './fixtures/http-server.js';
 import { eventually, sharedServerPids } from './fixtures/shared.js';
@@ -201,5 +201,32 @@ describe('what qmd mcp config carries and refuses', () => {
     expect(run.stderr).toBe(
       `qmd: No index at ${typo}: make one with qmd collection add DIR, or point --index or QMD_INDEX at yours\n`,
     );
+  });
+});
+
+describe('the README’s line for a client that has no configuration yet', () => {
+  it('runs as printed in a shell, in a home where ~/.cursor does not exist, and writes a configuration Cursor reads', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const line = /`(mkdir -p ~\/\.cursor && qmd mcp config --client cursor > ~\/\.cursor\/mcp\.json)`/.exec(
+      readme,
+    )?.[1];
+    expect(line, 'the README line').toBeDefined();
+    const home = mkdtempSync(join(tmpdir(), 'qmd-readme-home-'));
+    // `qmd` on PATH as `npm i -g` puts it: a command by that name that runs this build.
+    const bin = join(home, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'qmd'), `#!/bin/sh\nexec "${process.execPath}" "${QMD_BIN}" "$@"\n`, { mode: 0o755 });
+    try {
+      const shell = spawnProcess('/bin/sh', ['-c', line as string], {
+        env: { ...env, HOME: home, PATH: `${bin}:/usr/bin:/bin` },
+      });
+      shell.child.stdin?.end();
+      expect(await shell.closed, shell.stderr()).toEqual({ code: 0, signal: null });
+      const written = readFileSync(join(home, '.cursor', 'mcp.json'), 'utf8');
+      const launch = READERS.cursor?.(written, 'qmd');
+      expect(launch).toMatchObject({ transport: 'stdio', command: process.execPath });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

@@ -207,11 +207,96 @@ describe('qmd migrate from an index.yml alone', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('notes: 1 document\n');
     expect(run.stdout).toContain('2 contexts carried over');
-    expect(run.stderr.trim().split('\n')).toEqual([
-      `qmd: skipped collection again: ${notes} is already indexed as collection "notes"`,
-      `qmd: skipped collection gone: its folder ${join(dir, 'alone', 'gone')} no longer exists`,
-    ]);
+    const skipped = [
+      `skipped collection again: ${notes} is already indexed as collection "notes" (to index both masks there: qmd collection set-mask notes '**/*.md,*.txt')`,
+      `skipped collection gone: its folder ${join(dir, 'alone', 'gone')} no longer exists`,
+    ];
+    expect(run.stderr.trim().split('\n')).toEqual(skipped.map((line) => `qmd: ${line}`));
+    // The dry run promised exactly this: the collections added, those skipped (in the same
+    // words), the contexts set.
+    const promised = (prefix: string) =>
+      dry.stdout
+        .split('\n')
+        .filter((l) => l.startsWith(prefix))
+        .map((l) => l.slice(prefix.length));
+    expect(promised('would add ').map((l) => l.split(':')[0])).toEqual(
+      run.stdout
+        .split('\n')
+        .filter((l) => /^\S+: \d+ documents?/.test(l))
+        .map((l) => l.split(':')[0]),
+    );
+    expect(promised('would skip ')).toEqual(skipped.map((line) => line.replace(/^skipped /, '')));
+    expect(promised('would set context ')).toHaveLength(2);
     expect(readdirSync(join(alone.env.XDG_CACHE_HOME as string, 'qmd', 'indexes'))).toEqual(['index.sqlite']);
+  });
+
+  it('a hostile index.yml: too large, too many collections, a context too long: one line, exit 1, nothing built, the dry run the same', async () => {
+    const hostile = sharedHome(join(dir, 'hostile'));
+    const notes = join(dir, 'hostile', 'notes');
+    mkdirSync(notes, { recursive: true });
+    mkdirSync(join(hostile.env.XDG_CONFIG_HOME as string, 'qmd'), { recursive: true });
+    const cases: Array<[string, RegExp]> = [
+      [
+        `global_context: "${'a'.repeat(2 * 1024 * 1024)}"\n`,
+        /^qmd: \S+index\.yml is 2\.0 MiB: qmd migrate reads an index\.yml of at most 1 MiB/,
+      ],
+      [
+        `collections:\n${Array.from({ length: 1001 }, (_, i) => `  c${i}:\n    path: ${notes}\n`).join('')}`,
+        /^qmd: \S+index\.yml lists 1,001 collections: qmd migrate carries at most 1,000/,
+      ],
+      [
+        `global_context: "${'a'.repeat(5000)}"\ncollections:\n  notes:\n    path: ${notes}\n`,
+        /^qmd: \S+index\.yml: global_context is 5,000 characters: a context here is at most 2,000; shorten it, then run qmd migrate again$/,
+      ],
+    ];
+    for (const [yaml, said] of cases) {
+      writeFileSync(hostile.peerConfig, yaml);
+      for (const args of [['migrate', '--dry-run'], ['migrate']]) {
+        const run = await runQmd(args, hostile.env);
+        expect(run.code, args.join(' ')).toBe(1);
+        expect(run.stderr.trim().split('\n'), args.join(' ')).toEqual([expect.stringMatching(said)]);
+        expect(run.stdout).toBe('');
+        expect(existsSync(hostile.ourIndex)).toBe(false);
+      }
+    }
+  });
+
+  it('control characters from index.yml reach neither stdout nor stderr raw: they are shown escaped', async () => {
+    const control = sharedHome(join(dir, 'control'));
+    const notes = join(dir, 'control', 'notes');
+    mkdirSync(notes, { recursive: true });
+    writeFileSync(join(notes, 'a.md'), '# A\n\nOne note.\n');
+    mkdirSync(join(control.env.XDG_CONFIG_HOME as string, 'qmd'), { recursive: true });
+    writeFileSync(
+      control.peerConfig,
+      [
+        'collections:',
+        '  notes:',
+        `    path: ${notes}`,
+        '    update: "echo \\e[2J\\rpulled"',
+        '    context:',
+        '      "/": "red \\e[31malert\\u0007"',
+        '  "gone\\e[8m":',
+        `    path: "${join(dir, 'control', 'gone\\e[8m')}"`,
+        'models:',
+        '  embed: "hf:x/y\\e]0;title\\u0007/z.gguf"',
+        '',
+      ].join('\n'),
+    );
+    for (const args of [['migrate', '--dry-run'], ['migrate']]) {
+      const run = await runQmd(args, control.env);
+      expect(run.code, run.stderr).toBe(0);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: no control character may come through.
+      const raw = /[\x00-\x09\x0b-\x1f\x7f]/;
+      expect(run.stdout).not.toMatch(raw);
+      expect(run.stderr).not.toMatch(raw);
+      expect(`${run.stdout}${run.stderr}`).toContain('\\x1b[');
+    }
+    const dry = await runQmd(['migrate', '--dry-run'], { ...control.env, QMD_INDEX: join(dir, 'control', 'x.sqlite') });
+    expect(dry.stdout).toContain('would set context notes: red \\x1b[31malert\\x07');
+    expect(dry.stdout).toContain(
+      `would skip collection gone-8m: its folder ${join(dir, 'control', 'gone\\x1b[8m')} no longer exists`,
+    );
   });
 
   it('with nothing of qmd 2.x to read, says where it looked, and writes nothing', async () => {

@@ -7,15 +7,21 @@
  * pseudo-terminal, the download held half-way until the bar is on the screen); a search whose
  * model is not downloaded says how to get it.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatBytes } from '../../src/cli/formats/collections.js';
 import { DEFAULT_EMBED_MODEL } from '../../src/llm/index.js';
 import { deferred } from '../support/deferred.js';
 import { tinyModelPath } from '../support/gguf.js';
-import { DEFAULT_MODEL_FILE, DEFAULT_MODEL_PATH, type ModelServer, startModelServer } from '../support/model-server.js';
+import {
+  DEFAULT_MODEL_FILE,
+  DEFAULT_MODEL_PATH,
+  type HubAnswer,
+  type ModelServer,
+  startModelServer,
+} from '../support/model-server.js';
 import { ptyExit, runInPty, screenLines } from '../support/pty.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
 
@@ -159,6 +165,105 @@ describe('in a terminal', () => {
       release.resolve();
       p.kill();
       await held.close();
+    }
+  });
+});
+
+/**
+ * The stand-in hub misbehaving, one way each (docs/design.md §6, "Models"): the command exits 1
+ * with one line saying what the host did, nothing is left under the model's name, and the next
+ * run against a healthy host downloads the model and embeds.
+ */
+describe('a host that misbehaves never poisons the cache', () => {
+  const body = readFileSync(tinyModelPath());
+  const half = Math.floor(body.length / 2);
+  const cases: Array<[string, HubAnswer, RegExp, string[]]> = [
+    [
+      'a 200 text/html page (a proxy or a login page)',
+      { html: '<!DOCTYPE html><html><body>Sign in</body></html>' },
+      /answered with a web page \(text\/html\), not the model: a proxy or a login page answered in its place/,
+      [],
+    ],
+    [
+      'a body cut short with no Content-Length',
+      { short: body, bytes: half },
+      new RegExp(
+        `is not a whole model: it was cut short \\(${half} bytes, of the ${body.length} its header describes\\); try again`,
+      ),
+      [],
+    ],
+    [
+      'a stall mid-body (QMD_DOWNLOAD_IDLE_MS=1000)',
+      { stall: body, afterBytes: half },
+      /no data from http:\/\/127\.0\.0\.1:\d+ for 1 s \(QMD_DOWNLOAD_IDLE_MS\): the download stalled after [\d.]+ MB; run it again to resume/,
+      [`${DEFAULT_MODEL_FILE}.part`],
+    ],
+    [
+      'a redirect loop',
+      { loop: true },
+      /redirected more than 10 times \(last to \S+\): a proxy or mirror is sending it round in a loop/,
+      [],
+    ],
+    [
+      'a body whose SHA-256 is not the one announced',
+      { hub: body, tamper: true },
+      /the file's SHA-256 \([0-9a-f]{12}…\) is not the one the hub announced/,
+      [],
+    ],
+  ];
+  for (const [name, answer, said, left] of cases) {
+    it(`${name}: exit 1, one line, nothing under the model's name; the next run downloads it`, async () => {
+      const own = join(ws.dir, `bad-${cases.findIndex((c) => c[0] === name)}`);
+      const ownModels = join(own, 'qmd', 'models');
+      const bad = await startModelServer({ [DEFAULT_MODEL_PATH]: answer });
+      const good = await startModelServer({ [DEFAULT_MODEL_PATH]: { hub: body } });
+      try {
+        const at = (endpoint: string) =>
+          qmdEnv(ws.index, {
+            XDG_CACHE_HOME: own,
+            QMD_EMBED_THREADS: '1',
+            HF_ENDPOINT: endpoint,
+            QMD_DOWNLOAD_IDLE_MS: '1000',
+          });
+        const pulled = await runQmd(['pull'], at(bad.endpoint));
+        expect(pulled.code, pulled.stderr).toBe(1);
+        const [line = '', ...more] = lines(pulled.stderr).filter((l) => !l.startsWith('Downloading'));
+        expect(more).toEqual([]);
+        expect(line).toMatch(new RegExp(`^qmd: could not download the embedding model ${DEFAULT_EMBED_MODEL}: `));
+        expect(line).toMatch(said);
+        expect(readdirSync(ownModels)).toEqual(left);
+        const next = await runQmd(['embed'], at(good.endpoint));
+        expect(next.code, next.stderr).toBe(0);
+        expect(readFileSync(join(ownModels, DEFAULT_MODEL_FILE)).equals(body)).toBe(true);
+      } finally {
+        await bad.close();
+        await good.close();
+      }
+    });
+  }
+
+  it('a page an older release saved under the model’s name: named by a search, fetched again by qmd pull', async () => {
+    const own = join(ws.dir, 'poisoned');
+    const cached = join(own, 'qmd', 'models', DEFAULT_MODEL_FILE);
+    mkdirSync(dirname(cached), { recursive: true });
+    writeFileSync(cached, '<!DOCTYPE html><html><body>Sign in</body></html>');
+    const good = await startModelServer({ [DEFAULT_MODEL_PATH]: { hub: body } });
+    try {
+      const at = qmdEnv(ws.index, { XDG_CACHE_HOME: own, QMD_EMBED_THREADS: '1', HF_ENDPOINT: good.endpoint });
+      const vsearch = await runQmd(['vsearch', 'sourdough'], at);
+      expect(vsearch.code).toBe(1);
+      expect(vsearch.stderr).toBe(
+        `qmd: the cached embedding model ${cached} is not usable: it is a web page (HTML), not a GGUF model; run qmd embed to fetch it again (searches never download)\n`,
+      );
+      const pulled = await runQmd(['pull'], at);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      expect(pulled.stderr).toContain(
+        `The cached embedding model ${cached} was not usable (it is a web page (HTML), not a GGUF model): deleted it, fetching it again`,
+      );
+      expect(pulled.stdout).toContain(`- ${DEFAULT_EMBED_MODEL} -> ${cached} (${formatBytes(body.length)}, refreshed)`);
+      expect(readFileSync(cached).equals(body)).toBe(true);
+    } finally {
+      await good.close();
     }
   });
 });

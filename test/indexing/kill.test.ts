@@ -22,8 +22,8 @@ afterEach(() => {
   box.cleanup();
 });
 
-describe('all or nothing', () => {
-  it('a SIGKILL inside the update transaction leaves the previous index, intact', async () => {
+describe('unit by unit', () => {
+  it('a SIGKILL inside a unit leaves the units before it, not that one, and an intact index', async () => {
     const notes = path.join(box.dir, 'notes');
     fs.mkdirSync(notes);
     fs.writeFileSync(path.join(notes, 'keep.md'), '# Keep\n\noriginal words\n');
@@ -34,41 +34,56 @@ describe('all or nothing', () => {
 
     const corpus = generateCorpus(path.join(notes, 'new'), { files: 300, seed: 7 });
     const [rare] = corpus.rare.keys();
-    // More new text than the store's page cache holds (16 MB, spilled at 3871 pages),
-    // so SQLite writes uncommitted pages into the WAL before COMMIT: the hard case.
+    // Large notes first in path order: the first unit is a batch cut at its byte bound.
     const block = `${'A paragraph of filler text with some numbers '.repeat(20)}\n`;
     for (let i = 0; i < 24; i++)
-      fs.writeFileSync(path.join(notes, `big-${i}.md`), `# Big ${i}\n\n${block.repeat(800)}`);
+      fs.writeFileSync(path.join(notes, `big-${String(i).padStart(2, '0')}.md`), `# Big ${i}\n\n${block.repeat(800)}`);
     fs.writeFileSync(path.join(notes, 'keep.md'), '# Keep\n\nrewritten words\n');
     fs.rmSync(path.join(notes, 'doomed.md'));
 
     child = spawnProcess(process.execPath, ['--import', 'tsx', fixture, box.index], {
       cwd: repo,
-      env: { ...process.env, QMD_FAILPOINTS: 'store.update.write=hang' },
+      env: { ...process.env, QMD_FAILPOINTS: 'store.update.write=hang', SKIP_UNITS: '1' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     await child.waitForStderr('failpoint store.update.write: inside the write transaction');
-    // The child holds the write lock: it is inside its transaction.
+    // The child holds the write lock: it is inside its second unit's transaction.
     const probe = new Sqlite(box.index, { timeoutMs: 0 });
     expect(() => probe.exec('BEGIN IMMEDIATE')).toThrow(/locked/);
     probe.close();
     child.kill();
     expect(await waitForExit(child)).toEqual({ code: null, signal: 'SIGKILL' });
-    // The kill left uncommitted frames on disk, which the next open must ignore.
-    expect(fs.statSync(`${box.index}-wal`).size).toBeGreaterThan(0);
 
     const raw = new Sqlite(box.index, { readOnly: true });
-    expect(raw.pragmaValue('integrity_check')).toBe('ok');
-    raw.close();
+    let firstUnit: string[];
+    try {
+      expect(raw.pragmaValue('integrity_check')).toBe('ok');
+      firstUnit = raw
+        .prepare<[], { path: string }>("SELECT path FROM documents WHERE path LIKE 'big-%' ORDER BY path")
+        .all()
+        .map((row) => row.path);
+      // Every document has its FTS row and its text: the unit was whole.
+      expect(raw.value('SELECT count(*) FROM documents_fts')).toBe(firstUnit.length + 2);
+      expect(raw.value('SELECT count(*) FROM documents d JOIN content c ON c.hash = d.hash')).toBe(
+        firstUnit.length + 2,
+      );
+    } finally {
+      raw.close();
+    }
+    // The first unit: the first large notes in path order, up to the batch's byte bound; not all.
+    expect(firstUnit.length).toBeGreaterThan(0);
+    expect(firstUnit.length).toBeLessThan(24);
+    expect(firstUnit).toEqual(firstUnit.map((_, i) => `big-${String(i).padStart(2, '0')}.md`));
     const after = openStore(box.index);
     try {
-      expect(after.status().documents).toBe(2);
+      // The second unit and everything after it never happened: keep.md as it was, doomed.md still there.
+      expect(after.status().documents).toBe(firstUnit.length + 2);
       expect(after.search(rare ?? 'missing')).toEqual([]);
       expect(after.get('notes/keep.md').text).toContain('original words');
       expect(after.get('notes/doomed.md').title).toBe('Doomed');
-      // And the next update applies everything.
+      // And the next update applies the rest.
       const report = await after.update();
-      expect(report).toMatchObject({ added: 324, updated: 1, removed: 1 });
+      expect(report).toMatchObject({ added: 324 - firstUnit.length, updated: 1, removed: 1 });
       expect(after.search(rare ?? 'missing').length).toBeGreaterThan(0);
     } finally {
       await after.close();

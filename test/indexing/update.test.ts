@@ -92,7 +92,7 @@ describe('update', () => {
     expect((await store.update()).updated).toBe(1);
   });
 
-  it('rolls everything back when the write transaction fails', async () => {
+  it('rolls back the unit whose write transaction fails, and stops there', async () => {
     const failing = openStore(box.index, { failpoints: parseFailpoints('store.update.write=throw') });
     try {
       fs.writeFileSync(path.join(root, 'd.md'), 'delta date\n');
@@ -113,16 +113,16 @@ describe('update', () => {
     expect(files('date')).toEqual([]);
   });
 
-  it('reports progress per collection, ending at done = total, then the write of what changed', async () => {
+  it('reports progress per collection, ending at done = total once the last batch is written', async () => {
     box.notes('notes', { 'd.md': 'delta\n' });
-    const seen: Array<[string, number, number]> = [];
-    await store.update({ onProgress: (p) => seen.push([p.stage, p.done, p.total]) });
-    expect(seen[0]).toEqual(['listing', 0, 0]);
+    const seen: Array<[string, number, number, string[]]> = [];
+    await store.update({ onProgress: (p) => seen.push([p.stage, p.done, p.total, files('delta')]) });
+    expect(seen[0]?.slice(0, 3)).toEqual(['listing', 0, 0]);
     const reading = seen.filter(([stage]) => stage === 'reading');
-    expect(reading[0]).toEqual(['reading', 0, 4]);
-    expect(reading.at(-1)).toEqual(['reading', 4, 4]);
-    // Only d.md is new: one file staged, written.
-    expect(seen.at(-1)).toEqual(['writing', 1, 1]);
+    expect(reading[0]?.slice(0, 3)).toEqual(['reading', 0, 4]);
+    // Each batch is committed before its files count as done: d.md is searchable at 4 of 4.
+    expect(reading.at(-1)).toEqual(['reading', 4, 4, ['notes/d.md']]);
+    expect(seen.at(-1)).toEqual(reading.at(-1));
   });
 
   it('keeps a collection whose root vanished, and says why', async () => {

@@ -8,13 +8,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
+import { watchActor } from '../support/run-bounds.js';
 
 const load = () => import('../../machines/lifecycle.js');
 
 describe('the lifecycle machine without a host', () => {
   it('loads, starts connected, and names the default bounds', async () => {
     const lifecycle = await load();
-    const actor = createActor(lifecycle.lifecycleMachine, { input: {} }).start();
+    const actor = watchActor(createActor(lifecycle.lifecycleMachine, { input: {} })).start();
     expect(actor.getSnapshot().value).toBe('connected');
     expect(lifecycle.DEFAULT_DRAIN_TIMEOUT_MS).toBe(5000);
     expect(lifecycle.DEFAULT_STEP_TIMEOUT_MS).toBe(2000);
@@ -23,7 +24,7 @@ describe('the lifecycle machine without a host', () => {
 
   it('never pretends a teardown step succeeded: each unprovided step fails, and says why', async () => {
     const lifecycle = await load();
-    const actor = createActor(lifecycle.lifecycleMachine, { input: {} }).start();
+    const actor = watchActor(createActor(lifecycle.lifecycleMachine, { input: {} })).start();
     actor.send({ type: 'stdin.end' });
     const output = await toPromise(actor);
     expect(output).toEqual({

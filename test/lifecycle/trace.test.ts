@@ -8,6 +8,7 @@ import { createTraceWriter } from '../../src/lifecycle/trace.js';
 import { FakeClock, flush } from '../support/fake-clock.js';
 import { createHarness, createSharedHarness } from '../support/host-harness.js';
 import { recordingLog } from '../support/recording-log.js';
+import { watchActor } from '../support/run-bounds.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -147,7 +148,7 @@ describe('the trace writer on its own', () => {
     const log = recordingLog();
     const writer = createTraceWriter(file, clock, log, { startedAt: clock.now() });
     // No host around it: an inspection event the writer could not handle would throw here.
-    const actor = createActor(instant, { input: {}, clock, inspect: writer.observe }).start();
+    const actor = watchActor(createActor(instant, { input: {}, clock, inspect: writer.observe }), clock).start();
     await clock.advance(7.456);
     // Transitions that stay in connected: no line of their own.
     actor.send({ type: 'handler.started' });
@@ -172,7 +173,7 @@ describe('the trace writer on its own', () => {
     const log = recordingLog();
     const clock = new FakeClock();
     const writer = createTraceWriter('/proc/qmd-no-such-dir/trace.jsonl', clock, log);
-    const actor = createActor(instant, { input: {}, clock, inspect: writer.observe }).start();
+    const actor = watchActor(createActor(instant, { input: {}, clock, inspect: writer.observe }), clock).start();
     actor.send({ type: 'stdin.end' });
     await toPromise(actor);
     writer.close();

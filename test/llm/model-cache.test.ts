@@ -81,7 +81,13 @@ describe('howToGetModel', () => {
   });
 
   it('names another kind of model by its own flag, variable and command', () => {
-    const rerank = { noun: 'reranker', flag: '--rerank-model', env: 'QMD_RERANK_MODEL', downloadCommand: 'qmd pull' };
+    const rerank = {
+      noun: 'reranker',
+      flag: '--rerank-model',
+      env: 'QMD_RERANK_MODEL',
+      downloadCommand: 'qmd pull',
+      meanwhile: '',
+    };
     expect(howToGetModel('hf:someone/bge-GGUF:Q8_0', '/m', ENDPOINT, rerank)).toBe(
       'run qmd pull when online to download it (saved in /m as hf_someone_bge.Q8_0.gguf); ' +
         'or use a local model: --rerank-model PATH.gguf or QMD_RERANK_MODEL=PATH.gguf',

@@ -47,14 +47,18 @@ describe('a model that is not there', () => {
     expect(imports).toBe(0);
   });
 
-  it('a file llama.cpp cannot read is MODEL_UNAVAILABLE, and later calls get the same error', async () => {
+  it('a file that is not a model is MODEL_UNAVAILABLE naming it, before loading llama.cpp; later calls get the same error', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'qmd-llm-bad-')), 'bad.gguf');
     writeFileSync(file, 'this is not a GGUF file');
     const e = createEmbedder({ model: file, log: silentLog, importLlama });
     const first = await e.embed('the note').catch((error: unknown) => error);
-    expect(first).toMatchObject({ ...UNAVAILABLE, message: expect.stringContaining('could not load') });
+    expect(first).toMatchObject({
+      ...UNAVAILABLE,
+      message: `the embedding model file ${file} is not usable: it is not a GGUF model (it starts with "this", not "GGUF")`,
+    });
     await expect(e.embed('the note')).rejects.toBe(first);
     await e.dispose();
+    expect(imports).toBe(0);
   });
 });
 
@@ -98,6 +102,20 @@ describe('hf: models', () => {
     expect((error as Error).message).toMatch(
       /^the embedding model hf:\S+ is not downloaded yet \(searches never download\): run qmd embed when online to download it, or fetch it yourself .* -o \S+hf_ggml-org_embeddinggemma-300M-Q8_0\.gguf .*--embed-model PATH\.gguf or QMD_EMBED_MODEL=PATH\.gguf$/,
     );
+    await e.dispose();
+  });
+
+  it('cached but cut short, in a search (no downloads): named, kept, and the command that fetches it again', async () => {
+    const cached = join(modelsDir, DEFAULT_MODEL_FILE);
+    const model = readFileSync(tinyModelPath());
+    writeFileSync(cached, model.subarray(0, 200_000));
+    const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, download: false, log: silentLog });
+    const error = await e.embed('the note').catch((caught: unknown) => caught as Error);
+    expect(error).toMatchObject({
+      ...UNAVAILABLE,
+      message: `the cached embedding model ${cached} is not usable: it was cut short (200000 bytes, of the ${model.length} its header describes); run qmd embed to fetch it again (searches never download)`,
+    });
+    expect(readFileSync(cached).length).toBe(200_000);
     await e.dispose();
   });
 
@@ -156,6 +174,28 @@ describe('downloading an hf: model', () => {
         ]),
       );
       expect(server.requests).toContain(`GET ${DEFAULT_MODEL_PATH}`);
+    } finally {
+      await e.dispose();
+      await server.close();
+    }
+  });
+
+  it('a cached web page in its place (left by an older release): deleted with a line, fetched again, embedded', async () => {
+    const model = readFileSync(tinyModelPath());
+    const server = await startModelServer({ [DEFAULT_MODEL_PATH]: { hub: model } });
+    process.env.HF_ENDPOINT = server.endpoint;
+    delete process.env.MODEL_ENDPOINT;
+    const modelsDir = mkdtempSync(join(tmpdir(), 'qmd-llm-html-'));
+    const cached = join(modelsDir, DEFAULT_MODEL_FILE);
+    writeFileSync(cached, '<!DOCTYPE html><html>Sign in</html>');
+    const log = recordingLog();
+    const e = createEmbedder({ model: DEFAULT_EMBED_MODEL, modelsDir, log, maxThreads: 2 });
+    try {
+      expect(await e.embed('the note')).toHaveLength(TINY_DIMENSIONS);
+      expect(readFileSync(cached).equals(model)).toBe(true);
+      expect(log.lines).toContain(
+        `The cached embedding model ${cached} was not usable (it is a web page (HTML), not a GGUF model): deleted it, fetching it again`,
+      );
     } finally {
       await e.dispose();
       await server.close();

@@ -1,8 +1,9 @@
 /**
- * The driver's run bounds (./run-bounds.ts): a machine that loops without time passing fails
- * its run with a message naming the loop, instead of hanging the test file. Without the bounds
- * each test here never ends: the loops run on microtasks alone, so no timer fires, vitest's
- * own test timeout included (issue 34).
+ * The driver's run bounds (test/support/run-bounds.ts): a machine that loops without time
+ * passing fails its run with a message naming the loop, instead of hanging the test file.
+ * Without the bounds each test here never ends: the loops run on microtasks alone, so no timer
+ * fires, vitest's own test timeout included. ./run-bounds.test.ts has the loops of every other
+ * kind, and the bound every test carries.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,9 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { assign, createActor, fromPromise, setup } from 'xstate';
 import { FakeClock, flush } from '../support/fake-clock.js';
 import { mutatedCopy } from '../support/mutant-copy.js';
-import { announceHost } from '../support/run-watch.js';
-import type { Mutant } from './mutants.js';
-import { bounded, describeLoop, RUN_BOUNDS, RunBoundError } from './run-bounds.js';
+import { bounded, describeLoop, RUN_BOUNDS, RunBoundError, watchActor } from '../support/run-bounds.js';
+import { FAILED_STEP_LOOPS } from './held-out-mutants.js';
 
 /**
  * A step that fails at once, and a failure that goes back to the step: a loop on rejections
@@ -41,19 +41,6 @@ const loopingMachine = setup({
   },
 });
 
-/** Held out of test/model/mutants.ts: the lifecycle whose failed step goes back to draining. */
-const FAILED_STEP_LOOPS: Mutant = {
-  name: 'failed-step-loops',
-  breaks: 'a failed step goes on to the next step',
-  file: 'machines/lifecycle.ts',
-  edits: [
-    {
-      search: "always: [{ guard: 'failedWhileClosingTransport', target: 'draining' }, { target: 'done' }],",
-      replace: "always: [{ guard: 'failedWhileClosingTransport', target: 'draining' }, { target: 'draining' }],",
-    },
-  ],
-};
-
 const ROOT = join(import.meta.dirname, '../..');
 const WORK = join(ROOT, 'test/.tmp', `driver-${process.pid}`);
 afterAll(() => rmSync(WORK, { recursive: true, force: true }));
@@ -63,10 +50,9 @@ describe('each run is bounded', () => {
     const clock = new FakeClock();
     attempts = 0;
     const run = bounded('the looping machine', async () => {
-      const actor = createActor(loopingMachine, { clock });
+      const actor = watchActor(createActor(loopingMachine, { clock }), clock);
       // The bound stops it with an error, as a host would hear it (unheard, XState rethrows it).
       actor.subscribe({ error: () => {} });
-      announceHost({ actor, clock });
       actor.start();
       // Never reached without the bound: the loop holds the microtask queue.
       await flush();
@@ -86,13 +72,12 @@ describe('each run is bounded', () => {
   it('a run that yields but never ends fails at the wall-time bound, and its actors are stopped', async () => {
     const clock = new FakeClock();
     let ticks = 0;
-    const actor = createActor(setup({}).createMachine({ id: 'idle', initial: 'waiting', states: { waiting: {} } }), {
-      clock,
-    });
+    const idle = setup({}).createMachine({ id: 'idle', initial: 'waiting', states: { waiting: {} } });
+    let actor!: ReturnType<typeof createActor<typeof idle>>;
     const error = await bounded(
       'a run that never ends',
       async () => {
-        announceHost({ actor, clock });
+        actor = watchActor(createActor(idle, { clock }), clock);
         actor.start();
         // Ends only once the bound stops the actor (a real run left behind would loop on).
         while (actor.getSnapshot().status === 'active') {
@@ -110,11 +95,10 @@ describe('each run is bounded', () => {
 
   it('a run within its bounds returns what it returns', async () => {
     const clock = new FakeClock();
-    const actor = createActor(setup({}).createMachine({ id: 'quick', initial: 'a', states: { a: {} } }), { clock });
+    const quick = setup({}).createMachine({ id: 'quick', initial: 'a', states: { a: {} } });
     expect(
       await bounded('a quick run', async () => {
-        announceHost({ actor, clock });
-        actor.start();
+        watchActor(createActor(quick, { clock }), clock).start();
         return 'ok';
       }),
     ).toBe('ok');
@@ -154,8 +138,8 @@ describe('the held-out lifecycle mutant whose failed step goes back to draining'
       pathToFileURL(join(dir, 'test/support/host-harness.ts')).href
     )) as typeof import('../support/host-harness.js');
     const { bounded: copyBounded } = (await import(
-      pathToFileURL(join(dir, 'test/model/run-bounds.ts')).href
-    )) as typeof import('./run-bounds.js');
+      pathToFileURL(join(dir, 'test/support/run-bounds.ts')).href
+    )) as typeof import('../support/run-bounds.js');
     const error = await copyBounded('stdin ends, disposeStore throws', async () => {
       const h = createHarness({ disposeStore: 'throw' });
       h.stdin.end();

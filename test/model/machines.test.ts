@@ -8,8 +8,9 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { createActor } from 'xstate';
+import { type AnyActorRef, createActor } from 'xstate';
 import { FakeClock, flush } from '../support/fake-clock.js';
+import { watchActor } from '../support/run-bounds.js';
 import { escalates, type Source, wordsFor } from './contract.js';
 
 type Trigger = { type: string; signal?: string; reason?: string };
@@ -65,7 +66,11 @@ describe('the machines’ pure rules agree with the contract', () => {
 
 /** Runs a bare machine until it is done, on a fake clock that never needs to move. */
 async function runBare(machine: never, input: object, trigger: object) {
-  const actor = createActor(machine as never, { input, clock: new FakeClock() } as never) as unknown as {
+  const clock = new FakeClock();
+  const actor = watchActor(
+    createActor(machine as never, { input, clock } as never) as unknown as AnyActorRef,
+    clock,
+  ) as unknown as {
     start(): void;
     send(e: object): void;
     getSnapshot(): { status: string; output?: { failedSteps: Array<{ step: string; error: string }> } };

@@ -10,7 +10,8 @@ import type { TriggerEvent } from '../../machines/triggers.js';
 import { flush } from '../support/fake-clock.js';
 import { createHarness, type Harness } from '../support/host-harness.js';
 import type { Input, Step, Timing } from './contract.js';
-import { type Recorder, type Traversal, takenKey } from './driver.js';
+import type { Recorder, Traversal } from './driver.js';
+import { takenKey } from './graph.js';
 import type { Oracle } from './oracle.js';
 
 // Not the machine's defaults (5000, 2000): a machine that ignored its input would pass with them.

@@ -11,7 +11,8 @@
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import type { LifecycleEvent } from '../../machines/lifecycle.js';
 import type { Step } from './contract.js';
-import { type Path as DriverPath, ignoredBy, inflightAt } from './driver.js';
+import type { Path as DriverPath } from './driver.js';
+import { ignoredBy, inflightAt } from './graph.js';
 import {
   DRAIN_MS,
   perform,

@@ -30,10 +30,10 @@
 import type { LifecycleEvent } from '../../machines/lifecycle.js';
 import { flush } from '../support/fake-clock.js';
 import { createHarness, type Harness } from '../support/host-harness.js';
+import { bounded } from '../support/run-bounds.js';
 import { DOCUMENTED_TIMING, type Signal, type Step, type Timing } from './contract.js';
 import { perform, stepRunning } from './model.js';
 import { Oracle } from './oracle.js';
-import { bounded } from './run-bounds.js';
 
 export type Trigger =
   | 'stdin.end'

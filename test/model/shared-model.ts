@@ -21,7 +21,8 @@ import {
 } from 'xstate';
 import type { SessionEvent } from '../../machines/session.js';
 import type { ServerEvent } from '../../machines/shared-server.js';
-import { type Traversal, takenKey } from './driver.js';
+import type { Traversal } from './driver.js';
+import { takenKey } from './graph.js';
 import type { SharedTiming } from './shared-contract.js';
 
 type Snapshot = AnyMachineSnapshot;
@@ -189,7 +190,7 @@ export function serializeSession(snapshot: Snapshot): string {
 
 /**
  * An inspector for the shared host: records the states every actor entered and the keys of the
- * transitions it took (keyed by ./driver.ts's `takenKey`, so coverage compares with `definedTransitions`),
+ * transitions it took (keyed by ./graph.ts's `takenKey`, so coverage compares with `definedTransitions`),
  * and keeps the actors, so a replay can compare the host's actors with the machine's snapshots.
  */
 export function actorRecorder() {

@@ -11,7 +11,8 @@
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import type { SessionEvent } from '../../machines/session.js';
 import type { ServerEvent } from '../../machines/shared-server.js';
-import { ignoredBy, inflightAt, type Path } from './driver.js';
+import type { Path } from './driver.js';
+import { ignoredBy, inflightAt } from './graph.js';
 import type { SharedTiming } from './shared-contract.js';
 import { SESSION_ID, serializeServer, serializeSession } from './shared-model.js';
 import {

@@ -24,8 +24,8 @@
  */
 
 import { createSharedHarness } from '../support/host-harness.js';
+import { bounded } from '../support/run-bounds.js';
 import type { Signal as ContractSignal } from './contract.js';
-import { bounded } from './run-bounds.js';
 import { type ConnectionEnd, DOCUMENTED_SHARED_TIMING, type SharedTiming } from './shared-contract.js';
 import { SharedOracle } from './shared-oracle.js';
 import {

@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readPeerConfig } from '../../src/peer/config.js';
+import { MAX_PEER_COLLECTIONS, MAX_PEER_CONFIG_BYTES, readPeerConfig } from '../../src/peer/config.js';
 import { peerLocations } from '../../src/peer/paths.js';
+import { printable } from '../../src/peer/printable.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qmd-peer-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -88,6 +89,41 @@ collections:
     expect(caught).toMatchObject({ code: 'BAD_ARGUMENT', message: expect.stringMatching(message) });
     expect((caught as Error).message).toContain(file);
     expect((caught as Error).message.split('\n')).toHaveLength(1);
+  });
+});
+
+describe('bounds on what is read', () => {
+  it('refuses an index.yml over 1 MiB before parsing it, in one line', () => {
+    const file = write('huge.yml', `global_context: "${'a'.repeat(MAX_PEER_CONFIG_BYTES)}"\n`);
+    expect(() => readPeerConfig(file)).toThrow(
+      `${file} is 1.0 MiB: qmd migrate reads an index.yml of at most 1 MiB (qmd 2.x writes a few KB); check that it is qmd 2.x's, or give another with --config`,
+    );
+  });
+
+  it('reads no further than the bound from something that never ends (a device, a FIFO)', () => {
+    expect(() => readPeerConfig('/dev/zero')).toThrow(/^\/dev\/zero is more than 1 MiB: /);
+  });
+
+  it(`refuses more than ${MAX_PEER_COLLECTIONS} collections`, () => {
+    const many = Array.from({ length: MAX_PEER_COLLECTIONS + 1 }, (_, i) => `  c${i}:\n    path: /x/${i}\n`).join('');
+    const file = write('many.yml', `collections:\n${many}`);
+    expect(() => readPeerConfig(file)).toThrow(
+      `${file} lists 1,001 collections: qmd migrate carries at most 1,000; check that it is qmd 2.x's, or give another with --config`,
+    );
+  });
+
+  it('names a key with control characters escaped', () => {
+    const file = write('control.yml', 'collections:\n  "a\\e[2Jb":\n    pattern: "*.md"\n');
+    expect(() => readPeerConfig(file)).toThrow(`${file}: collections.a\\x1b[2Jb.path must be a folder`);
+  });
+});
+
+describe('printable', () => {
+  it('escapes C0 and C1 controls, DEL and bidirectional overrides; leaves other text alone', () => {
+    expect(printable('a\x1b[31mb\tc\nd\r\x07\x7f\u009b\u202ee\u2066')).toBe(
+      'a\\x1b[31mb\\tc\\nd\\r\\x07\\x7f\\x9b\\u202ee\\u2066',
+    );
+    expect(printable('Notes, café — 日本 ✓')).toBe('Notes, café — 日本 ✓');
   });
 });
 

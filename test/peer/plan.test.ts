@@ -1,7 +1,7 @@
 /** What `qmd migrate` builds from qmd 2.x's configuration and index (`src/peer/plan.ts`). */
 import { describe, expect, it } from 'vitest';
 import type { PeerConfig } from '../../src/peer/config.js';
-import { PEER_EXCLUDED, planMigration } from '../../src/peer/plan.js';
+import { type FolderProbe, PEER_EXCLUDED, planMigration } from '../../src/peer/plan.js';
 import type { PeerIndex } from '../../src/store/peer-index.js';
 
 const config: PeerConfig = {
@@ -37,9 +37,12 @@ const index: PeerIndex = {
   embedded: { chunks: 40, model: 'embeddinggemma' },
 };
 
+/** Every path named is a folder of its own. */
+const here: FolderProbe = (path) => ({ real: path });
+
 describe('planMigration', () => {
   it("takes the YAML's collections with their settings, qmd 2.x's built-in exclusions added once", () => {
-    const plan = planMigration(config, index);
+    const plan = planMigration(config, index, here);
     expect(plan.collections[0]).toEqual({
       name: 'notes',
       root: '/n',
@@ -53,7 +56,7 @@ describe('planMigration', () => {
   });
 
   it('renames a name that is not valid here, and never onto a taken one', () => {
-    const plan = planMigration(config, index);
+    const plan = planMigration(config, index, here);
     expect(plan.collections.map((c) => [c.name, c.renamedFrom ?? null])).toEqual([
       ['notes', null],
       ['My-Notes', 'My Notes!'],
@@ -63,7 +66,7 @@ describe('planMigration', () => {
   });
 
   it('carries the global context first, then each collection’s, skipping blank ones', () => {
-    expect(planMigration(config, index).contexts).toEqual([
+    expect(planMigration(config, index, here).contexts).toEqual([
       { place: '/', text: 'Everything' },
       { place: 'notes', text: 'Notes' },
       { place: 'notes/work', text: 'Work' },
@@ -71,7 +74,7 @@ describe('planMigration', () => {
   });
 
   it("falls back to the index's copy when there is no YAML", () => {
-    const plan = planMigration(undefined, index);
+    const plan = planMigration(undefined, index, here);
     expect(plan.collections.map((c) => c.name)).toEqual(['stale']);
     expect(plan.contexts).toEqual([
       { place: '/', text: 'From the index' },
@@ -87,6 +90,7 @@ describe('planMigration', () => {
         models: { embed: 'hf:someone/other/model.gguf', rerank: 'hf:x/y/z.gguf' },
       },
       index,
+      here,
     );
     expect(plan.notes).toEqual([
       expect.stringMatching(/^qmd 2\.x never indexes vendor\/, dist\/ or build\/ folders/),
@@ -99,6 +103,72 @@ describe('planMigration', () => {
     ]);
     for (const note of plan.notes) expect(note).not.toContain('\n');
     // qmd 2.x's default models (it writes them into every index.yml) are no news.
-    expect(planMigration({ ...config, models: {} }, { ...index, embedded: { chunks: 0 } }).notes).toHaveLength(1);
+    expect(planMigration({ ...config, models: {} }, { ...index, embedded: { chunks: 0 } }, here).notes).toHaveLength(1);
+  });
+
+  it('skips, with why, what the real run could not add: a folder gone, one another collection has, a mask that leaves it', () => {
+    const folders: FolderProbe = (path) =>
+      path === '/gone' ? { missing: `its folder ${path} no longer exists` } : { real: path === '/link' ? '/n' : path };
+    const collection = (name: string, path: string, pattern = '**/*.md') => ({
+      name,
+      path,
+      pattern,
+      ignore: [],
+      includeByDefault: true,
+      contexts: [{ prefix: '', text: `About ${name}` }],
+    });
+    const plan = planMigration(
+      {
+        file: '/h/index.yml',
+        models: {},
+        collections: [
+          collection('notes', '/n'),
+          collection('gone', '/gone'),
+          collection('again', '/link', '*.txt'),
+          collection('out', '/o', '../*.md'),
+        ],
+      },
+      undefined,
+      folders,
+    );
+    expect(plan.collections.map((c) => c.name)).toEqual(['notes']);
+    expect(plan.skipped).toEqual([
+      { name: 'gone', why: 'its folder /gone no longer exists' },
+      {
+        name: 'again',
+        why: `/n is already indexed as collection "notes" (to index both masks there: qmd collection set-mask notes '**/*.md,*.txt')`,
+      },
+      { name: 'out', why: 'Invalid mask "../*.md": use a glob relative to the directory, like **/*.md' },
+    ]);
+    // Only the contexts of what is added.
+    expect(plan.contexts).toEqual([{ place: 'notes', text: 'About notes' }]);
+  });
+
+  it('refuses a context longer than context add takes, naming where it is; the global one too', () => {
+    const long = 'x'.repeat(2001);
+    const withContext = (text: string): PeerConfig => ({
+      ...config,
+      collections: [{ ...config.collections[0]!, contexts: [{ prefix: 'work', text }] }],
+    });
+    expect(() => planMigration(withContext(long), undefined, here)).toThrow(
+      '/h/.config/qmd/index.yml: collections.notes.context "work" is 2,001 characters: a context here is at most 2,000; shorten it, then run qmd migrate again',
+    );
+    expect(() => planMigration({ ...config, globalContext: long }, undefined, here)).toThrow(
+      '/h/.config/qmd/index.yml: global_context is 2,001 characters',
+    );
+    expect(planMigration(withContext('x'.repeat(2000)), undefined, here).contexts).toHaveLength(2);
+  });
+
+  it('shows control characters from the files escaped in what it says', () => {
+    const plan = planMigration({ ...config, models: { embed: 'hf:evil/\x1b[2Jmodel.gguf' } }, undefined, here);
+    const line = plan.notes.find((n) => n.startsWith('index.yml embeds with'));
+    expect(line).toContain('hf:evil/\\x1b[2Jmodel.gguf');
+    expect(line).not.toContain('\x1b');
+    const skipped = planMigration(
+      { file: '/h/i.yml', models: {}, collections: [{ ...config.collections[1]!, name: 'bell', path: '/b\u0007' }] },
+      undefined,
+      () => ({ missing: 'its folder /b\u0007 no longer exists' }),
+    ).skipped;
+    expect(skipped).toEqual([{ name: 'bell', why: 'its folder /b\\x07 no longer exists' }]);
   });
 });

@@ -50,6 +50,9 @@ describe('markdown', () => {
     expect(extractTitle('text\n\n### Third  level ###\n', 'a.md')).toBe('Third level');
     expect(extractTitle('    # indented code\n', 'b.md')).toBe('b');
     expect(extractTitle('~~~\n# in fence\n~~~\nTitle\n---\n', 'c.md')).toBe('Title');
+    // Whole, however long (qmd 2.x prints titles whole): it was cut at 200 characters.
+    const long = `A ${'very '.repeat(80)}long title`;
+    expect(extractTitle(`# ${long}\n\ntext\n`, 'd.md')).toBe(long);
   });
 
   it('counts lines', () => {

@@ -1,4 +1,5 @@
 import type { Clock, TimerOptions } from '../../src/lifecycle/clock.js';
+import { SAFETY } from './run-bounds.js';
 
 interface Timer {
   at: number;
@@ -20,6 +21,7 @@ export class FakeClock implements Clock {
   #now = 0;
   #seq = 0;
   readonly #timers = new Map<number, Timer>();
+  #halted: Error | undefined;
 
   now(): number {
     return this.#now;
@@ -44,20 +46,38 @@ export class FakeClock implements Clock {
     return n;
   }
 
-  /** Moves time forward by `ms`, firing due timers in order and flushing promises after each. */
+  /**
+   * Moves time forward by `ms`, firing due timers in order and flushing promises after each.
+   * Rejects once the clock is halted: a test that advances in a loop ends when its run fails.
+   */
   async advance(ms: number): Promise<void> {
     const target = this.#now + ms;
-    await flush();
+    await this.#flush();
+    let atThisInstant = 0;
     for (;;) {
       const next = this.#next(target);
       if (!next) break;
       this.#timers.delete(next.seq);
+      atThisInstant = next.at === this.#now ? atThisInstant + 1 : 1;
+      // A timer re-armed for ever at one instant: the run bounds stop a machine long before.
+      if (atThisInstant > SAFETY) throw new Error(`the fake clock gave up: ${SAFETY} timers at t=${next.at} ms`);
       this.#now = next.at;
       next.fn();
-      await flush();
+      await this.#flush();
     }
     this.#now = target;
+    await this.#flush();
+  }
+
+  /** Stops time for good (test/support/run-bounds.ts, when a run passes a bound): `advance` rejects with `error`. */
+  halt(error: Error): void {
+    this.#halted ??= error;
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#halted) throw this.#halted;
     await flush();
+    if (this.#halted) throw this.#halted;
   }
 
   #next(limit: number): Timer | undefined {

@@ -8,10 +8,17 @@ const SKIP = new Set(['node_modules', '.git', 'dist', 'reports', '.stryker-tmp',
 /**
  * Copies `paths` (relative to `root`) into `dest`, links `node_modules` when `dest` is not
  * under `root` (inside it, Node finds the real one by walking up), and applies `mutant` to
- * the copy. The original tree is never touched. Returns `dest`. With `withTests: false` no
- * `*.test.ts` is copied: a copy left under test/ by a crashed run must not join `npm test`.
+ * the copy (`null`: none, a baseline). The original tree is never touched. Returns `dest`. With
+ * `withTests: false` no `*.test.ts` is copied: a copy left under test/ by a crashed run must not
+ * join `npm test`.
  */
-export function mutatedCopy(root: string, dest: string, mutant: Mutant, paths: string[], withTests = true): string {
+export function mutatedCopy(
+  root: string,
+  dest: string,
+  mutant: Mutant | null,
+  paths: string[],
+  withTests = true,
+): string {
   mkdirSync(dest, { recursive: true });
   for (const path of paths) {
     cpSync(join(root, path), join(dest, path), {
@@ -24,6 +31,7 @@ export function mutatedCopy(root: string, dest: string, mutant: Mutant, paths: s
     });
   }
   if (relative(root, dest).startsWith('..')) symlinkSync(join(root, 'node_modules'), join(dest, 'node_modules'), 'dir');
+  if (mutant === null) return dest;
   const file = join(dest, mutant.file);
   writeFileSync(file, applyMutant(mutant, readFileSync(file, 'utf8')));
   return dest;

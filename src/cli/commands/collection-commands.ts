@@ -65,6 +65,21 @@ export async function collectionUpdateCmd(ctx: CliContext, name: string, words: 
   });
 }
 
+/**
+ * `qmd collection set-mask NAME GLOB`: which files the collection indexes, relative to its
+ * folder (commas separate several), as `collection add --mask` set it. qmd 2.x has no command
+ * for it (its users edit `pattern` in `index.yml`); the next `qmd update` adds the files the
+ * new mask takes in and removes those it leaves out.
+ */
+export async function collectionSetMask(ctx: CliContext, name: string, mask: string) {
+  await withStore(ctx, false, (store) => {
+    const before = find(store, name).mask;
+    store.configureCollection(name, { mask });
+    const after = find(store, name).mask;
+    ctx.out(`✓ Set mask for '${name}': ${after} (was ${before})\n  qmd update indexes the collection by it`);
+  });
+}
+
 function find(store: Store, name: string) {
   const collection = store.listCollections().find((c) => c.name === name);
   if (collection === undefined) {

@@ -17,9 +17,19 @@ import { printHits, type SearchFlags, searchOptions } from './search-output.js';
  * second exits 130 at once (the index stays consistent: every batch is its own transaction).
  */
 export async function embed(ctx: CliContext, flags: { batch?: number; force?: boolean; json?: boolean }) {
+  // Read now: a malformed QMD_DOWNLOAD_IDLE_MS is refused before anything starts (the download,
+  // inside the store, reads the variable itself).
+  ctx.config.downloadIdleMs;
   const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
-  const interrupt = onInterrupt({ log: progress.log, unit: 'chunk' });
   const download = downloadReporter();
+  const interrupt = onInterrupt({
+    log: progress.log,
+    unit: 'chunk',
+    endOutput: () => {
+      download.stop();
+      progress.stop();
+    },
+  });
   const store = openStore(ctx.indexPath, {
     create: false,
     log: progress.log,
@@ -87,7 +97,7 @@ export function modelChangeLine(change: ModelChange): string {
     : `The index's embedding model is now at ${change.to} (was ${change.from}; the same model, nothing to re-embed)`;
 }
 
-/** The work's result, or `undefined` when Ctrl-C stopped it before it began (the model's download). */
+/** The work's result, or `undefined` when Ctrl-C stopped it before it began (the model's download or load). */
 async function stoppedEarly<T>(interrupt: Interrupt, work: Promise<T>): Promise<T | undefined> {
   try {
     return await work;

@@ -10,23 +10,26 @@ import { runUpdateHooks } from './update-hooks.js';
 
 /**
  * `qmd collection add DIR [--name NAME] [--mask GLOB]`: adds the collection and indexes it at
- * once. Progress on stderr; Ctrl-C keeps the files read so far (`interruptedAdd`). An
+ * once, each batch of files committed as it is read. Progress on stderr; Ctrl-C keeps the
+ * collection with the files written so far, or nothing if none was (`interruptedAdd`). An
  * index this command created and could not add to is removed again: a failed first add leaves
  * no empty index behind.
  */
 export async function collectionAdd(ctx: CliContext, dir: string, options: { name?: string; mask?: string }) {
   const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
   const created = !existsSync(ctx.indexPath);
-  let committed = false;
+  let store: Store | undefined;
   const interrupt = onInterrupt({
     log: progress.log,
     unit: 'batch of files',
-    // Quitting before the add committed leaves the index as it was: none, if it made it.
+    endOutput: () => progress.stop(),
+    // Quitting before the first unit committed leaves the index as it was: none, if it made
+    // it. After, it keeps the collection with the files written (each unit is committed).
     onQuit: () => {
-      if (created && !committed) discardIndex(ctx.indexPath);
+      if (created && (store === undefined || holdsNoCollection(store))) discardIndex(ctx.indexPath);
     },
   });
-  const store = openStore(ctx.indexPath, { log: progress.log });
+  store = openStore(ctx.indexPath, { log: progress.log });
   try {
     const before = new Set(store.listCollections().map((c) => c.name));
     const report = await store.addCollection(dir, {
@@ -35,7 +38,6 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
       onProgress: indexProgress(progress),
       stop: interrupt.stop,
     });
-    committed = true;
     await interrupt.finish();
     progress.stop();
     const added = store.listCollections().find((c) => !before.has(c.name));
@@ -55,14 +57,14 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
 
 /**
  * `qmd update [--pull] [--watch [--interval DURATION]]`: runs the collections' update commands
- * first (`update-hooks.ts`), then re-scans every collection incrementally, all or nothing;
- * Ctrl-C keeps the collections read in full and the files read of the one being read. With
- * `--watch` it then keeps the index fresh until Ctrl-C (`watch-command.ts`), one Ctrl-C for
- * both phases.
+ * first (`update-hooks.ts`), then re-scans every collection incrementally, each batch of files
+ * committed as it is read; Ctrl-C keeps the collections read in full and the files read of the
+ * one being read. With `--watch` it then keeps the index fresh until Ctrl-C
+ * (`watch-command.ts`), one Ctrl-C for both phases.
  */
 export async function update(ctx: CliContext, flags: { pull?: boolean; watch?: boolean; intervalMs?: number } = {}) {
   const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
-  const interrupt = onInterrupt({ log: progress.log, unit: 'batch of files' });
+  const interrupt = onInterrupt({ log: progress.log, unit: 'batch of files', endOutput: () => progress.stop() });
   const store = openStore(ctx.indexPath, { create: false, log: progress.log });
   let watching = false;
   try {
@@ -76,7 +78,8 @@ export async function update(ctx: CliContext, flags: { pull?: boolean; watch?: b
       process.exitCode = EXIT_INTERRUPTED;
       if (report.stopped !== undefined) return;
     }
-    ctx.out(`Updated ${report.collections} collection(s): ${formatReport(report, updateHint())}`);
+    const masks = new Map(store.listCollections().map((c) => [c.name, c.mask]));
+    ctx.out(`Updated ${report.collections} collection(s): ${formatReport(report, updateHint(masks))}`);
   } finally {
     progress.stop();
     await store.close();
@@ -87,7 +90,7 @@ export async function update(ctx: CliContext, flags: { pull?: boolean; watch?: b
   await watchAfterUpdate(ctx, { ...(flags.intervalMs !== undefined && { intervalMs: flags.intervalMs }) }, interrupt);
 }
 
-/** The store's indexing stages as progress: listing a folder, reading its files, writing them. */
+/** The store's indexing stages as progress: listing a folder, then reading and writing its files, batch by batch. */
 function indexProgress(progress: Progress): (p: IndexProgress) => void {
   let stage = '';
   return (p) => {
@@ -95,11 +98,19 @@ function indexProgress(progress: Progress): (p: IndexProgress) => void {
     if (key !== stage) {
       stage = key;
       if (p.stage === 'listing') progress.stage(`Listing ${p.collection}`);
-      else if (p.stage === 'reading') progress.stage(`Reading ${p.collection}`, { unit: 'files', total: p.total });
-      else progress.stage('Writing the index', { unit: 'files', total: p.total });
+      else progress.stage(`Indexing ${p.collection}`, { unit: 'files', total: p.total });
     }
     progress.update(p.done, p.total);
   };
+}
+
+/** Whether the index holds no collection (and so nothing this command must keep); unreadable: no. */
+function holdsNoCollection(store: Store): boolean {
+  try {
+    return store.listCollections().length === 0;
+  } catch {
+    return false;
+  }
 }
 
 /**

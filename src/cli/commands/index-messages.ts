@@ -23,10 +23,14 @@ export function addHint(mask: string): IgnoredHint {
   return (ignored) => `to index them, name them in --mask, e.g. --mask '${includingMask(mask, firstExample(ignored))}'`;
 }
 
-/** For `update`: masks are set when a collection is added. */
-export function updateHint(): IgnoredHint {
-  return (ignored) =>
-    `to index them, add the collection again with a --mask that names them, e.g. '${includingMask('**/*.md', firstExample(ignored))}'`;
+/** For `update`: the command that changes the mask of the collection the example is in. */
+export function updateHint(masks: ReadonlyMap<string, string>): IgnoredHint {
+  return (ignored) => {
+    const example = ignored.examples.node_modules[0] ?? ignored.examples.hidden[0] ?? 'notes/.hidden/';
+    const collection = example.slice(0, example.indexOf('/'));
+    const mask = includingMask(masks.get(collection) ?? '**/*.md', firstExample(ignored));
+    return `to index them, change its mask: qmd collection set-mask ${collection} '${mask}', then qmd update`;
+  };
 }
 
 /** What `collection add` says when Ctrl-C stopped it (stderr, one line): what it kept, and what goes on. */
@@ -47,7 +51,8 @@ export function interruptedUpdate(report: IndexReport): string {
   const partial = stopped.partial;
   const where = [
     stopped.complete.length > 0 && `read in full: ${stopped.complete.join(', ')}`,
-    partial && `${partial.collection}: ${count(partial.read)} of ${count(partial.listed)} files read, none removed`,
+    partial &&
+      `${partial.collection}: ${count(partial.read)} of ${count(partial.listed)} files read, what is gone from it left for the next update`,
     stopped.untouched.length > 0 && `not read: ${stopped.untouched.join(', ')}`,
   ].filter(Boolean);
   return `Interrupted: kept ${kept} (${where.join('; ')}); qmd update finishes the rest.`;

@@ -6,6 +6,7 @@ import { errorMessage, QmdError } from '../../errors.js';
 import { readPeerConfig } from '../../peer/config.js';
 import { peerLocations } from '../../peer/paths.js';
 import { type MigrationPlan, type PlannedCollection, planMigration } from '../../peer/plan.js';
+import { printable } from '../../peer/printable.js';
 import { isIndexName } from '../../store/paths.js';
 import { readPeerIndex } from '../../store/peer-index.js';
 import type { CliContext } from '../context.js';
@@ -25,9 +26,12 @@ export interface MigrateFlags {
  * by scanning each collection's folder as qmd 2.x would, then compares the document counts
  * with its index. qmd 2.x's files are only read (its index through a copy: `readPeerIndex`),
  * so it keeps working beside this qmd. All or nothing: the index is built in a file beside the
- * target and renamed into place at the end; an existing target is refused.
+ * target and renamed into place at the end; an existing target is refused. `--dry-run` prints
+ * the plan the real run carries out (`planMigration` decides both), and every line shows
+ * what came from qmd 2.x's files `printable`: its control characters escaped.
  */
 export async function migrate(ctx: CliContext, flags: MigrateFlags, indexFlag: string | undefined) {
+  const out = (line: string) => ctx.out(printable(line));
   const peerName = indexFlag !== undefined && isIndexName(indexFlag) ? indexFlag : 'index';
   const peer = peerLocations(ctx.env, peerName);
   const sourceIndex = path.resolve(flags.from ?? peer.index);
@@ -43,16 +47,23 @@ export async function migrate(ctx: CliContext, flags: MigrateFlags, indexFlag: s
     );
   }
   const plan = planMigration(config, index);
-  if (plan.collections.length === 0) {
+  if (plan.collections.length + plan.skipped.length === 0) {
     throw new QmdError('NOT_FOUND', `qmd 2.x has no collections in ${config?.file ?? sourceIndex}: nothing to migrate`);
   }
-  ctx.out(
+  out(
     `Migrating from qmd 2.x: ${config === undefined ? '(no index.yml)' : config.file}, ${index === undefined ? '(no index)' : index.file}`,
+  );
+  const nothing = new QmdError(
+    'NOT_FOUND',
+    "none of qmd 2.x's collections can be carried over (why: above): nothing to build",
   );
   if (flags.dryRun) {
     printPlan(ctx, plan, target);
+    if (plan.collections.length === 0) throw nothing;
     return;
   }
+  for (const { name, why } of plan.skipped) ctx.log.line(printable(`qmd: skipped collection ${name}: ${why}`));
+  if (plan.collections.length === 0) throw nothing;
   refuseExisting(target);
   const building = `${target}.migrating`;
   removeIndexFiles(building);
@@ -62,10 +73,10 @@ export async function migrate(ctx: CliContext, flags: MigrateFlags, indexFlag: s
   } finally {
     removeIndexFiles(building);
   }
-  for (const note of plan.notes) ctx.out(note);
-  ctx.out(`Index: ${target}. qmd 2.x's files are as they were: it still works with them.`);
+  for (const note of plan.notes) out(note);
+  out(`Index: ${target}. qmd 2.x's files are as they were: it still works with them.`);
   if (ctx.env.INDEX_PATH !== undefined && path.resolve(ctx.env.INDEX_PATH) === sourceIndex) {
-    ctx.out(`INDEX_PATH still names qmd 2.x's index: unset it (or set QMD_INDEX=${target}) so that qmd uses this one`);
+    out(`INDEX_PATH still names qmd 2.x's index: unset it (or set QMD_INDEX=${target}) so that qmd uses this one`);
   }
 }
 
@@ -105,14 +116,12 @@ function refuseExisting(target: string): void {
 const SKIPPABLE = new Set(['COLLECTION_EXISTS', 'NO_SUCH_DIRECTORY', 'BAD_ARGUMENT']);
 
 async function build(ctx: CliContext, plan: MigrationPlan, file: string): Promise<void> {
+  const out = (line: string) => ctx.out(printable(line));
+  const warn = (line: string) => ctx.log.line(printable(line));
   const store = openStore(file, { log: ctx.log });
   try {
     const built = new Set<string>();
     for (const planned of plan.collections) {
-      if (!fs.existsSync(planned.root)) {
-        ctx.log.line(`qmd: skipped collection ${planned.name}: its folder ${planned.root} no longer exists`);
-        continue;
-      }
       let report: IndexReport;
       try {
         report = await store.addCollection(planned.root, {
@@ -123,16 +132,16 @@ async function build(ctx: CliContext, plan: MigrationPlan, file: string): Promis
           includeByDefault: planned.includeByDefault,
         });
       } catch (error) {
-        // Two collections of one folder (qmd 2.x allows it, with two masks), a mask that
-        // leaves the folder: that one is not carried over, the rest is.
+        // The plan checked what addCollection checks; the disk may have changed since (a
+        // folder removed meanwhile): that one is not carried over, the rest is.
         if (!(error instanceof QmdError) || !SKIPPABLE.has(error.code)) throw error;
-        ctx.log.line(`qmd: skipped collection ${planned.name}: ${error.message}`);
+        warn(`qmd: skipped collection ${planned.name}: ${error.message}`);
         continue;
       }
       built.add(planned.name);
       const documents = report.added;
-      ctx.out(describe(planned, documents));
-      for (const e of report.errors.slice(0, 5)) ctx.log.line(`  skipped ${e.file}: ${e.error}`);
+      out(describe(planned, documents));
+      for (const e of report.errors.slice(0, 5)) warn(`  skipped ${e.file}: ${e.error}`);
     }
     for (const context of plan.contexts) {
       const collection = context.place.split('/')[0] ?? '';
@@ -140,11 +149,11 @@ async function build(ctx: CliContext, plan: MigrationPlan, file: string): Promis
       try {
         store.setContext(context.place, context.text);
       } catch (error) {
-        ctx.log.line(`qmd: context for ${context.place} not carried over: ${errorMessage(error)}`);
+        warn(`qmd: context for ${context.place} not carried over: ${errorMessage(error)}`);
       }
     }
     const contexts = store.listContexts().length;
-    ctx.out(`${contexts} context${contexts === 1 ? '' : 's'} carried over`);
+    out(`${contexts} context${contexts === 1 ? '' : 's'} carried over`);
   } finally {
     await store.close();
   }
@@ -163,14 +172,17 @@ function describe(planned: PlannedCollection, documents: number): string {
   return parts.join(', ');
 }
 
+/** The plan, one line each, in the words of the real run: what it would add, skip and set. */
 function printPlan(ctx: CliContext, plan: MigrationPlan, target: string): void {
+  const out = (line: string) => ctx.out(printable(line));
   for (const c of plan.collections) {
     const documents = c.peerDocuments === undefined ? '' : `, ${c.peerDocuments} documents in qmd 2.x`;
-    ctx.out(`would add ${c.name}: ${c.root} (${c.mask}), ignoring ${c.ignore.join(', ')}${documents}`);
+    out(`would add ${c.name}: ${c.root} (${c.mask}), ignoring ${c.ignore.join(', ')}${documents}`);
   }
-  for (const context of plan.contexts) ctx.out(`would set context ${context.place}: ${context.text}`);
-  for (const note of plan.notes) ctx.out(note);
-  ctx.out(`Dry run: nothing was written; the index would be ${target}`);
+  for (const { name, why } of plan.skipped) out(`would skip collection ${name}: ${why}`);
+  for (const context of plan.contexts) out(`would set context ${context.place}: ${context.text}`);
+  for (const note of plan.notes) out(note);
+  out(`Dry run: nothing was written; the index would be ${target}`);
 }
 
 function removeIndexFiles(file: string): void {

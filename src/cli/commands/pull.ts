@@ -20,11 +20,14 @@ import { modelStoreOptions } from '../query-models.js';
  * (`- SPEC -> FILE (SIZE, downloaded|cached/checked)`), so that searches, which never download
  * inside a call, can use them. The embedding model is the one named, else the index's (when
  * there is an index), else the default, as every command chooses it; qmd 2.x's cache names are
- * ours, so a file it downloaded is found and not fetched again. A model turned off is `- ROLE:
- * off`; one that cannot be had is its one line on stderr, the others are still pulled, and the
- * exit code is 1. Ctrl-C stops the download at once.
+ * ours, so a file it downloaded is found and not fetched again, unless it is not a whole model
+ * (then it is fetched again) or `--refresh` asks. A model turned off is `- ROLE: off`; one that
+ * cannot be had is its one line on stderr, the others are still pulled, and the exit code is 1.
+ * Ctrl-C stops the download at once.
  */
-export async function pull(ctx: CliContext): Promise<void> {
+export async function pull(ctx: CliContext, flags: { refresh?: boolean } = {}): Promise<void> {
+  // Read first: a malformed QMD_DOWNLOAD_IDLE_MS is refused before anything is fetched.
+  const idleMs = ctx.config.downloadIdleMs;
   const { rerankModel, expandModel } = modelStoreOptions(ctx, { query: true });
   const roles: Array<[string, string | undefined, ModelKind]> = [
     ['embed', await embeddingModel(ctx), EMBED_MODEL_KIND],
@@ -50,10 +53,13 @@ export async function pull(ctx: CliContext): Promise<void> {
           kind,
           onDownloadProgress: download.onProgress,
           env: ctx.env,
+          ...(flags.refresh === true && { refresh: true }),
+          ...(idleMs !== undefined && { idleMs }),
         });
         download.stop();
         const size = formatBytes(statSync(pulled.file).size);
-        ctx.out(`- ${spec} -> ${pulled.file} (${size}, ${pulled.downloaded ? 'downloaded' : 'cached/checked'})`);
+        const how = pulled.refreshed ? 'refreshed' : pulled.downloaded ? 'downloaded' : 'cached/checked';
+        ctx.out(`- ${spec} -> ${pulled.file} (${size}, ${how})`);
       } catch (error) {
         download.stop();
         if (interrupt.signal.aborted) throw error;

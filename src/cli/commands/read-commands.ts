@@ -7,7 +7,7 @@ import { formatDocuments } from '../formats/documents.js';
 import { type FormatFlags, outputFormat } from '../formats/output-format.js';
 import { embeddingModelLine } from '../model-status.js';
 import { modelStoreOptions } from '../query-models.js';
-import { printHits, type QueryFlags, type SearchFlags, searchOptions } from './search-output.js';
+import { printHits, type QueryFlags, type SearchFlags, searchOptions, warningsHeard } from './search-output.js';
 
 /** `qmd search QUERY`: BM25 only. */
 export async function search(ctx: CliContext, query: string, flags: SearchFlags) {
@@ -25,9 +25,10 @@ export async function search(ctx: CliContext, query: string, flags: SearchFlags)
 
 /** `qmd query QUERY`: what the MCP `query` tool runs (expanded, hybrid when embedded, else BM25, reranked). */
 export async function query(ctx: CliContext, text: string, flags: SearchFlags & QueryFlags) {
+  const { log, warned } = warningsHeard(ctx.log);
   const store = openStore(ctx.indexPath, {
     readonly: true,
-    log: ctx.log,
+    log,
     ...embedStoreOptions(ctx),
     ...modelStoreOptions(ctx, { query: true }),
   });
@@ -39,7 +40,7 @@ export async function query(ctx: CliContext, text: string, flags: SearchFlags & 
       ...(flags.rerank === false && { rerank: false }),
       ...(flags.expand === false && { expand: false }),
     });
-    printHits(ctx, store, result.hits, flags, result);
+    printHits(ctx, store, result.hits, flags, result, warned);
   } finally {
     await store.close();
   }
@@ -83,6 +84,9 @@ export interface MultiGetFlags extends FormatFlags {
 /**
  * `qmd multi-get PATTERN [--max-bytes N] [-l N] [--line-numbers] [--json|--csv|--md|--xml|--files]`:
  * several documents, in qmd 2.x's formats; a document over `--max-bytes` is listed as skipped.
+ * What names nothing is said on stderr in qmd 2.x's words, not listed: `No files matched
+ * pattern: P` for a glob, `File not found: X` for a list item; nothing found at all is exit 1
+ * with stdout empty (qmd 2.x: the same line and exit 1 for a glob).
  */
 export async function multiGet(ctx: CliContext, pattern: string, flags: MultiGetFlags) {
   const store = openStore(ctx.indexPath, { readonly: true, log: ctx.log });
@@ -92,7 +96,18 @@ export async function multiGet(ctx: CliContext, pattern: string, flags: MultiGet
       ...(flags.lines !== undefined && { maxLines: flags.lines }),
       lineNumbers: flags.lineNumbers ?? false,
     });
-    const text = formatDocuments(result, outputFormat(flags), (file) => described(store, file));
+    const listed = { ...result, skipped: result.skipped.filter((s) => s.kind === 'too-large' || s.kind === 'full') };
+    for (const skip of result.skipped) {
+      if (skip.kind === 'no-match') ctx.log.line(`No files matched pattern: ${skip.file}`);
+      else if (skip.kind === 'not-found')
+        ctx.log.line(`File not found: ${skip.file}${skip.reason.slice('not found'.length)}`);
+      else if (skip.kind === 'refused') ctx.log.line(`qmd: ${skip.file}: ${skip.reason}`);
+    }
+    if (listed.documents.length === 0 && listed.skipped.length === 0) {
+      process.exitCode = 1;
+      return;
+    }
+    const text = formatDocuments(listed, outputFormat(flags), (file) => described(store, file));
     if (text !== '') ctx.out(text);
   } finally {
     await store.close();

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { QueryResult, SearchHit, SearchOptions, Store } from '../../core/types.js';
+import type { Log } from '../../log.js';
 import type { CliContext } from '../context.js';
 import { formatHits, type SearchExplain, type ShownHit } from '../formats/hits.js';
 import { type FormatFlags, outputFormat } from '../formats/output-format.js';
@@ -63,9 +64,18 @@ export interface SearchRun {
  * machine formats have no place for it (a fallback that is a problem, a missing model, has
  * its own warning), and `--explain` puts it on every result.
  */
-export function printHits(ctx: CliContext, store: Store, hits: SearchHit[], flags: SearchFlags, run: SearchRun): void {
+export function printHits(
+  ctx: CliContext,
+  store: Store,
+  hits: SearchHit[],
+  flags: SearchFlags,
+  run: SearchRun,
+  warned: readonly string[] = [],
+): void {
   const format = outputFormat(flags);
-  const notes = [run.note, run.expansionNote, run.rerankNote].filter((n) => n !== undefined);
+  const notes = [run.note, run.expansionNote, run.rerankNote]
+    .filter((n) => n !== undefined)
+    .map((note) => unsaid(note, warned));
   if (notes.length > 0 && format === 'cli') ctx.log.line(`(${howItRan(run)}: ${notes.join('; ')})`);
   const shown = hits.map((hit) => showHit(hit, store.get(hit.file).text));
   if (flags.fullPath) showOnDisk(ctx, store, shown);
@@ -76,6 +86,35 @@ export function printHits(ctx: CliContext, store: Store, hits: SearchHit[], flag
     ...(flags.explain && { explain: explainOf(run) }),
   });
   if (text !== '') ctx.out(text);
+}
+
+/**
+ * A log that remembers the warnings written through it: the store warns once about a model it
+ * cannot use (`…; searching with BM25 only`) and puts the same words in its note, which the
+ * terminal format prints too; `unsaid` keeps the note to what the warning did not say.
+ */
+export function warningsHeard(log: Log): { log: Log; warned: string[] } {
+  const warned: string[] = [];
+  return {
+    warned,
+    log: {
+      line: (text) => log.line(text),
+      warn: (text) => {
+        warned.push(text);
+        log.warn(text);
+      },
+    },
+  };
+}
+
+/** `note` less a parenthesised detail that a warning already printed. */
+function unsaid(note: string, warned: readonly string[]): string {
+  let kept = note;
+  for (const warning of warned) {
+    const detail = warning.replace(/; (searching with BM25 only|answering without it)$/, '');
+    kept = kept.replace(` (${detail})`, '');
+  }
+  return kept;
 }
 
 /** `hybrid`, or `hybrid, reranked` when the reranker ordered the results. */

@@ -103,6 +103,17 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
           );
       }
       collection
+        .command('set-mask')
+        .description('change which files a collection indexes (qmd update then adds and removes files to match)')
+        .argument('<name>', 'collection name')
+        .argument('<glob>', 'the new mask, relative to its folder; commas separate several')
+        .action(
+          run(async (ctx, name: string, mask: string) => {
+            const { collectionSetMask } = await import('../commands/collection-commands.js');
+            await collectionSetMask(ctx, name, mask);
+          }),
+        );
+      collection
         .command('update-cmd')
         .alias('set-update')
         .description('the shell command qmd update runs in the collection folder first (git pull); none clears it')
@@ -294,10 +305,11 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
       program
         .command('pull')
         .description('download the embedding, reranking and query expansion models (searches never download)')
+        .option('--refresh', 'download them again even when cached (each replaces its file once whole)')
         .action(
-          run(async (ctx) => {
+          run(async (ctx, opts: { refresh?: boolean }) => {
             const { pull } = await import('../commands/pull.js');
-            await pull(ctx);
+            await pull(ctx, opts);
           }),
         );
     },

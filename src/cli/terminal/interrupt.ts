@@ -19,6 +19,12 @@ export interface InterruptOptions {
   exit?: (code: number) => void;
   /** Runs just before that exit (`collection add` removes an index it made and never wrote to). */
   onQuit?: () => void;
+  /**
+   * Stops whatever draws on the terminal (the progress bar, a download's bar) before the quit
+   * line, so that line is the last thing on the screen: a bar redrawn after it would be left
+   * there by the exit.
+   */
+  endOutput?: () => void;
 }
 
 /**
@@ -70,8 +76,9 @@ export function onInterrupt(options: InterruptOptions): Interrupt {
       controller.abort();
       return;
     }
-    options.log.line('Quitting at once; the index keeps everything committed before now.');
     try {
+      options.endOutput?.();
+      options.log.line('Quitting at once; the index keeps everything committed before now.');
       options.onQuit?.();
     } finally {
       exit(EXIT_INTERRUPTED);

@@ -7,8 +7,13 @@ import { fitWidth, paintFor, type TerminalStream, terminalOf } from './terminal.
 export const DEFAULT_PROGRESS_INTERVAL_MS = 10_000;
 /** A terminal: the fewest milliseconds between two redraws of the bar (10 a second). */
 const REDRAW_MS = 100;
-/** Rate and time left appear once a stage has run this long: before, they are noise. */
+/**
+ * Rate and time left appear once the work has been measured this long, over at least
+ * `RATE_SAMPLES` updates that moved it on: before, they are noise (one slow first unit read as
+ * the rate gave `embed` a first "20h 25m left").
+ */
 const RATE_AFTER_MS = 1_000;
+const RATE_SAMPLES = 3;
 const BAR_MAX = 30;
 const BAR_MIN = 10;
 const LABEL_MIN = 8;
@@ -48,6 +53,11 @@ export interface ProgressStage {
   total: number | undefined;
   done: number;
   startedAt: number;
+  /**
+   * Where the rate is measured from: the first update with work done (what came before, a
+   * model loading, a first batch warming up, is no rate), and how many updates moved it on since.
+   */
+  measured?: { at: number; done: number; samples: number };
 }
 
 export function createProgress(options: ProgressOptions = {}): Progress {
@@ -99,6 +109,9 @@ export function createProgress(options: ProgressOptions = {}): Progress {
     },
     update(done, total) {
       if (current === undefined || stopped) return;
+      if (current.measured === undefined) {
+        if (done > 0) current.measured = { at: clock.now(), done, samples: 0 };
+      } else if (done > current.done) current.measured.samples++;
       current.done = done;
       if (total !== undefined) current.total = total;
       if (terminal.tty && clock.now() - lastDraw >= REDRAW_MS) draw();
@@ -168,11 +181,17 @@ function uncounted(stage: ProgressStage): string {
     : `${stage.label}…`;
 }
 
-/** The stage's mean rate since it began, and the time left at that rate; nothing in its first second. */
+/**
+ * The mean rate since the stage's first work done, and the time left at that rate; nothing
+ * until it has been measured for a second over a few updates (`RATE_AFTER_MS`, `RATE_SAMPLES`).
+ */
 function pace(stage: ProgressStage, now: number): { rate: string; left?: string } | undefined {
-  const elapsed = now - stage.startedAt;
-  if (elapsed < RATE_AFTER_MS || stage.done <= 0) return undefined;
-  const perSecond = stage.done / (elapsed / 1000);
+  const measured = stage.measured;
+  if (measured === undefined) return undefined;
+  const elapsed = now - measured.at;
+  const done = stage.done - measured.done;
+  if (elapsed < RATE_AFTER_MS || measured.samples < RATE_SAMPLES || done <= 0) return undefined;
+  const perSecond = done / (elapsed / 1000);
   const rate = perSecond >= 100 ? count(Math.round(perSecond)) : perSecond.toFixed(1);
   if (stage.total === undefined || stage.done >= stage.total) return { rate };
   return { rate, left: duration((stage.total - stage.done) / perSecond) };

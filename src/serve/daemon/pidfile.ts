@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { processExists } from '../../lifecycle/parent.js';
+import { replacePrivateFile, writePrivateFile } from '../../private-file.js';
 import { askStatus } from '../control/client.js';
 import { canVerifyProcesses, identityMismatch, type ProcessIdentity, readIdentity } from './proc.js';
 
@@ -112,9 +113,11 @@ export async function holderAlive(holder: PidRecord, control: string, now = Date
 export function markListening(path: string, record: PidRecord): void {
   const current = readPidfile(path);
   if (current === null || current === 'corrupt' || current.instance !== record.instance) return;
-  const aside = `${path}.${record.pid}.listening`;
-  writeFileSync(aside, `${JSON.stringify({ ...record, listening: true }, null, 2)}\n`, { mode: 0o600 });
-  renameSync(aside, path);
+  replacePrivateFile(
+    path,
+    `${path}.${record.pid}.listening`,
+    `${JSON.stringify({ ...record, listening: true }, null, 2)}\n`,
+  );
 }
 
 export type ClaimResult = { claimed: true } | { claimed: false; holder: PidRecord };
@@ -125,9 +128,11 @@ export type ClaimResult = { claimed: true } | { claimed: false; holder: PidRecor
  * the name exists), so two servers starting at once cannot both win, and a reader never sees
  * half a record. A stale or corrupt record is replaced.
  */
-export async function claimPidfile(path: string, record: PidRecord, mode = 0o600): Promise<ClaimResult> {
+export async function claimPidfile(path: string, record: PidRecord): Promise<ClaimResult> {
   const aside = `${path}.${record.pid}.tmp`;
-  writeFileSync(aside, `${JSON.stringify(record, null, 2)}\n`, { mode });
+  // A leftover of a crash, or a link planted there, goes first: the record is made afresh.
+  rmSync(aside, { force: true });
+  writePrivateFile(aside, `${JSON.stringify(record, null, 2)}\n`, 'exclusive');
   try {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {

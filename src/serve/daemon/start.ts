@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { get } from 'node:http';
 import { dirname } from 'node:path';
 import { DAEMON_CHILD_ENV } from '../../cli/config.js';
 import type { CliContext } from '../../cli/context.js';
 import { QmdError } from '../../errors.js';
+import { openPrivateFile } from '../../private-file.js';
 import { daemonControlPath } from '../../relay/paths.js';
 import { askStatus } from '../control/client.js';
 import type { ServerStatus } from '../control/protocol.js';
@@ -40,7 +41,8 @@ export async function startDaemon(ctx: CliContext): Promise<void> {
   const logPath = daemonLogPath(ctx.indexPath);
   mkdirSync(dirname(logPath), { recursive: true, mode: 0o700 });
   const logStart = safeSize(logPath);
-  const fd = openSync(logPath, 'a', 0o600);
+  // Never through a link planted beside the index; a log left 0644 becomes 0600.
+  const fd = openPrivateFile(logPath, 'append');
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
     detached: true,
     stdio: ['ignore', fd, fd],

@@ -1,6 +1,7 @@
 import { QmdError } from '../../errors.js';
 import type { Sqlite } from '../sqlite.js';
 import { collectionSettingsMigration } from './schema-collection-settings.js';
+import { contentHashMigration } from './schema-content-hash.js';
 import { contextsMigration } from './schema-contexts.js';
 import { embeddingsMigration } from './schema-embeddings.js';
 import { APPLICATION_ID } from './schema-id.js';
@@ -14,7 +15,7 @@ import { cellsMigration, vectorsMigration } from './schema-vectors.js';
  * Layout (version 1; version 2, the embeddings, is described in `schema-embeddings.ts`, and
  * version 3, the contexts, in `schema-contexts.ts`; version 4, where vectors are found and
  * their compact codes, in `schema-vectors.ts`; version 6, qmd 2.x's collection settings, in
- * `schema-collection-settings.ts`):
+ * `schema-collection-settings.ts`; version 7, content hashes of text, in `schema-content-hash.ts`):
  * - `content` holds each distinct text once, keyed by its sha256 (two files with the same
  *   text share a row; embeddings will hang off this hash too, so identical notes are embedded
  *   once).
@@ -93,6 +94,7 @@ export const migrations: readonly Migration[] = [
   vectorsMigration,
   cellsMigration,
   collectionSettingsMigration,
+  contentHashMigration,
 ];
 
 export const latestVersion = Math.max(...migrations.map((m) => m.version));

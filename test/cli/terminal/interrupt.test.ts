@@ -1,6 +1,9 @@
 import { EventEmitter } from 'node:events';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { EXIT_INTERRUPTED, onInterrupt } from '../../../src/cli/terminal/interrupt.js';
+import { createProgress } from '../../../src/cli/terminal/progress.js';
+import { FakeClock } from '../../support/fake-clock.js';
 import { recordingLog } from '../../support/recording-log.js';
 
 function setup() {
@@ -68,6 +71,40 @@ describe('Ctrl-C: the first stops after the current unit, the second quits at on
     source.emit('SIGINT');
     expect(() => source.emit('SIGINT')).toThrow('cannot remove');
     expect(order).toEqual(['onQuit', 'exit 130']);
+  });
+
+  it('the second Ctrl-C ends what draws before its line: the bar is never drawn after it', async () => {
+    // A terminal of 80 columns, as the progress bar sees one.
+    const stream = Object.assign(new PassThrough(), { isTTY: true, columns: 80 });
+    let written = '';
+    stream.on('data', (chunk: Buffer) => {
+      written += chunk.toString();
+    });
+    const clock = new FakeClock();
+    const progress = createProgress({ stream, clock, env: {} });
+    const source = new EventEmitter();
+    const exits: number[] = [];
+    onInterrupt({
+      log: progress.log,
+      unit: 'batch of files',
+      source,
+      exit: (code) => exits.push(code),
+      endOutput: () => progress.stop(),
+    });
+    progress.stage('Indexing notes', { unit: 'files', total: 6000 });
+    source.emit('SIGINT');
+    // After the first, the work goes on and the bar with it, under the line.
+    expect(written.endsWith('\x1b[K')).toBe(true);
+    await clock.advance(500);
+    progress.update(1024);
+    source.emit('SIGINT');
+    expect(exits).toEqual([EXIT_INTERRUPTED]);
+    const quit = 'Quitting at once; the index keeps everything committed before now.\n';
+    expect(written.endsWith(`\r\x1b[K${quit}`)).toBe(true);
+    // Whatever the work does until the process is gone draws nothing more.
+    progress.update(1280);
+    await clock.advance(1000);
+    expect(written.endsWith(quit)).toBe(true);
   });
 
   it('leaveIfInterrupted: exit 130 once the work is closed if Ctrl-C was pressed, nothing otherwise', () => {

@@ -36,14 +36,22 @@ describe('piped (not a terminal): plain lines, at least one per interval, nothin
     const out = fakeStream(undefined);
     const progress = createProgress({ stream: out.stream, clock, env: {} });
     progress.stage('Embedding', { unit: 'chunks', total: 1000 });
-    progress.update(100);
-    await clock.advance(DEFAULT_PROGRESS_INTERVAL_MS - 1);
+    // The model loads for 9 s before the first chunk: that wait is no rate (read as one, the
+    // mean since the stage began, 2.5 chunks/s, promised 6m 30s where 1m 05s was true).
+    await clock.advance(9_000);
+    progress.update(10);
+    for (const done of [15, 20, 25]) {
+      await clock.advance(250);
+      progress.update(done);
+    }
+    await clock.advance(DEFAULT_PROGRESS_INTERVAL_MS - 9_750 - 1);
     expect(out.written()).toBe(''); // work shorter than the interval prints nothing
     await clock.advance(1);
-    expect(out.written()).toBe('Embedding: 100/1,000 chunks (10%), 10.0 chunks/s, about 1m 30s left\n');
+    expect(out.written()).toBe('Embedding: 25/1,000 chunks (2%), 15.0 chunks/s, about 1m 05s left\n');
+    await clock.advance(5_000);
     progress.update(600);
-    await clock.advance(DEFAULT_PROGRESS_INTERVAL_MS);
-    expect(out.written().split('\n').at(-2)).toBe('Embedding: 600/1,000 chunks (60%), 30.0 chunks/s, about 13s left');
+    await clock.advance(DEFAULT_PROGRESS_INTERVAL_MS - 5_000);
+    expect(out.written().split('\n').at(-2)).toBe('Embedding: 600/1,000 chunks (60%), 53.6 chunks/s, about 7s left');
     // A line at least every interval, even when nothing moved (one slow chunk).
     await clock.advance(DEFAULT_PROGRESS_INTERVAL_MS * 3);
     expect(out.written().split('\n')).toHaveLength(6);
@@ -88,12 +96,20 @@ describe('a terminal: one bar redrawn in place, fitted to the width, cleared at 
     expect(first.endsWith('\x1b[K')).toBe(true);
     progress.update(1);
     expect(out.written()).toBe(first); // within 100 ms: not redrawn
-    await clock.advance(2000);
-    progress.update(100);
-    const frames = out.written().split('\r').filter(Boolean);
-    expect(frames).toHaveLength(2);
-    const last = frames.at(-1) as string;
-    expect(last).toContain('100/200 chunks');
+    await clock.advance(500);
+    progress.update(40);
+    await clock.advance(500);
+    progress.update(70);
+    const frames = () => out.written().split('\r').filter(Boolean);
+    expect(frames()).toHaveLength(3);
+    // Two updates since the first: too few to be a rate, so neither a rate nor a time left.
+    expect(frames().at(-1)).toContain('70/200 chunks');
+    expect(frames().at(-1)).not.toMatch(/\/s|left/);
+    await clock.advance(1000);
+    progress.update(101);
+    expect(frames()).toHaveLength(4);
+    const last = frames().at(-1) as string;
+    expect(last).toContain('101/200 chunks');
     expect(last).toContain('50.0/s');
     expect(last).toContain('2s left');
     expect(last).toMatch(ESCAPE); // colour: a terminal with NO_COLOR unset
@@ -129,6 +145,7 @@ describe('a terminal: one bar redrawn in place, fitted to the width, cleared at 
       total: 123_456,
       done: 61_000,
       startedAt: 0,
+      measured: { at: 0, done: 0, samples: 20 },
     };
     const line = barLine(stage, 30_000, columns);
     expect(visibleLength(line)).toBeLessThanOrEqual(columns - 1);
@@ -144,10 +161,19 @@ describe('the words', () => {
     const stage = { label: 'Chunking notes', unit: 'notes', total: undefined, done: 0, startedAt: 0 };
     expect(plainLine(stage, 5000)).toBe('Chunking notes…');
     expect(plainLine({ ...stage, done: 1200 }, 5000)).toBe('Chunking notes… 1,200 notes');
-    const known = { label: 'Reading notes', unit: 'files', total: 2000, done: 500, startedAt: 0 };
-    expect(plainLine(known, 500)).toBe('Reading notes: 500/2,000 files (25%)'); // no rate in the first second
-    expect(plainLine(known, 2000)).toBe('Reading notes: 500/2,000 files (25%), 250 files/s, about 6s left');
-    expect(plainLine({ ...known, done: 2000 }, 4000)).toBe('Reading notes: 2,000/2,000 files (100%), 500 files/s');
+    const measured = { at: 0, done: 0, samples: 3 };
+    const known = { label: 'Indexing notes', unit: 'files', total: 2000, done: 500, startedAt: 0, measured };
+    expect(plainLine(known, 500)).toBe('Indexing notes: 500/2,000 files (25%)'); // no rate in the first second
+    expect(plainLine(known, 2000)).toBe('Indexing notes: 500/2,000 files (25%), 250 files/s, about 6s left');
+    expect(plainLine({ ...known, done: 2000 }, 4000)).toBe('Indexing notes: 2,000/2,000 files (100%), 500 files/s');
+    // Measured from the first work done, over at least three updates; never before.
+    expect(plainLine({ ...known, measured: undefined }, 60_000)).toBe('Indexing notes: 500/2,000 files (25%)');
+    expect(plainLine({ ...known, measured: { ...measured, samples: 2 } }, 60_000)).toBe(
+      'Indexing notes: 500/2,000 files (25%)',
+    );
+    expect(plainLine({ ...known, measured: { at: 1000, done: 100, samples: 3 } }, 3000)).toBe(
+      'Indexing notes: 500/2,000 files (25%), 200 files/s, about 8s left',
+    );
   });
 
   it('counts and durations read the same everywhere', () => {
