@@ -146,6 +146,12 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
       stamp: () => ({ inflight: gate.size }),
       beforeFinish: () => {
         for (const detach of triggerSources.splice(0)) detach();
+        // A machine that failed ran no teardown: its watcher is stopped here all the same, the
+        // write in hand rolled back (after a teardown it was closed before the store).
+        if (host.actor.getSnapshot().status === 'error') {
+          watchers.abortWrites(new Error('rolled back: the lifecycle machine failed'));
+          watchers.stopHearing();
+        }
         watchers.detach();
       },
       failedOutput: (snapshot) => ({

@@ -159,6 +159,12 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
         sessionStepTimeoutMs: options.sessionStepTimeoutMs,
         readExitCode: () => policy.slot.get(),
       },
+      // A machine that failed ran no teardown: its watcher is stopped here all the same.
+      beforeFinish: () => {
+        if (host.actor.getSnapshot().status !== 'error') return;
+        watchers.abortWrites(new Error("rolled back: the shared server's machine failed"));
+        watchers.stopHearing();
+      },
       failedOutput: (snapshot) => ({
         exitCode: 1,
         reason: snapshot.context.reason ?? 'unknown',
