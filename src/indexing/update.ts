@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { QmdError } from '../errors.js';
 import { addIgnored, folderPassedBy, noneIgnored, pathFilter } from './ignore.js';
 import { type AppliedPaths, UNIT_FILES, type WriteCounts } from './index-writer.js';
-import { type CollectionScan, OutsideRoot, type ReadFile, readOne, scanCollection } from './scan.js';
+import { type CollectionScan, maxBatchBytes, OutsideRoot, type ReadFile, readOne, scanCollection } from './scan.js';
 import type { IndexOptions, IndexReport } from './types.js';
 import {
   collectRemovedTexts,
@@ -199,8 +199,9 @@ export interface ReindexOptions {
  * A watcher's write: the files at `changed` re-read (a folder: every file under it, and what
  * the index has under it that is gone), the documents at `removed` deleted (a folder: every
  * document under it). Written as `update` writes (docs/design.md §8.5): the files read are
- * staged a unit's worth at a time (`IndexWriter.stage`) and written unit by unit
- * (`commitStaged`), then the paths gone are deleted in units of their own (`commitUnit`), so
+ * staged and written a unit at a time (256 files or 2 MiB of text, as a scan's batches:
+ * `IndexWriter.stage`, `commitStaged`), then the paths gone are deleted in units of their own
+ * (`commitUnit`), so
  * the index is whole after every unit and a write of thousands of files (a folder moved in)
  * holds the lock no longer than one of `update`'s units. The same mask and ignore rules as a
  * scan (`pathFilter`), but no listing of the collection and no sweep of its tables: every
@@ -235,23 +236,26 @@ export async function reindexPaths(
   };
   const run = guard.run(() => writer().newRun());
   let batch: ReadFile[] = [];
-  let staged = 0;
-  /** The batch read so far, staged (outside any transaction on the index). */
-  const stage = (): void => {
+  let batchBytes = 0;
+  /** The files read so far staged (outside any transaction on the index), then written: a unit, as a scan's batch is. */
+  const write = async (): Promise<void> => {
     if (batch.length === 0) return;
     const files = batch;
     batch = [];
-    staged += files.length;
+    batchBytes = 0;
     guard.run(() => writer().stage(run, target.name, files, []));
+    await commitStaged(parts, run, target.name, counts, { each, record, unit });
   };
-  const read = (relative: string): void => {
+  const read = async (relative: string): Promise<void> => {
     if (!accepts(relative)) return;
     try {
       const known = guard.run(() => writer().known(target.name, relative));
       const file = readOne(target.root, relative, known);
       if (file === undefined) counts.unchanged++;
-      else batch.push(file);
-      if (batch.length >= UNIT_FILES) stage();
+      else {
+        batch.push(file);
+        batchBytes += file.size;
+      }
     } catch (error) {
       if (error instanceof OutsideRoot) {
         errors.push({ file: path.join(target.root, relative), error: error.message });
@@ -259,6 +263,7 @@ export async function reindexPaths(
       } else if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') gone.add(relative);
       else errors.push({ file: path.join(target.root, relative), error: errorText(error) });
     }
+    if (batch.length >= UNIT_FILES || batchBytes >= maxBatchBytes) await write();
   };
   try {
     for (const relative of changed) {
@@ -276,18 +281,17 @@ export async function reindexPaths(
         for (const file of walkFolder(target.root, relative, passedBy)) {
           if (!accepts(file)) continue;
           found.add(file);
-          read(file);
+          await read(file);
         }
         for (const indexed of guard.run(() => writer().pathsUnder(target.name, relative))) {
           if (!found.has(indexed)) gone.add(indexed);
         }
-      } else if (stat.isFile()) read(relative);
+      } else if (stat.isFile()) await read(relative);
       // Symlinks are never followed (scan.ts): one where a note was is the note gone.
       else gone.add(relative);
     }
-    stage();
+    await write();
     // Added and updated first, then removed: a note renamed in this batch keeps its text.
-    if (staged > 0) await commitStaged(parts, run, target.name, counts, { each, record, unit });
     const paths = [...gone];
     for (let more = paths.length > 0; more; ) {
       more = await commitUnit(
