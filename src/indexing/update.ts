@@ -208,7 +208,9 @@ export interface ReindexOptions {
  * statement is an indexed lookup, so a write of a few paths costs the same at 100 notes as at
  * 100k (§9). A path that is gone when read counts as removed; one the rules leave out is not
  * read. `holds` is asked first in every unit; `signal` rolls back the unit in hand (the units
- * committed before it stay: each is whole).
+ * committed before it stay: each is whole). A watcher's `begin` gives up once it closes, so a
+ * close lets the unit in hand complete and begins no other (its catch-up at the next start
+ * reads the rest).
  */
 export async function reindexPaths(
   parts: UpdateParts,
@@ -246,8 +248,13 @@ export async function reindexPaths(
     guard.run(() => writer().stage(run, target.name, files, []));
     await commitStaged(parts, run, target.name, counts, { each, record, unit });
   };
-  const read = async (relative: string): Promise<void> => {
-    if (!accepts(relative)) return;
+  /**
+   * Reads one file into the batch; true when the batch is a unit's worth. Synchronous, as is
+   * everything up to the first unit's `begin`: a write the watcher has announced has begun
+   * its transaction before anything else runs (a `close()` then lets it complete).
+   */
+  const read = (relative: string): boolean => {
+    if (!accepts(relative)) return false;
     try {
       const known = guard.run(() => writer().known(target.name, relative));
       const file = readOne(target.root, relative, known);
@@ -263,7 +270,7 @@ export async function reindexPaths(
       } else if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') gone.add(relative);
       else errors.push({ file: path.join(target.root, relative), error: errorText(error) });
     }
-    if (batch.length >= UNIT_FILES || batchBytes >= maxBatchBytes) await write();
+    return batch.length >= UNIT_FILES || batchBytes >= maxBatchBytes;
   };
   try {
     for (const relative of changed) {
@@ -281,16 +288,17 @@ export async function reindexPaths(
         for (const file of walkFolder(target.root, relative, passedBy)) {
           if (!accepts(file)) continue;
           found.add(file);
-          await read(file);
+          if (read(file)) await write();
         }
         for (const indexed of guard.run(() => writer().pathsUnder(target.name, relative))) {
           if (!found.has(indexed)) gone.add(indexed);
         }
-      } else if (stat.isFile()) await read(relative);
-      // Symlinks are never followed (scan.ts): one where a note was is the note gone.
-      else gone.add(relative);
+      } else if (!stat.isFile()) {
+        // Symlinks are never followed (scan.ts): one where a note was is the note gone.
+        gone.add(relative);
+      } else if (read(relative)) await write();
     }
-    await write();
+    if (batch.length > 0) await write();
     // Added and updated first, then removed: a note renamed in this batch keeps its text.
     const paths = [...gone];
     for (let more = paths.length > 0; more; ) {
