@@ -6,6 +6,7 @@
  *
  *   cli → serve → mcp → lifecycle(gate) ─→ machines → xstate
  *    │      │ ↘ relay ↗
+ *    │      └┄┄→ watch ─→ core, indexing (the watcher: loaded by import() only)
  *    └──────┴→ core ─→ indexing ─→ store → text
  *                 │  ↘ search ───↗
  *                 └→ llm
@@ -52,7 +53,7 @@ module.exports = {
         'src/core/ builds the reader and the writer from options and the models; it knows nothing of the server, the lifecycle or the CLI.',
       severity: 'error',
       from: { path: '^src/core/' },
-      to: { path: '^(src/(cli|serve|mcp|lifecycle|viz|relay|peer)/|machines/)' },
+      to: { path: '^(src/(cli|serve|mcp|lifecycle|viz|relay|peer|watch)/|machines/)' },
     },
     {
       name: 'indexing-is-given-its-models',
@@ -60,7 +61,7 @@ module.exports = {
         'src/indexing/ decides what gets in (scan, ignore rules, the write phase, chunks and their vectors) through an embedder it is given: it imports no model, no search and nothing above the index.',
       severity: 'error',
       from: { path: '^src/indexing/' },
-      to: { path: '^(src/(llm|search|core|cli|serve|mcp|lifecycle|viz|relay|peer)/|machines/)' },
+      to: { path: '^(src/(llm|search|core|cli|serve|mcp|lifecycle|viz|relay|peer|watch)/|machines/)' },
     },
     {
       name: 'search-is-given-its-models',
@@ -68,7 +69,7 @@ module.exports = {
         'src/search/ answers queries (BM25, vectors, fusion, expansion, reranking, the query worker) with the models handed to it as functions: it imports no model, no indexing and nothing above the index.',
       severity: 'error',
       from: { path: '^src/search/' },
-      to: { path: '^(src/(llm|indexing|core|cli|serve|mcp|lifecycle|viz|relay|peer)/|machines/)' },
+      to: { path: '^(src/(llm|indexing|core|cli|serve|mcp|lifecycle|viz|relay|peer|watch)/|machines/)' },
     },
     {
       name: 'store-knows-no-model',
@@ -76,7 +77,7 @@ module.exports = {
         'src/store/ is the SQLite file and its rows (binding, schema, migrations, collections, documents, contexts, vectors): it knows no model and nothing that uses it.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: '^(src/(llm|indexing|search|core|cli|serve|mcp|lifecycle|viz|relay|peer)/|machines/)' },
+      to: { path: '^(src/(llm|indexing|search|core|cli|serve|mcp|lifecycle|viz|relay|peer|watch)/|machines/)' },
     },
     {
       name: 'text-is-pure',
@@ -90,17 +91,34 @@ module.exports = {
       comment:
         "The rest of the product reaches indexing and search through src/core/'s facades, which give them their models.",
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(core|indexing|search)/' },
+      from: { path: '^src/', pathNot: '^src/(core|indexing|search|watch)/' },
       to: { path: '^src/(indexing|search)/' },
+    },
+    {
+      name: 'watch-follows-folders-through-the-index',
+      comment:
+        'src/watch/ turns file events into index writes: it uses the write steps and rules of src/indexing/ and the writer core composes beside a served reader (src/core/watch-writer.ts), never search, a model or anything above the index.',
+      severity: 'error',
+      from: { path: '^src/watch/' },
+      to: { path: '^(src/(search|llm|cli|serve|mcp|lifecycle|viz|relay|peer)/|machines/)' },
+    },
+    {
+      name: 'only-hosts-load-the-watcher',
+      comment:
+        "The watcher is hosted by the serving roots (src/serve/, by import()) and `qmd update --watch` (src/cli/); anything else may read only its contract's types (src/watch/types.ts).",
+      severity: 'error',
+      from: { path: '^(src|machines)/', pathNot: '^src/(cli|serve|watch)/' },
+      to: { path: '^src/watch/', pathNot: '^src/watch/types\\.ts$' },
     },
     {
       name: 'serve-loads-the-read-side',
       comment:
-        'qmd mcp starts on the read side alone (src/core/open.ts, openReader): the writer (src/core/index.ts, store.ts, writer.ts) and src/indexing/ may reach src/serve/ only by a dynamic import(), loaded when first used.',
+        'qmd mcp starts on the read side alone (src/core/open.ts, openReader): the writer (src/core/index.ts, store.ts, writer.ts, watch-writer.ts), src/indexing/ and the watcher (src/watch/, but for its contract types.ts) may reach src/serve/ only by a dynamic import(), loaded when first used.',
       severity: 'error',
       from: { path: '^src/serve/' },
       to: {
-        path: '^src/(core/(index|store|writer)\\.ts$|indexing/)',
+        path: '^src/(core/(index|store|writer|watch-writer)\\.ts$|indexing/|watch/)',
+        pathNot: '^src/watch/types\\.ts$',
         dependencyTypesNot: ['dynamic-import', 'type-only'],
       },
     },

@@ -26,6 +26,8 @@ export default defineConfig({
       'test/indexing/kill.test.ts', // SIGKILLs a writer child
       'test/store/sqlite.test.ts', // a second process on the database
       'test/indexing/update.test.ts', // mkfifo
+      'test/watch/exit.test.ts', // a process with a started watcher, left to exit
+      'test/watch/vectors.test.ts', // node-llama-cpp
       // node-llama-cpp's binding check:
       'test/llm/dispose.test.ts',
       'test/llm/embedder.test.ts',

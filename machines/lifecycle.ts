@@ -19,6 +19,13 @@
  * signals, a stdout error and the HTTP listener closing; `isEscalation` (machines/triggers.ts)
  * decides whether one is a new departure ("hurry up") or the same one. A programmatic shutdown never escalates.
  *
+ * The index's watcher (docs/design.md §2.1, "The watcher"): its writes are work in flight, as tool
+ * handlers are (`watch.write.started` / `watch.write.settled`, counted in every state apart from
+ * the handlers: `writes`), so `draining` waits for a write the watcher began before the client
+ * left, within the drain deadline. An escalation or the deadline rolls it back (`abortWrites`)
+ * before `disposingStore`. The host stops the watcher hearing changes as `closeTransport` begins
+ * and closes it in `disposeStore`, before the store: the machine only counts and decides.
+ *
  * Every effect is a named stub below; `src/lifecycle/host.ts` provides the real ones with
  * `machine.provide(...)`. This file imports only `xstate` and opens in Stately as it is, so
  * the config is written out literally (no spreads, no computed keys).
@@ -46,6 +53,12 @@ export interface LifecycleContext {
    * call would be most of the lifecycle's cost per call (docs/design.md §2.1).
    */
   inflight: number;
+  /**
+   * Index writes of the watcher running now (`watch.write.started` / `watch.write.settled`,
+   * counted in every state and always sent: a write is one per batch of changed notes, not
+   * one per call). `draining` waits for them as for handlers.
+   */
+  writes: number;
   /** The trigger that started teardown. */
   trigger: TriggerEvent | null;
   /** The breadcrumb's words for it, e.g. `stdin closed`, `SIGTERM`. */
@@ -60,7 +73,10 @@ export interface LifecycleContext {
   stepTimeoutMs: number;
 }
 
-export type LifecycleEvent = TriggerEvent | { type: 'handler.started' } | { type: 'handler.settled' };
+/** The watcher began writing a batch to the index, or that write committed or rolled back. */
+export type WatchWriteEvent = { type: 'watch.write.started' } | { type: 'watch.write.settled' };
+
+export type LifecycleEvent = TriggerEvent | { type: 'handler.started' } | { type: 'handler.settled' } | WatchWriteEvent;
 
 export interface LifecycleInput {
   /** How long `draining` waits for in-flight handlers (default 5000 ms). */
@@ -121,7 +137,8 @@ export const lifecycleMachine = setup({
   guards: {
     // Only trigger transitions (stdout.closed, signal.received, http.closed) use this guard.
     isEscalation: ({ context, event }) => isEscalation(context.trigger, event as TriggerEvent),
-    isIdle: ({ context }) => context.inflight === 0,
+    // Nothing in flight: no handler and no index write of the watcher.
+    isIdle: ({ context }) => context.inflight === 0 && context.writes === 0,
     wasEscalated: ({ context }) => context.escalatedBy !== null,
     // failedStep is entered only after a failure was recorded, so there is a last one.
     failedWhileClosingTransport: ({ context }) => context.failedSteps.at(-1)!.step === 'closeTransport',
@@ -142,6 +159,9 @@ export const lifecycleMachine = setup({
     }),
     countStarted: assign({ inflight: ({ context }) => context.inflight + 1 }),
     countSettled: assign({ inflight: ({ context }) => Math.max(0, context.inflight - 1) }),
+    countWriteStarted: assign({ writes: ({ context }) => context.writes + 1 }),
+    // A write the host heard settle without its start (subscribed mid-write) never goes below 0.
+    countWriteSettled: assign({ writes: ({ context }) => Math.max(0, context.writes - 1) }),
     recordDrained: assign({ drain: 'idle' as const }),
     recordDrainDeadline: assign({ drain: 'deadline' as const }),
     recordDrainCutShort: assign({ drain: 'cutShort' as const }),
@@ -162,6 +182,7 @@ export const lifecycleMachine = setup({
     detachTriggerSources: () => {},
     announceEscalation: () => {},
     abortHandlers: () => {},
+    abortWrites: () => {},
     warnDrainDeadline: () => {},
     warnStepFailed: () => {},
   },
@@ -170,6 +191,7 @@ export const lifecycleMachine = setup({
   initial: 'connected',
   context: ({ input }) => ({
     inflight: 0,
+    writes: 0,
     trigger: null,
     reason: null,
     priorExitCode: 0,
@@ -182,6 +204,8 @@ export const lifecycleMachine = setup({
   on: {
     'handler.started': { actions: 'countStarted' },
     'handler.settled': { actions: 'countSettled' },
+    'watch.write.started': { actions: 'countWriteStarted' },
+    'watch.write.settled': { actions: 'countWriteSettled' },
   },
   states: {
     connected: {
@@ -222,7 +246,8 @@ export const lifecycleMachine = setup({
       },
     },
     closingTransport: {
-      description: 'Stop dispatching new requests: server.close(), bounded by stepTimeout.',
+      description:
+        'Stop dispatching new requests (server.close()) and stop the watcher hearing changes, bounded by stepTimeout.',
       invoke: {
         id: 'closeTransport',
         src: 'closeTransport',
@@ -241,44 +266,52 @@ export const lifecycleMachine = setup({
       on: {
         'stdout.closed': {
           guard: 'isEscalation',
-          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'],
         },
         'signal.received': {
           guard: 'isEscalation',
-          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'],
         },
-        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
+        'http.closed': {
+          guard: 'isEscalation',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'],
+        },
       },
     },
     draining: {
-      description: 'Wait for in-flight handlers, bounded by drainTimeout; a second trigger cuts it short.',
+      description:
+        "Wait for in-flight handlers and the watcher's index write, bounded by drainTimeout; a second trigger cuts it short.",
       always: [
         { guard: 'wasEscalated', target: 'disposingStore', actions: 'recordDrainCutShort' },
         { guard: 'isIdle', target: 'disposingStore', actions: 'recordDrained' },
       ],
       after: {
-        drainTimeout: { target: 'disposingStore', actions: ['recordDrainDeadline', 'warnDrainDeadline'] },
+        drainTimeout: {
+          target: 'disposingStore',
+          actions: ['recordDrainDeadline', 'warnDrainDeadline', 'abortWrites'],
+        },
       },
       on: {
         'stdout.closed': {
           guard: 'isEscalation',
           target: 'disposingStore',
-          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites', 'recordDrainCutShort'],
         },
         'signal.received': {
           guard: 'isEscalation',
           target: 'disposingStore',
-          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites', 'recordDrainCutShort'],
         },
         'http.closed': {
           guard: 'isEscalation',
           target: 'disposingStore',
-          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites', 'recordDrainCutShort'],
         },
       },
     },
     disposingStore: {
-      description: 'store.close(): the LLM first (it waits for running native calls), then the database.',
+      description:
+        'Close the watcher, then store.close(): the LLM first (it waits for running native calls), then the database.',
       invoke: {
         id: 'disposeStore',
         src: 'disposeStore',
@@ -297,13 +330,16 @@ export const lifecycleMachine = setup({
       on: {
         'stdout.closed': {
           guard: 'isEscalation',
-          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'],
         },
         'signal.received': {
           guard: 'isEscalation',
-          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'],
         },
-        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },
+        'http.closed': {
+          guard: 'isEscalation',
+          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'],
+        },
       },
     },
     failedStep: {

@@ -44,3 +44,15 @@ export function qmdCacheDir(env: NodeJS.ProcessEnv, ...parts: string[]): string 
   const cache = envText(env, 'XDG_CACHE_HOME') ?? path.join(envText(env, 'HOME') ?? os.homedir(), '.cache');
   return path.resolve(cache, 'qmd', ...parts);
 }
+
+/**
+ * A duration as a person writes one: `30s`, `5m`, `1h`, `250ms`, or whole milliseconds; from
+ * 100 ms to the longest timer. Undefined when it is none of those.
+ */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
+  if (match === null) return undefined;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h'];
+  const ms = Number(match[1]) * unit;
+  return ms >= 100 && ms <= MAX_TIMER_MS ? ms : undefined;
+}

@@ -32,7 +32,12 @@ interface Case {
 const cases: Case[] = [];
 for (const mutation of [false, true]) {
   const tag = mutation ? ' (mutation run)' : '';
-  const lifecycleFull = lifecycleTraversal({ maxInflight: 2, startsDuringTeardown: true, exitCodeVariants: !mutation });
+  const lifecycleFull = lifecycleTraversal({
+    maxInflight: 2,
+    startsDuringTeardown: true,
+    exitCodeVariants: !mutation,
+    maxWrites: 1,
+  });
   const serverFull = serverTraversal({ maxSessions: 2, exitCodeVariants: !mutation });
   const sessionFull = sessionTraversal({ maxInflight: 2, startsDuringTeardown: true });
   for (const [name, machine, full] of [
@@ -53,6 +58,7 @@ for (const mutation of [false, true]) {
       maxInflight: 2,
       startsDuringTeardown: false,
       exitCodeVariants: false,
+      maxWrites: 0,
     }) as unknown as Traversal<EventObject>,
     kind: 'simple',
   });

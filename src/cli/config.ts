@@ -126,6 +126,16 @@ export interface SharedConfig {
   version: string;
 }
 
+/**
+ * Whether a server keeps the index fresh while it serves (docs/design.md §6): on unless
+ * `qmd mcp --no-watch` or `QMD_WATCH=0` turns it off.
+ */
+export interface WatchConfig {
+  enabled: boolean;
+  /** What turned it off, in the words a person typed: `--no-watch` or `QMD_WATCH=0`. */
+  off?: '--no-watch' | 'QMD_WATCH=0';
+}
+
 /** Set by `qmd mcp --http --daemon` in the environment of the detached child it starts. */
 export const DAEMON_CHILD_ENV = 'QMD_DAEMON_CHILD';
 
@@ -141,6 +151,8 @@ export interface Config {
   readonly failpoints: Failpoints;
   readonly http: HttpConfig;
   readonly shared: SharedConfig;
+  /** `QMD_WATCH` (`0` or `1`), or `qmd mcp --no-watch` (`withWatchOff`). */
+  readonly watch: WatchConfig;
   /** `QMD_DAEMON_CHILD=1`: this process is the detached child of `qmd mcp --http --daemon`. */
   readonly daemonChild: boolean;
   /**
@@ -169,6 +181,7 @@ export function readConfig(options: GlobalOptions, env: NodeJS.ProcessEnv, log?:
   const failpoints = once(() => readFailpoints(env, log));
   const http = once(() => readHttp(env));
   const shared = once(() => readShared(env));
+  const watch = once(() => readWatch(env));
   return {
     indexPath: resolveIndexPath({ ...(options.index !== undefined && { flag: options.index }), env }),
     debug: options.debug ?? false,
@@ -189,6 +202,9 @@ export function readConfig(options: GlobalOptions, env: NodeJS.ProcessEnv, log?:
     },
     get shared() {
       return shared();
+    },
+    get watch() {
+      return watch();
     },
     get queryWorker() {
       return envText(env, 'QMD_QUERY_WORKER') !== '0';
@@ -293,6 +309,23 @@ function readShared(env: NodeJS.ProcessEnv): SharedConfig {
     placeCheckMs: milliseconds(env, 'QMD_SHARED_PLACE_CHECK_MS', 1),
     version: envText(env, 'QMD_TEST_VERSION') ?? packageVersion(),
   };
+}
+
+function readWatch(env: NodeJS.ProcessEnv): WatchConfig {
+  const raw = envText(env, 'QMD_WATCH');
+  if (raw === undefined || raw === '1') return { enabled: true };
+  if (raw === '0') return { enabled: false, off: 'QMD_WATCH=0' };
+  throw new QmdError('BAD_ARGUMENT', `QMD_WATCH must be 0 (no watching) or 1, got "${raw}"`);
+}
+
+/**
+ * `qmd mcp --no-watch`: the same configuration with watching off, every other section still
+ * read on first use (a copy would read them all now, and fail on a variable this command never uses).
+ */
+export function withWatchOff(config: Config): Config {
+  return Object.create(config, {
+    watch: { value: { enabled: false, off: '--no-watch' } satisfies WatchConfig, enumerable: true },
+  }) as Config;
 }
 
 /** A delay: whole milliseconds a Node timer can hold (`MAX_TIMER_MS`). */

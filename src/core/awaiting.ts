@@ -37,11 +37,28 @@ export function awaitIndex(
   file: string,
   open: () => Reader,
   options: { model?: ModelChoice; models?: ModelsReport } = {},
-): Reader {
+): AwaitingIndex {
   return new AwaitingReader(file, open, options.model, options.models);
 }
 
-class AwaitingReader implements Reader {
+/** A reader awaiting its index, and a way to ask for the real one (the watcher waits for it). */
+export interface AwaitingIndex extends Reader {
+  /**
+   * The real reader if the file is there and opens (opening it now if no call has yet), else
+   * undefined; never throws. `qmd mcp` starts watching the index once this gives one.
+   */
+  openedNow(): Reader | undefined;
+}
+
+/**
+ * The real reader behind one `awaitIndex` made, once the index exists (opening it if it just
+ * appeared); undefined before, and for any other reader.
+ */
+export function awaitedReader(reader: Reader): Reader | undefined {
+  return reader instanceof AwaitingReader ? reader.openedNow() : undefined;
+}
+
+class AwaitingReader implements AwaitingIndex {
   private opened: Reader | undefined;
   private closed = false;
 
@@ -78,6 +95,10 @@ class AwaitingReader implements Reader {
     } catch {
       return undefined;
     }
+  }
+
+  openedNow(): Reader | undefined {
+    return this.quietly();
   }
 
   private listed<T>(read: (store: Reader) => T[]): T[] {

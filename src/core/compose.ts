@@ -143,5 +143,14 @@ export function compose(
     close,
   };
   const reader = new SqliteReader(parts, { searcher, documents, status, reads, queryModels, runtime, givenAs });
+  composed.set(reader, parts);
   return { parts, reader };
+}
+
+/** Each reader `compose` built, to its parts: what a watcher beside a served reader shares (its model). */
+const composed = new WeakMap<object, IndexParts>();
+
+/** The parts of a reader `compose` built; undefined for any other reader (a test's fake). */
+export function composedParts(reader: object): IndexParts | undefined {
+  return composed.get(reader);
 }

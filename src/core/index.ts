@@ -28,5 +28,5 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
  * folder) leaves nothing behind for the next command to mistake for an index. Best effort: a file already gone is fine.
  */
 export function discardIndex(file: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(`${file}${suffix}`, { force: true });
+  for (const suffix of ['', '-wal', '-shm', '-journal', '-writer']) fs.rmSync(`${file}${suffix}`, { force: true });
 }

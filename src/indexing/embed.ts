@@ -240,3 +240,76 @@ async function embedChunk(model: ChunkEmbedder, text: string, signal: AbortSigna
     throw error instanceof QmdError && error.code === 'ABORTED' ? cancelled() : error;
   }
 }
+
+/** Why `embedTexts` embedded nothing: the index has no vectors, or of another model or chunker. */
+export type FollowRefusal = 'no-vectors' | 'other-model' | 'other-chunker';
+
+/**
+ * A watcher's vectors: the chunks of the texts named (content hashes just indexed) chunked if
+ * they are not yet, and embedded if they have no vector of the index's model. One chunk at a
+ * time through `model` (so a query's embedding waits behind one chunk at most: the model's
+ * queue is first come, first served), each text's vectors written in one small transaction.
+ * Only indexed lookups: no plan over the whole index (`embedIndex`'s) and no sweep. Nothing is
+ * embedded when the index has no vectors yet, or has them of another model or chunker than
+ * `model` would make (a whole `qmd embed` is for that): the refusal is returned.
+ * `write` wraps each write transaction (a watcher retries on a busy index without blocking).
+ */
+export async function embedTexts(
+  db: Sqlite,
+  vectors: Vectors,
+  model: ChunkEmbedder,
+  hashes: readonly string[],
+  options: { signal?: AbortSignal; write: <T>(work: () => T) => Promise<T>; onText?: (hash: string) => void },
+): Promise<{ embedded: number } | { refused: FollowRefusal }> {
+  const { signal, write } = options;
+  const state = vectors.state();
+  if (state.fingerprint === null || state.dims === null || state.max_tokens === null) return { refused: 'no-vectors' };
+  const spec = model.spec;
+  if (spec === undefined) return { refused: 'other-model' };
+  const fingerprint = await model.fingerprint(signal);
+  if (fingerprint !== state.fingerprint) return { refused: 'other-model' };
+  const format = promptFormat(spec);
+  if (chunkerId(state.max_tokens, format) !== state.chunker) return { refused: 'other-chunker' };
+  const dims = state.dims;
+  const maxTokens = state.max_tokens;
+  const body = db.column<[string], string>('SELECT body FROM content WHERE hash = ?');
+  const chunked = db.column<[string], number>('SELECT EXISTS (SELECT 1 FROM chunks WHERE content_hash = ?)');
+  const insert = db.prepare<[string, number, string, number, number, number]>(
+    `INSERT OR IGNORE INTO chunks (content_hash, seq, hash, start_offset, end_offset, line) VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const missing = db.prepare<[string, string], { hash: string; start_offset: number; end_offset: number }>(
+    `SELECT c.hash, c.start_offset, c.end_offset FROM chunks c WHERE c.content_hash = ?
+     AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.chunk_hash = c.hash) ORDER BY c.seq`,
+  );
+  let embedded = 0;
+  for (const hash of hashes) {
+    throwIfAborted(signal);
+    const text = body.get(hash);
+    // Replaced again since it was indexed: the newer text is named in a later batch.
+    if (text === undefined) {
+      options.onText?.(hash);
+      continue;
+    }
+    if (chunked.get(hash) === 0) {
+      await write(() => {
+        for (const chunk of chunkNote(text, maxTokens, format)) {
+          insert.run(hash, chunk.seq, chunk.hash, chunk.start, chunk.end, chunk.line);
+        }
+      });
+    }
+    const rows: NewVector[] = [];
+    const seen = new Set<string>();
+    for (const chunk of missing.all(hash, fingerprint)) {
+      if (seen.has(chunk.hash)) continue;
+      seen.add(chunk.hash);
+      const prompt = format.document(chunkTitle(text), text.slice(chunk.start_offset, chunk.end_offset));
+      rows.push({ chunkHash: chunk.hash, vector: await embedChunk(model, prompt, signal) });
+    }
+    if (rows.length > 0) {
+      const now = new Date().toISOString();
+      embedded += await write(() => vectors.write(fingerprint, dims, rows, now));
+    }
+    options.onText?.(hash);
+  }
+  return { embedded };
+}

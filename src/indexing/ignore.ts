@@ -46,6 +46,40 @@ export function ignoreRule(mask: string): (path: string) => { reason: IgnoreReas
   };
 }
 
+/**
+ * Whether a file at `path` (relative to the root, `/`-separated) belongs to a collection of
+ * `mask` and `ignore`: the mask matches it, no `ignore` glob does, and `ignoreRule` does not
+ * pass it by. The same rules a scan applies to its listing (`scan.ts`: tinyglobby matches with
+ * picomatch, `dot: true`), for one path at a time: what a watcher asks of each event.
+ */
+export function pathFilter(mask: string, ignore: readonly string[] = []): (path: string) => boolean {
+  const matches = picomatch(splitMask(mask), { dot: true });
+  const ignored = ignore.length === 0 ? () => false : picomatch([...ignore], { dot: true });
+  const rule = ignoreRule(mask);
+  return (path) => matches(path) && !ignored(path) && rule(path) === undefined;
+}
+
+/**
+ * Whether nothing under `folder` can be indexed by the hidden/`node_modules` rule, so a watcher
+ * need not watch it: a folder with a hidden or `node_modules` segment that no alternative of
+ * the mask names (`.git/`, `.obsidian/` under `**\/*.md`). A folder the mask names is watched.
+ */
+export function folderPassedBy(mask: string): (folder: string) => boolean {
+  const names = splitMask(mask)
+    .flatMap(topLevelAlternatives)
+    .map((alternative) =>
+      alternative
+        .split(/[/{},]/)
+        .filter(special)
+        .map((token) => picomatch(token, { dot: true })),
+    );
+  return (folder) => {
+    const segments = folder.split('/').filter(special);
+    if (segments.length === 0) return false;
+    return !names.some((alternative) => segments.every((s) => alternative.some((isMatch) => isMatch(s))));
+  };
+}
+
 function special(name: string): boolean {
   return name === 'node_modules' || name.startsWith('.');
 }

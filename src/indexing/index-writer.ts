@@ -29,6 +29,18 @@ export interface WriteCounts {
 }
 
 /**
+ * What a watcher's write changed, path by path, for those it tells (a committed batch): the
+ * paths added, updated and removed, and each path added or updated with the text it holds now
+ * (to embed).
+ */
+export interface AppliedPaths {
+  added: string[];
+  updated: string[];
+  removed: string[];
+  texts: Array<{ path: string; hash: string }>;
+}
+
+/**
  * Indexing in bounded memory (docs/design.md §8.5). The read phase hands each batch of files
  * to `stage`, which parks it in a TEMP table (this connection's own temporary file: no lock
  * on the index, nothing left in the heap), with the paths of every file found (`temp.seen`);
@@ -59,6 +71,9 @@ export class IndexWriter {
   private readonly clearStaged;
   private readonly insertSeen;
   private readonly clearSeen;
+  private readonly selectUnder;
+  private readonly chunkHashesOf;
+  private readonly deleteOrphanVectors;
   private runs = 0;
   /** Texts the documents written since the last `collectReplaced` stopped using. */
   private readonly replaced = new Set<string>();
@@ -69,7 +84,14 @@ export class IndexWriter {
    */
   private readonly removed = new Set<string>();
 
-  constructor(private readonly db: Sqlite) {
+  /**
+   * `vectorsFollow`: the writer of a watcher, after which no `qmd embed` comes to collect the
+   * vectors a replaced text leaves behind: `collectReplaced` deletes them with their text.
+   */
+  constructor(
+    private readonly db: Sqlite,
+    private readonly options: { vectorsFollow?: boolean } = {},
+  ) {
     db.exec(`CREATE TEMP TABLE IF NOT EXISTS staged (
       seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, collection TEXT NOT NULL, path TEXT NOT NULL, mtime_ms REAL NOT NULL,
       size INTEGER NOT NULL, hash TEXT NOT NULL, text TEXT, title TEXT)`);
@@ -120,6 +142,14 @@ export class IndexWriter {
     this.deleteContentIfUnused = db.prepare<{ hash: string }>(
       'DELETE FROM content WHERE hash = @hash AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.hash = @hash)',
     );
+    // A path and everything under it as a folder: `/` + 1 is `0`, so the range is the subtree.
+    this.selectUnder = db.prepare<[string, string, string, string, number], { id: number; path: string; hash: string }>(
+      `SELECT id, path, hash FROM documents WHERE collection = ? AND (path = ? OR (path >= ? AND path < ?)) LIMIT ?`,
+    );
+    this.chunkHashesOf = db.column<[string], string>('SELECT hash FROM chunks WHERE content_hash = ?');
+    this.deleteOrphanVectors = db.prepare<[string, string]>(
+      'DELETE FROM embeddings WHERE chunk_hash = ? AND NOT EXISTS (SELECT 1 FROM chunks WHERE hash = ?)',
+    );
   }
 
   /** What the index has for one file, so the read phase can skip it unchanged. */
@@ -163,18 +193,31 @@ export class IndexWriter {
    * caller's transaction, adding to `counts`, and takes them off the stage (a rollback puts
    * them back). Returns how many it took, and whether any is left. Each text is read from the
    * stage only when it is written (a page of texts could be as large as the notes are).
+   * `record` (a watcher's write) is told each path added or updated.
    */
-  applyStaged(run: bigint, collection: string, now: string, counts: WriteCounts): { applied: number; more: boolean } {
+  applyStaged(
+    run: bigint,
+    collection: string,
+    now: string,
+    counts: WriteCounts,
+    record?: AppliedPaths,
+  ): { applied: number; more: boolean } {
     const page = this.selectStaged.all(run, collection, 0, UNIT_FILES + 1);
     const unit = page.slice(0, UNIT_FILES);
     for (const staged of unit) {
-      this.applyOne(collection, staged, now, counts);
+      this.applyOne(collection, staged, now, counts, record);
       this.unstageFile.run(staged.seq);
     }
     return { applied: unit.length, more: page.length > unit.length };
   }
 
-  private applyOne(collection: string, staged: StagedKeys, now: string, counts: WriteCounts): void {
+  private applyOne(
+    collection: string,
+    staged: StagedKeys,
+    now: string,
+    counts: WriteCounts,
+    record: AppliedPaths | undefined,
+  ): void {
     const row = this.selectKnown.get(collection, staged.path);
     if (row !== undefined && row.hash === staged.hash) {
       this.touchDocument.run(staged.mtime_ms, staged.size, row.id);
@@ -199,11 +242,47 @@ export class IndexWriter {
         now,
       );
       counts.added++;
+      record?.added.push(staged.path);
     } else {
       this.updateDocument.run(staged.title, staged.hash, staged.mtime_ms, staged.size, now, row.id);
       this.replaced.add(row.hash);
       counts.updated++;
+      record?.updated.push(staged.path);
     }
+    record?.texts.push({ path: staged.path, hash: staged.hash });
+  }
+
+  /**
+   * A watcher's removal: deletes up to `limit` documents at the paths given, or under them when
+   * they were folders (inside the caller's transaction), one indexed range each: never a scan
+   * of the collection. Their texts are collected in the same unit (`collectReplaced`): a note
+   * renamed in one batch is added before its old path is removed, and keeps its text. Returns
+   * how many were deleted: fewer than `limit` when none is left.
+   */
+  removePaths(
+    collection: string,
+    paths: readonly string[],
+    counts: WriteCounts,
+    record: AppliedPaths,
+    limit = UNIT_FILES,
+  ): number {
+    let deleted = 0;
+    for (const gone of paths) {
+      if (deleted >= limit) break;
+      for (const row of this.selectUnder.all(collection, gone, `${gone}/`, `${gone}0`, limit - deleted)) {
+        this.deleteDocument.run(row.id);
+        this.replaced.add(row.hash);
+        record.removed.push(row.path);
+        deleted++;
+      }
+    }
+    counts.removed += deleted;
+    return deleted;
+  }
+
+  /** The indexed paths at `folder` or under it, for a watcher that re-reads a folder. */
+  pathsUnder(collection: string, folder: string): string[] {
+    return this.selectUnder.all(collection, folder, `${folder}/`, `${folder}0`, -1).map((row) => row.path);
   }
 
   /**
@@ -230,11 +309,23 @@ export class IndexWriter {
   /**
    * Deletes the texts the documents written since the last call stopped using, when no other
    * document uses them (inside the caller's transaction, after the documents' delete triggers,
-   * which need the old text to unindex it). One indexed lookup per text.
+   * which need the old text to unindex it). One indexed lookup per text; with `vectorsFollow`,
+   * the vectors of its chunks that no other text has go too.
    */
   collectReplaced(): void {
-    for (const hash of this.replaced) this.deleteContentIfUnused.run({ hash });
+    for (const hash of this.replaced) this.collectText(hash);
     this.replaced.clear();
+  }
+
+  private collectText(hash: string): void {
+    if (this.options.vectorsFollow !== true) {
+      this.deleteContentIfUnused.run({ hash });
+      return;
+    }
+    // Read before the delete: the chunks go with their text (ON DELETE CASCADE).
+    const chunks = new Set(this.chunkHashesOf.all(hash));
+    if (this.deleteContentIfUnused.run({ hash }).changes === 0) return;
+    for (const chunk of chunks) this.deleteOrphanVectors.run(chunk, chunk);
   }
 
   /**

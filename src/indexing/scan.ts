@@ -114,20 +114,11 @@ export async function scanCollection(input: ScanInput): Promise<CollectionScan> 
     unchangedByStat: 0,
     errors: [],
   };
-  let paths: string[];
   input.onProgress?.({ stage: 'listing', collection, done: 0, total: 0 });
   const listing = anyOf(input.signal, input.stop);
+  let paths: string[];
   try {
-    if (!fs.statSync(root).isDirectory()) throw new Error('not a directory');
-    paths = await glob(splitMask(input.mask), {
-      cwd: root,
-      onlyFiles: true,
-      followSymbolicLinks: false,
-      dot: true,
-      // qmd 2.x's `ignore:` (schema 6); hidden names and node_modules are `ignoreRule`'s.
-      ...(input.ignore !== undefined && input.ignore.length > 0 && { ignore: [...input.ignore] }),
-      ...(listing === undefined ? {} : { signal: listing }),
-    });
+    paths = await listFiles(root, input.mask, input.ignore, listing);
   } catch (error) {
     throwIfAborted(input.signal);
     if (input.stop?.aborted) {
@@ -208,10 +199,38 @@ export async function scanCollection(input: ScanInput): Promise<CollectionScan> 
   return result;
 }
 
-class OutsideRoot extends Error {}
+/**
+ * The files of a collection the mask matches, minus its `ignore` globs, relative to `root`,
+ * unsorted and before `ignoreRule` (which a scan applies as it counts what it passed by).
+ * Throws when the root cannot be listed; an aborted `signal` may end it early without
+ * throwing (the caller checks).
+ */
+export async function listFiles(
+  root: string,
+  mask: string,
+  ignore: readonly string[] | undefined,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  if (!fs.statSync(root).isDirectory()) throw new Error('not a directory');
+  return glob(splitMask(mask), {
+    cwd: root,
+    onlyFiles: true,
+    followSymbolicLinks: false,
+    dot: true,
+    // qmd 2.x's `ignore:` (schema 6); hidden names and node_modules are `ignoreRule`'s.
+    ...(ignore !== undefined && ignore.length > 0 && { ignore: [...ignore] }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+}
 
-/** `undefined` when mtime and size match the index: the file is not read. */
-function readOne(root: string, relative: string, known: KnownFile | undefined): ReadFile | undefined {
+export class OutsideRoot extends Error {}
+
+/**
+ * One file as the read phase reads it: `undefined` when mtime and size match `known` (not
+ * read), its hash alone when the bytes are what the index has. Throws `OutsideRoot` for a
+ * path that resolves outside the root, the file system's error otherwise (ENOENT: gone).
+ */
+export function readOne(root: string, relative: string, known: KnownFile | undefined): ReadFile | undefined {
   const absolute = path.join(root, relative);
   const real = fs.realpathSync.native(absolute);
   if (!isInside(root, real)) throw new OutsideRoot(`resolves outside the collection root (${real}): not indexed`);

@@ -3,7 +3,7 @@ import type { Log } from '../log.js';
 import type { IndexGuard } from '../store/guard.js';
 import type { Sqlite } from '../store/sqlite.js';
 import type { Vectors } from '../store/vectors/vectors.js';
-import { type IndexWriter, UNIT_FILES, type WriteCounts } from './index-writer.js';
+import { type AppliedPaths, type IndexWriter, UNIT_FILES, type WriteCounts } from './index-writer.js';
 
 /** Hit inside every unit's transaction, before its COMMIT (`test/indexing/kill.test.ts`). */
 export const UNIT_FAILPOINT = 'store.update.write';
@@ -22,6 +22,19 @@ export interface UpdateParts {
   log: Log;
 }
 
+/** How a unit begins and ends, where its writer is not a command's (a watcher's, §9). */
+export interface UnitOptions {
+  /**
+   * Begins the transaction (default: `BEGIN IMMEDIATE` at once). A watcher's waits for a busy
+   * index on a timer, never blocking the thread, and rejects when it gives up.
+   */
+  begin?: () => Promise<void>;
+  /** The failpoint hit before COMMIT (default `UNIT_FAILPOINT`). */
+  failpoint?: string;
+  /** Once it fires, the unit in hand rolls back (its failpoint is cut short, COMMIT never runs). */
+  signal?: AbortSignal;
+}
+
 /**
  * One unit of indexing's write phase (docs/design.md §8.5, "Units"): one `BEGIN IMMEDIATE`
  * transaction in which `work` writes through the staging writer, then the texts it stopped
@@ -32,21 +45,29 @@ export interface UpdateParts {
  * §5), and a unit writes at most `UNIT_FILES` files, so the write lock is held briefly and the
  * first Ctrl-C ends a command within one unit. Returns what `work` returned.
  */
-export async function commitUnit<T>(parts: UpdateParts, work: (now: string) => T): Promise<T> {
+export async function commitUnit<T>(
+  parts: UpdateParts,
+  work: (now: string) => T,
+  options: UnitOptions = {},
+): Promise<T> {
   const { db, guard, writer, vectors, failpoints, log } = parts;
+  const { begin, signal } = options;
+  const failpoint = options.failpoint ?? UNIT_FAILPOINT;
   try {
+    if (begin !== undefined) await begin();
     const result = guard.run(() => {
-      db.exec('BEGIN IMMEDIATE');
+      if (begin === undefined) db.exec('BEGIN IMMEDIATE');
       const value = work(new Date().toISOString());
       writer().collectReplaced();
       vectors.syncCodes();
       return value;
     });
-    const pending = failpoints.hit(UNIT_FAILPOINT);
+    const pending = failpoints.hit(failpoint, signal);
     if (pending !== undefined) {
-      log.line(`failpoint ${UNIT_FAILPOINT}: inside the write transaction, before COMMIT`);
+      log.line(`failpoint ${failpoint}: inside the write transaction, before COMMIT`);
       await pending;
     }
+    signal?.throwIfAborted();
     guard.run(() => db.exec('COMMIT'));
     return result;
   } catch (error) {
@@ -61,6 +82,12 @@ export interface StagedOptions {
   stop?: AbortSignal | undefined;
   /** Runs first in the first unit (`collection add`'s row, which its documents need). */
   first?: (now: string) => void;
+  /** Runs first in every unit, under the write lock: a check that throws to write nothing. */
+  each?: () => void;
+  /** Told each path written (a watcher's batch: what it tells its listeners). */
+  record?: AppliedPaths;
+  /** How each unit begins and ends (a watcher's). */
+  unit?: UnitOptions;
 }
 
 /**
@@ -82,10 +109,15 @@ export async function commitStaged(
       await turn();
       if (options.stop?.aborted) return { written, stopped: true };
     }
-    const { applied, more } = await commitUnit(parts, (now) => {
-      if (unit === 0) options.first?.(now);
-      return parts.writer().applyStaged(run, collection, now, counts);
-    });
+    const { applied, more } = await commitUnit(
+      parts,
+      (now) => {
+        options.each?.();
+        if (unit === 0) options.first?.(now);
+        return parts.writer().applyStaged(run, collection, now, counts, options.record);
+      },
+      options.unit,
+    );
     written += applied;
     if (!more) return { written, stopped: false };
   }

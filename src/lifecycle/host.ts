@@ -8,6 +8,7 @@ import { hostMachine } from './machine-host.js';
 import { watchParent } from './parent.js';
 import { type StdinSource, stdinAlreadyGone, watchStdin } from './stdin.js';
 import { guardStdout, type StdoutSink } from './stdout.js';
+import { createWatcherOwner, type OwnedWatcher, type WatcherOwner } from './watcher.js';
 
 /** The two teardown steps: the composition root hands them over when it starts the lifecycle. */
 export interface TeardownSteps {
@@ -17,7 +18,7 @@ export interface TeardownSteps {
   disposeStore: (signal: AbortSignal) => Promise<void> | void;
 }
 
-export type { ExitCodeSlot };
+export type { ExitCodeSlot, OwnedWatcher };
 
 export interface LifecycleOptions extends HostOptions {
   /** The client's end of the conversation; `null` when stdin is not a client (HTTP mode). */
@@ -45,6 +46,12 @@ export interface Lifecycle {
   trigger(event: TriggerInput): void;
   /** The state value now, e.g. `connected`. */
   state(): string;
+  /**
+   * Gives the index's watcher to the teardown (docs/design.md §2.1): its writes are work in
+   * flight the drain waits for, it stops hearing changes when `closeTransport` begins and is
+   * closed in `disposeStore` before the store; given once teardown has begun, it is closed at once.
+   */
+  ownWatcher(watcher: OwnedWatcher): void;
   readonly actor: Actor<LifecycleMachine>;
 }
 
@@ -63,6 +70,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
   // Given at `start()`; the actors look them up when invoked.
   let steps: TeardownSteps | undefined;
   let gate!: InflightGate;
+  let watchers!: WatcherOwner;
 
   const host = hostMachine(options, ({ log, policy, observed, send }) => {
     // While connected nothing in the machine reads the in-flight count, and two actor events per
@@ -79,13 +87,19 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
         if (forwardHandlerEvents) send({ type: 'handler.settled' });
       },
     });
+    // Sent always, observed or not: one write per batch of changed notes costs nothing per call.
+    watchers = createWatcherOwner(send);
     const machine = lifecycleMachine.provide({
       actors: {
         closeTransport: fromPromise(async ({ signal }) => {
+          watchers.stopHearing();
           await steps!.closeTransport(signal);
         }),
         disposeStore: fromPromise(async ({ signal }) => {
+          // The watcher first: it shares the store's model and connection (§2.1).
+          const watcherFailed = watchers.size > 0 ? await watchers.closed(signal) : undefined;
           await steps!.disposeStore(signal);
+          if (watcherFailed) throw watcherFailed;
         }),
       },
       actions: {
@@ -99,14 +113,22 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
         },
         announceEscalation: ({ context, event }) => {
           const by = describeTrigger(event as TriggerEvent);
-          log.warn(`${by} during teardown (${context.reason}): aborting ${context.inflight} in-flight handler(s)`);
+          log.warn(
+            `${by} during teardown (${context.reason}): aborting ${context.inflight} in-flight handler(s)${writesWords(context.writes)}`,
+          );
         },
         abortHandlers: ({ event }) => {
           gate.abortAll(new Error(`aborted: ${describeTrigger(event as TriggerEvent)} escalated the shutdown`));
         },
+        abortWrites: ({ event }) => {
+          const why = event.type.startsWith('xstate.after.')
+            ? 'the drain deadline passed'
+            : `${describeTrigger(event as TriggerEvent)} escalated the shutdown`;
+          watchers.abortWrites(new Error(`rolled back: ${why}`));
+        },
         warnDrainDeadline: ({ context }) => {
           log.warn(
-            `drain deadline of ${context.drainTimeoutMs} ms passed with ${context.inflight} handler(s) in flight; disposing the store`,
+            `drain deadline of ${context.drainTimeoutMs} ms passed with ${context.inflight} handler(s)${writesWords(context.writes)} in flight; disposing the store`,
           );
         },
         warnStepFailed: ({ context }) => {
@@ -124,6 +146,13 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
       stamp: () => ({ inflight: gate.size }),
       beforeFinish: () => {
         for (const detach of triggerSources.splice(0)) detach();
+        // A machine that failed ran no teardown: its watcher is stopped here all the same, the
+        // write in hand rolled back (after a teardown it was closed before the store).
+        if (host.actor.getSnapshot().status === 'error') {
+          watchers.abortWrites(new Error('rolled back: the lifecycle machine failed'));
+          watchers.stopHearing();
+        }
+        watchers.detach();
       },
       failedOutput: (snapshot) => ({
         exitCode: 1,
@@ -161,5 +190,11 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle & { start(
     trigger,
     state: host.state,
     shutdown: host.shutdown,
+    ownWatcher: (watcher) => watchers.own(watcher),
   };
+}
+
+/** ` and 1 index write(s)` when the watcher has writes in flight; nothing otherwise (the lines stay as they were). */
+function writesWords(writes: number): string {
+  return writes > 0 ? ` and ${writes} index write(s)` : '';
 }

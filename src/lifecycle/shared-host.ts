@@ -6,6 +6,7 @@ import { teardownWords } from '../../machines/teardown.js';
 import { createInflightGate, type InflightGate } from './gate.js';
 import type { HostOptions } from './host-options.js';
 import { hostMachine } from './machine-host.js';
+import { createWatcherOwner, type OwnedWatcher } from './watcher.js';
 
 /** The two steps of the server's own teardown; the composition root hands them over at `start()`. */
 export interface ServerSteps {
@@ -62,6 +63,13 @@ export interface SharedLifecycle {
   retire(reason: string): void;
   /** Whether `retire` was called. */
   readonly retired: boolean;
+  /**
+   * Gives the server's one watcher to its teardown (docs/design.md §2.2): it stops hearing
+   * changes as `closeListener` begins; `disposeStore` rolls back a write still running and
+   * closes it before the store. Its writes are not counted by this machine: the server's drain
+   * is its sessions', during which a write goes on; given once teardown has begun, it is closed at once.
+   */
+  ownWatcher(watcher: OwnedWatcher): void;
 }
 
 /**
@@ -75,6 +83,7 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
   const sessions = new Map<string, { effects: SessionEffects; gate: InflightGate }>();
   let nextId = 1;
   const sessionOf = (id: string) => sessions.get(id)!;
+  const watchers = createWatcherOwner(() => {});
 
   const host = hostMachine(options, ({ log, policy }) => {
     const session = sessionMachine.provide({
@@ -108,10 +117,15 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
       actors: {
         session,
         closeListener: fromPromise(async ({ signal }) => {
+          watchers.stopHearing();
           await steps!.closeListener(signal);
         }),
         disposeStore: fromPromise(async ({ signal }) => {
+          // Every session is done: a write still running has no reader left to wait for.
+          watchers.abortWrites(new Error('rolled back: the shared server is closing its store'));
+          const watcherFailed = watchers.size > 0 ? await watchers.closed(signal) : undefined;
           await steps!.disposeStore(signal);
+          if (watcherFailed) throw watcherFailed;
         }),
       },
       actions: {
@@ -144,6 +158,12 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
         sessionDrainTimeoutMs: options.sessionDrainTimeoutMs,
         sessionStepTimeoutMs: options.sessionStepTimeoutMs,
         readExitCode: () => policy.slot.get(),
+      },
+      // A machine that failed ran no teardown: its watcher is stopped here all the same.
+      beforeFinish: () => {
+        if (host.actor.getSnapshot().status !== 'error') return;
+        watchers.abortWrites(new Error("rolled back: the shared server's machine failed"));
+        watchers.stopHearing();
       },
       failedOutput: (snapshot) => ({
         exitCode: 1,
@@ -212,6 +232,7 @@ export function createSharedLifecycle(options: SharedLifecycleOptions = {}): Sha
     },
     shutdown: host.shutdown,
     state: host.state,
+    ownWatcher: (watcher) => watchers.own(watcher),
     sessions: () => actor.getSnapshot().context.sessions.length,
     opened: () => actor.getSnapshot().context.opened,
   };

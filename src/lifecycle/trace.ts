@@ -21,6 +21,8 @@ export interface TraceLine {
   actor?: string;
   /** Handlers in flight, for a machine that counts them (the lifecycle, a session). */
   inflight?: number;
+  /** The watcher's index writes in flight (the lifecycle), when there are any. */
+  writes?: number;
   /** On the first line of a run: when it started. */
   startedAt?: string;
   /** On the line for `done`: what the machine output. */
@@ -75,7 +77,7 @@ export function createJsonlFile(file: string, log: Log) {
 
 interface TracedSnapshot {
   value?: StateValue;
-  context?: { inflight?: unknown };
+  context?: { inflight?: unknown; writes?: unknown };
   output?: { exitCode?: number; reason?: string; drain?: string; failedSteps?: { step: string; error: string }[] };
 }
 
@@ -117,6 +119,8 @@ export function createTraceWriter(file: string, clock: Clock, log: Log, options:
       if (options.actorName !== undefined) line.actor = isRoot ? options.actorName : (event.actorRef as AnyActorRef).id;
       const inflight = snapshot.context?.inflight;
       if (typeof inflight === 'number') line.inflight = inflight;
+      const writes = snapshot.context?.writes;
+      if (typeof writes === 'number' && writes > 0) line.writes = writes;
       if (event.event.type === 'xstate.init' && isRoot) line.startedAt = new Date().toISOString();
       const output = snapshot.output;
       if (state === 'done' && output) {

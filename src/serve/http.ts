@@ -7,6 +7,7 @@ import { packageVersion } from '../cli/version.js';
 import { QmdError } from '../errors.js';
 import type { Lifecycle } from '../lifecycle/host.js';
 import { watchHttpListener } from '../lifecycle/http.js';
+import type { WatchStatus } from '../mcp/deps.js';
 import { createHttpApp, MCP_PATH } from '../mcp/http/app.js';
 import { type BearerAuth, createBearerAuth } from '../mcp/http/auth.js';
 import { createOriginGuard } from '../mcp/http/guard.js';
@@ -34,7 +35,10 @@ export interface HttpServeOptions {
    * pidfile and opens the control socket (`qmd status` asks it; `qmd mcp stop` asks it to call
    * `lifecycle.shutdown()`), `onDone` gives both up.
    */
-  claim?: { onListening(url: string, port: number, lifecycle: Lifecycle): void | Promise<void>; onDone(): void };
+  claim?: {
+    onListening(url: string, port: number, lifecycle: Lifecycle, watch: () => WatchStatus): void | Promise<void>;
+    onDone(): void;
+  };
 }
 
 /**
@@ -60,6 +64,8 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
   const httpConfig = ctx.config.http;
   let url = '';
   let port = 0;
+  // Set by `open`, which has run once serveMcp returns.
+  let watch!: () => WatchStatus;
   const lifecycle = await serveMcp(ctx, {
     role: ctx.config.daemonChild ? 'daemon' : 'http',
     sources: {
@@ -69,7 +75,8 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
       // Not a client: see above.
       parent: null,
     },
-    async open({ createServer: createMcpServer, lifecycle, log, store, failpoints }) {
+    async open({ createServer: createMcpServer, lifecycle, log, store, failpoints, watch: watching }) {
+      watch = watching;
       const auth = bearerAuth(options.auth ?? {}, ctx.indexPath, log);
       // stdout is not the protocol here, but a library's write to it must not crash us either.
       process.stdout.on('error', () => {});
@@ -94,7 +101,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
         modern,
         guard: createOriginGuard(options.host),
         auth,
-        rest: createRestHandler({ store, failpoints, log }),
+        rest: createRestHandler({ store, failpoints, log, watch: watching }),
         maxBodyBytes: httpConfig.maxBodyBytes,
         version: packageVersion(),
         log,
@@ -146,7 +153,7 @@ export async function serveHttp(ctx: CliContext, options: HttpServeOptions): Pro
     const claim = options.claim;
     void lifecycle.done.then(() => claim.onDone());
     try {
-      await claim.onListening(url, port, lifecycle);
+      await claim.onListening(url, port, lifecycle, watch);
     } catch (error) {
       ctx.log.line(`qmd: ${(error as Error).message}`);
       process.exitCode = 1;

@@ -1,6 +1,6 @@
 import { Duplex, PassThrough } from 'node:stream';
 import type { CliContext } from '../cli/context.js';
-import type { InflightGate } from '../lifecycle/gate.js';
+import type { Lifecycle } from '../lifecycle/host.js';
 import { serveStdioConnection } from '../mcp/stdio/connection.js';
 import type { Upstream } from '../relay/relay.js';
 import { openServing } from './serve-mcp.js';
@@ -9,10 +9,15 @@ import { openServing } from './serve-mcp.js';
  * The relay's fallback (relay.ts): this process serves its client itself with what `qmd mcp`
  * over stdio is made of (`openServing`, the stdio connection), through an in-memory pipe the
  * relay keeps talking to. The relay already counts each request it forwards, so the handlers
- * run through `gate`'s uncounted view and the connection counts nothing: one request, one unit.
+ * run through the gate's uncounted view and the connection counts nothing: one request, one
+ * unit. Serving alone, it keeps the index fresh as `qmd mcp` does, its watcher owned by the
+ * relay's lifecycle (a relay connected to a shared server never watches: the server does).
  */
-export function serveInProcess(ctx: CliContext, gate: Pick<InflightGate, 'uncounted'>): Upstream {
-  const { store, createServer } = openServing(ctx);
+export function serveInProcess(ctx: CliContext, lifecycle: Pick<Lifecycle, 'gate' | 'ownWatcher'>): Upstream {
+  const { gate } = lifecycle;
+  const { store, createServer, watching } = openServing(ctx);
+  lifecycle.ownWatcher(watching);
+  watching.start();
   // Two pipes make one duplex for the relay: it writes requests into one, reads replies from the other.
   const requests = new PassThrough();
   const replies = new PassThrough();
@@ -28,6 +33,8 @@ export function serveInProcess(ctx: CliContext, gate: Pick<InflightGate, 'uncoun
     stream,
     kind: 'local',
     release: async () => {
+      // The watcher before the store it writes (idempotent: the lifecycle may have closed it).
+      await watching.close();
       await connection.release();
       stream.destroy();
       await store.close();

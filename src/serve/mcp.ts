@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { runAction } from '../cli/action.js';
+import { withWatchOff } from '../cli/config.js';
 import type { CliContext } from '../cli/context.js';
 import { QmdError } from '../errors.js';
 import { tokenPath } from './token-path.js';
@@ -17,10 +18,12 @@ export interface McpFlags {
   tokenFile?: string;
   /** `--no-auth` sets it false: HTTP without a token, for any local user. */
   auth?: boolean;
+  /** `--no-watch` sets it false: serve the index as it is, without keeping it fresh (also QMD_WATCH=0). */
+  watch?: boolean;
 }
 
 /** `qmd mcp` with no options: stdio (the HTTP defaults are commander's defaults for --port, --host and --no-auth). */
-export const MCP_DEFAULTS: McpFlags = { port: 8181, host: '127.0.0.1', auth: true };
+export const MCP_DEFAULTS: McpFlags = { port: 8181, host: '127.0.0.1', auth: true, watch: true };
 
 /**
  * `qmd mcp` from a fast path (src/cli/fast-path.ts), as commander would run it: a context from
@@ -37,7 +40,9 @@ export function runMcp(flags: McpFlags = MCP_DEFAULTS): Promise<void> {
  * each imported on first use. With `--daemon` this process only starts the detached server and
  * reports it; the detached child runs the same command line with `QMD_DAEMON_CHILD=1` and serves.
  */
-export async function mcpCommand(ctx: CliContext, flags: McpFlags): Promise<void> {
+export async function mcpCommand(given: CliContext, flags: McpFlags): Promise<void> {
+  // Every root reads watching from the configuration (serve-mcp.ts, openServing): the flag is folded in here once.
+  const ctx = flags.watch === false ? { ...given, config: withWatchOff(given.config) } : given;
   if (flags.token !== undefined) {
     throw new QmdError(
       'BAD_ARGUMENT',

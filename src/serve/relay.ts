@@ -139,7 +139,7 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
       log.warn(`shared server unavailable (${why}); serving this client alone, and trying to rejoin one`);
     }
     const { serveInProcess } = await import('./in-process.js');
-    return serveInProcess(ctx, lifecycle.gate);
+    return serveInProcess(ctx, lifecycle);
   };
   /**
    * Serving alone: a shared server that answers now, `'soon'` when a successor has claimed the
@@ -250,9 +250,11 @@ function startSharedServer(ctx: CliContext, logPath: string, model: string | und
     ...(model === undefined ? [] : ['--embed-model', model]),
     ...modelFlags(ctx),
   ];
+  // Only the flag is handed on: QMD_WATCH=0 reaches it in the environment it inherits.
+  const watch = ctx.config.watch.off === '--no-watch' ? ['--no-watch'] : [];
   launchDetached({
     execPath: process.execPath,
-    args: [...childExecArgv(process.execArgv), process.argv[1] ?? '', ...flags, 'mcp', '--shared-server'],
+    args: [...childExecArgv(process.execArgv), process.argv[1] ?? '', ...flags, 'mcp', '--shared-server', ...watch],
     logPath,
     env: { ...ctx.env, QMD_INDEX: ctx.indexPath },
     onError: (error) => ctx.log.warn(`cannot start the shared server: ${error.message}`),

@@ -5,22 +5,27 @@ import type { CliContext } from '../cli/context.js';
 import { embedStoreOptions } from '../cli/embed-model.js';
 import { modelStoreOptions } from '../cli/query-models.js';
 import { packageVersion } from '../cli/version.js';
-import { awaitIndex } from '../core/awaiting.js';
+import { type AwaitingIndex, awaitIndex } from '../core/awaiting.js';
 import { openReader } from '../core/open.js';
 import type { Reader } from '../core/reader-types.js';
 import type { StoreOptions } from '../core/types.js';
 import type { Failpoints } from '../failpoints.js';
+import { realClock } from '../lifecycle/clock.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
 import { DEFAULT_EMBED_MODEL, defaultThreads, type ModelChoice } from '../llm/index.js';
 import type { Log } from '../log.js';
+import type { WatchStatus } from '../mcp/deps.js';
 import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
 import { hostFacts } from '../relay/paths.js';
 import { type RecordedProcess, recordProcess } from '../relay/process-record.js';
 import { mistypedIndex } from '../store/paths.js';
+import type { WatchIndex } from '../watch/types.js';
 import { lifecycleOptions } from './lifecycle-options.js';
+import { createListChangedNotifier } from './list-changed.js';
 import { STARTUP_PPID } from './startup.js';
+import { createWatching, type Watching } from './watching.js';
 
 /** What a transport is given to connect: everything is built, nothing listens yet. */
 export interface TransportContext {
@@ -35,6 +40,8 @@ export interface TransportContext {
   store: Reader;
   /** This process's record for `qmd doctor` (`src/relay/process-record.ts`): the client's name goes there. */
   record: RecordedProcess;
+  /** How the store is kept fresh, for what reports it beside MCP (the HTTP server's control socket). */
+  watch: () => WatchStatus;
 }
 
 /** What a connected transport gives back: the two pieces of teardown that are its own. */
@@ -65,12 +72,19 @@ export interface ServingOptions {
   /** The store's log, when it differs from the command's (the shared server notes model loads). */
   storeLog?: Log;
   createEmbedder?: StoreOptions['createEmbedder'];
+  /** The watcher's engine, for tests and benchmarks that host a fake one; else `src/watch/index.ts`. */
+  watchIndex?: () => Promise<WatchIndex>;
 }
 
-/** What every root serves: one store, and an `McpServer` over it for each gate that asks. */
+/**
+ * What every root serves: one store, an `McpServer` over it for each gate that asks, and the
+ * store kept fresh (`watching`): the root gives it to its lifecycle, whose teardown owns it
+ * from then on, and starts it once the lifecycle has started.
+ */
 export interface Serving {
   store: Reader;
   createServer(gate: HandlerGate): McpServer;
+  watching: Watching;
 }
 
 /**
@@ -103,6 +117,7 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       ...(options.createEmbedder !== undefined && { createEmbedder: options.createEmbedder }),
     });
   let store: Reader;
+  let awaiting: AwaitingIndex | undefined;
   if (existsSync(ctx.indexPath)) store = open();
   else {
     const mistyped = mistypedIndex(ctx.indexPath, ctx.env);
@@ -115,7 +130,7 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       embed.model === undefined
         ? { spec: DEFAULT_EMBED_MODEL, source: 'default' }
         : { spec: embed.model, source: embed.modelSource ?? 'flag' };
-    store = awaitIndex(ctx.indexPath, open, {
+    store = awaiting = awaitIndex(ctx.indexPath, open, {
       model,
       // What `status` says of the models until the index exists (nothing is loaded before).
       models: {
@@ -127,7 +142,37 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
     });
   }
   const version = packageVersion();
-  return { store, createServer: (gate) => createMcpServer({ store, gate, failpoints, log, version }) };
+  const watching = keepFresh(ctx, store, awaiting, options);
+  const notifier = createListChangedNotifier({ clock: realClock, log });
+  watching.onIndexed((change) => notifier.indexed(change));
+  const watch = () => watching.report();
+  return {
+    store,
+    createServer: (gate) => {
+      const server = createMcpServer({ store, gate, failpoints, log, version, watch });
+      notifier.track(server);
+      return server;
+    },
+    // The notifier stops with the watcher: nothing is announced once teardown has begun.
+    watching: {
+      ...watching,
+      close: (signal) => {
+        notifier.close();
+        return watching.close(signal);
+      },
+    },
+  };
+}
+
+/** The served store kept fresh (watching.ts): the real reader now, or once an awaited index appears. */
+function keepFresh(ctx: CliContext, store: Reader, awaiting: AwaitingIndex | undefined, options: ServingOptions) {
+  return createWatching({
+    config: ctx.config.watch,
+    reader: awaiting === undefined ? () => store : () => awaiting.openedNow(),
+    log: options.storeLog ?? ctx.log,
+    failpoints: ctx.config.failpoints,
+    ...(options.watchIndex !== undefined && { load: options.watchIndex }),
+  });
 }
 
 /**
@@ -137,6 +182,8 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
  * exactly what was built:
  * `closeTransport` = the transport's `close()`, `disposeStore` = its `release()`, then
  * `store.close()` (the LLM first, then the database). From then on the machine owns the exit.
+ * The store's watcher is the lifecycle's from the start (`ownWatcher`): it stops hearing
+ * changes as `closeTransport` begins and is closed before `disposeStore`'s steps (§2.1).
  */
 export async function serveMcp(ctx: CliContext, transport: McpTransport): Promise<Lifecycle> {
   const { log } = ctx;
@@ -151,6 +198,8 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
     // Replies a client alive never read must not hold the exit past teardown (§2.1).
     unwritten: () => protocolOut.writableLength + process.stdout.writableLength,
   });
+  // Owned from the start: every way out closes it, whenever it comes to be (watching.ts).
+  lifecycle.ownWatcher(serving.watching);
   const createServer = (gate: HandlerGate = lifecycle.gate) => serving.createServer(gate);
   const record = recordProcess(hostFacts(ctx.env), {
     role: transport.role,
@@ -162,9 +211,11 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
 
   let connected: OpenTransport;
   try {
-    connected = await transport.open({ createServer, lifecycle, protocolOut, log, failpoints, store, record });
+    const watch = () => serving.watching.report();
+    connected = await transport.open({ createServer, lifecycle, protocolOut, log, failpoints, store, record, watch });
   } catch (error) {
     record.remove();
+    await serving.watching.close();
     await store.close();
     throw error;
   }
@@ -180,6 +231,8 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
     },
   });
   leaveOnFatalErrors(lifecycle, log);
+  // After start: the server answers while the watcher loads, catches up and starts (§3).
+  serving.watching.start();
   return lifecycle;
 }
 

@@ -80,7 +80,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     writeStartFailure(paths, startFailure(error));
     throw error;
   }
-  const { store, createServer: createMcpServer } = serving;
+  const { store, createServer: createMcpServer, watching } = serving;
   const fromEnv = await lifecycleOptions(ctx.config.lifecycle, log);
   const lifecycle = createSharedLifecycle({
     log,
@@ -94,6 +94,8 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     ...(shared.traceFile !== undefined && { traceFile: shared.traceFile }),
     inspect: fromEnv.inspect ?? [],
   });
+  // One watcher for every client (relays never watch), owned by the server's teardown (§2.2).
+  lifecycle.ownWatcher(watching);
   const version = shared.version;
   const sockets = new Set<Socket>();
 
@@ -140,6 +142,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     },
     modelLoaded: () => modelLoaded,
     retiring: () => retiredWhy,
+    watch: () => watching.report(),
     lifecycle,
     stop,
     retire,
@@ -208,6 +211,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     place.hold();
   } catch (error) {
     listener.close();
+    await watching.close();
     await store.close();
     releasePidfile(paths.record, self.instance);
     throw error;
@@ -242,6 +246,7 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
   });
   log.line(`Serving ${ctx.indexPath} on ${paths.socket} (pid ${process.pid})`);
   const recorded = recordProcess(facts, { role: 'shared', index: ctx.indexPath, ppid: process.ppid, version });
+  watching.start();
   void lifecycle.done.then(() => {
     // What is still its own: a retired server gave the path and the record away.
     const retired = lifecycle.retired;

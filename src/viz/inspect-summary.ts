@@ -15,7 +15,7 @@ export interface InspectionMessage {
   snapshot?: {
     status?: unknown;
     value?: unknown;
-    context?: { inflight?: unknown };
+    context?: { inflight?: unknown; writes?: unknown };
     output?: { summary?: unknown };
     error?: unknown;
   };
@@ -56,7 +56,11 @@ function rootSnapshot(message: InspectionMessage): string | null {
   const snapshot = message.snapshot;
   if (!snapshot) return null;
   const value = typeof snapshot.value === 'string' ? snapshot.value : JSON.stringify(snapshot.value);
-  const inflight = typeof snapshot.context?.inflight === 'number' ? ` (inflight ${snapshot.context.inflight})` : '';
+  const writes = snapshot.context?.writes;
+  // The watcher's index writes, when one is in flight (docs/design.md §2.1, "The watcher").
+  const writing = typeof writes === 'number' && writes > 0 ? `, writes ${writes}` : '';
+  const inflight =
+    typeof snapshot.context?.inflight === 'number' ? ` (inflight ${snapshot.context.inflight}${writing})` : '';
   const summary = typeof snapshot.output?.summary === 'string' ? `: ${snapshot.output.summary}` : '';
   if (snapshot.status === 'error') return `machine failed${errorSuffix(snapshot.error)}`;
   return `state ${value}${inflight}${summary}`;

@@ -45,6 +45,10 @@ export interface WatchReport {
   lastChangeAt: number | null;
   /** When the last batch was committed, null before the first. */
   lastIndexedAt: number | null;
+  /** Set when the watcher stopped following (it would have looped): said once in the log too. */
+  error?: string;
+  /** Set when vectors no longer follow changes, with why (no model on disk, another model's vectors). */
+  vectors?: string;
 }
 
 /** One committed batch: what a client may need to hear about (`notifications/resources/list_changed`). */
@@ -88,6 +92,12 @@ export interface WatchOptions {
    * disk (default true).
    */
   embed?: boolean;
+  /** How often a folder that cannot be watched is polled (default 10 s, or `QMD_WATCH_INTERVAL`). */
+  pollIntervalMs?: number;
+  /** What holds the writer's place, as `qmd status` of another process shows it (default `qmd mcp`). */
+  by?: string;
+  /** Told when this process becomes the writer, or reads while another one (`writerPid`) writes. */
+  onRole?: (role: 'writer' | 'reader', writerPid?: number) => void;
 }
 
 /**
@@ -97,3 +107,12 @@ export interface WatchOptions {
  * batch the watcher commits. The watcher starts nothing until `start()`.
  */
 export type WatchIndex = (reader: Reader, options: WatchOptions) => IndexWatcher;
+
+/**
+ * Optional: `src/watch/index.ts` may export `watchWriter: WatchWriter`. Who holds the writer's
+ * place of the index at `indexPath` now (a `qmd mcp`, a `qmd update --watch`), read without
+ * taking it; null when nobody does. `qmd status` says it when no server answers on a control
+ * socket (a plain `qmd mcp` over stdio has none); without it, `qmd status` says only what those
+ * servers report.
+ */
+export type WatchWriter = (indexPath: string) => Promise<{ pid: number } | null>;

@@ -6,6 +6,7 @@ import {
   DEFAULT_MAX_SESSIONS,
   DEFAULT_SESSION_IDLE_MS,
   readConfig,
+  withWatchOff,
 } from '../../src/cli/config.js';
 import { embedStoreOptions } from '../../src/cli/embed-model.js';
 import { modelFlags, modelStoreOptions } from '../../src/cli/query-models.js';
@@ -234,6 +235,18 @@ describe('readConfig', () => {
     expect(c.embed.model).toBe('/m.gguf');
     expect(c.lifecycle).toEqual({});
     expect(() => c.http).toThrow(/QMD_HTTP_MAX_SESSIONS/);
+  });
+
+  it('watching is on unless QMD_WATCH=0; --no-watch turns it off and leaves every other section unread', () => {
+    expect(config({}).watch).toEqual({ enabled: true });
+    expect(config({ QMD_WATCH: '1' }).watch).toEqual({ enabled: true });
+    expect(config({ QMD_WATCH: ' ' }).watch).toEqual({ enabled: true });
+    expect(config({ QMD_WATCH: '0' }).watch).toEqual({ enabled: false, off: 'QMD_WATCH=0' });
+    expect(() => config({ QMD_WATCH: 'no' }).watch).toThrow('QMD_WATCH must be 0 (no watching) or 1, got "no"');
+    const flagged = withWatchOff(config({ QMD_WATCH: '1', QMD_HTTP_MAX_SESSIONS: 'lots', QMD_EMBED_MODEL: '/m.gguf' }));
+    expect(flagged.watch).toEqual({ enabled: false, off: '--no-watch' });
+    expect(flagged.embed.model).toBe('/m.gguf');
+    expect(() => flagged.http).toThrow(/QMD_HTTP_MAX_SESSIONS/);
   });
 
   it('reads each section once: the failpoints one process hits are one set', () => {

@@ -65,7 +65,7 @@ describe('buildProgram', () => {
     const alone = await parsedBy(buildProgram(args), args);
     expect(alone).toEqual({
       command: 'mcp',
-      options: { index: '/tmp/i.sqlite', http: true, port: 0, host: '127.0.0.1', auth: true },
+      options: { index: '/tmp/i.sqlite', http: true, port: 0, host: '127.0.0.1', auth: true, watch: true },
     });
     expect(alone).toEqual(await parsedBy(buildProgram(), args));
   });

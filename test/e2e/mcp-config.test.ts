@@ -163,6 +163,21 @@ describe('what qmd mcp config carries and refuses', () => {
     });
   });
 
+  it('--no-watch (or QMD_WATCH=0) is carried only when asked: a server keeps the index fresh by default', async () => {
+    const argsOf = (client: string, stdout: string): string[] => {
+      const launch = READERS[client]?.(stdout, 'qmd');
+      return launch !== undefined && 'args' in launch ? launch.args : [];
+    };
+    const plain = await runQmd(['mcp', 'config', '--client', 'vscode'], env);
+    expect(argsOf('vscode', plain.stdout).at(-1)).toBe('mcp');
+    const flag = await runQmd(['mcp', 'config', '--client', 'vscode', '--no-watch'], env);
+    expect(argsOf('vscode', flag.stdout).at(-1)).toBe('--no-watch');
+    const variable = await runQmd(['mcp', 'config', '--client', 'claude-code', '--shared'], { ...env, QMD_WATCH: '0' });
+    expect(argsOf('claude-code', variable.stdout).slice(-2)).toEqual(['--shared', '--no-watch']);
+    const http = await runQmd(['mcp', 'config', '--client', 'cursor', '--http', '--no-watch'], env);
+    expect(http.stderr).toMatch(/start that server first: qmd .* mcp --http --daemon --no-watch\n/);
+  });
+
   it.each([
     [['--client', 'emacs'], 2, /argument 'emacs' is invalid\. unknown client; one of: claude-desktop, claude-code/],
     [[], 2, /required option '--client <name>' not specified/],

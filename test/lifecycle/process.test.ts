@@ -55,3 +55,64 @@ describe('the host in a real process', () => {
     }
   });
 });
+
+/**
+ * A watcher that holds the loop (a ref'd interval, as an OS watch or a timer of an engine that
+ * did not unref it would) until it is closed: on every way out the host closes it, so the
+ * process leaves on its own, and the watchdog never has to name it. The last case is the wrong
+ * teardown the others would catch: the same watcher, never given to the lifecycle, holds the
+ * process until the watchdog names it.
+ */
+describe('a watcher that would hold the loop, in a real process', () => {
+  const ways: Array<[string, string[], (p: ReturnType<typeof start>) => void, number]> = [
+    ['stdin EOF', [], (p) => p.child.stdin?.end(), 0],
+    ['SIGTERM', [], (p) => p.child.kill('SIGTERM'), 0],
+    ['SIGINT', [], (p) => p.child.kill('SIGINT'), 0],
+    ['SIGHUP', [], (p) => p.child.kill('SIGHUP'), 0],
+    ['shutdown()', [], (p) => p.child.stdin?.write('shutdown\n'), 0],
+    ['a failed step', ['fail'], (p) => p.child.stdin?.end(), 1],
+    [
+      'an escalation during its write',
+      ['writing'],
+      (p) => {
+        p.child.kill('SIGTERM');
+        void p.waitForStderr('watcher.close').then(() => p.child.kill('SIGTERM'));
+      },
+      0,
+    ],
+  ];
+
+  it.each(ways)('%s: closed by the teardown, the process leaves on its own', async (_, args, leave, code) => {
+    const p = start('watcher', ...args);
+    try {
+      await p.waitForStderr('ready');
+      leave(p);
+      const exit = await waitForExit(p);
+      expect(exit).toEqual({ code, signal: null });
+      expect(p.stderr()).toMatch(/watcher\.close\n(.|\n)*watcher\.closed\n/);
+      expect(p.stderr()).not.toContain('held by');
+      if (args.includes('writing')) {
+        expect(p.stderr()).toContain(
+          'QMD Warning: SIGTERM during teardown (SIGTERM): aborting 0 in-flight handler(s) and 1 index write(s)',
+        );
+        expect(p.stderr()).toContain('watcher.rollback');
+      }
+    } finally {
+      p.kill();
+    }
+  });
+
+  it('never given to the lifecycle (a wrong teardown), it holds the process until the watchdog names it', async () => {
+    const p = start('unowned');
+    try {
+      await p.waitForStderr('ready');
+      p.child.stdin?.end();
+      const exit = await waitForExit(p);
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(p.stderr()).not.toContain('watcher.close');
+      expect(p.stderr()).toMatch(/QMD Warning: still running 300 ms after teardown; held by: .*Timeout/);
+    } finally {
+      p.kill();
+    }
+  });
+});

@@ -55,6 +55,49 @@ describe('the lifecycle host, fed by a source that re-triggers itself', () => {
   });
 });
 
+describe('the lifecycle host, fed by an index watcher whose write makes it write again', () => {
+  // The watcher's writes reach the machine as watch.write.started/settled through the host's
+  // send (src/lifecycle/watcher.ts), so they count against the bound like any event: a watcher
+  // that sees the files its own write touched and writes again, at once, fails its test.
+  it.each(['sync', 'microtask', 'fakeClock'] as const)(
+    'through %s: the run fails at once, naming the watcher’s loop, and the host still ends',
+    async (via) => {
+      let source: LoopingSource | undefined;
+      let h: ReturnType<typeof createHarness> | undefined;
+      const error = await failureOf(`a watcher re-triggering through ${via}`, async () => {
+        h = createHarness({ watcher: true });
+        const harness = h;
+        const watcher = harness.watcher!;
+        // Each write settles and begins the next, as one that re-reads what it wrote would.
+        source = loopingSource(
+          harness.lifecycle.actor,
+          () => {
+            if (watcher.unsettled > 0) watcher.settleWrite();
+            watcher.startWrite();
+          },
+          via,
+          harness.clock,
+        );
+        if (via === 'fakeClock') await harness.clock.advance(1);
+        await Promise.race([harness.lifecycle.done, source.exhausted]);
+      });
+      expect(error.name).toBe('RunBoundError');
+      expect(error.message).toMatch(
+        /the loop: lifecycle connected → lifecycle connected \(on watch\.write\.(started|settled)\)/,
+      );
+      expect(source?.gaveUp, 'stopped by the bound, not by the safety').toBe(false);
+      expect(source?.sent).toBeLessThan(SAFETY);
+      const output = await h!.lifecycle.done;
+      expect(output.exitCode).toBe(1);
+      expect(h!.lines).toContainEqual(
+        expect.stringMatching(/^QMD Warning: the lifecycle machine failed: the machine looped without time passing/),
+      );
+      // The machine failed, and its teardown still closed the watcher.
+      expect(h!.watcher!.closeCalls).toBe(1);
+    },
+  );
+});
+
 describe('the lifecycle host on the real clock', () => {
   const realHost = () =>
     createLifecycle({ ...DETACHED, log: recordingLog(), activeResources: () => [], inspect: [() => {}] });

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Log } from '../../src/log.js';
 import { flush } from '../support/fake-clock.js';
+import { FakeWatcher } from '../support/fake-watcher.js';
 import { createSharedHarness } from '../support/host-harness.js';
 
 const IDLE = 60_000;
@@ -221,5 +222,57 @@ describe('a shared server whose own effects throw', () => {
     expect(h.lifecycle.shutdown()).toBe(h.lifecycle.shutdown());
     await h.clock.advance(1000);
     expect(h.exits).toEqual([1]);
+  });
+});
+
+/**
+ * The shared server's one watcher (docs/design.md §2.2): its teardown owns it. It stops hearing
+ * changes as the listener closes, goes on writing while the sessions end, and is closed (a write
+ * still running rolled back) before the store, whichever way the server leaves.
+ */
+describe('the shared server’s watcher', () => {
+  const order = (h: ReturnType<typeof createSharedHarness>) =>
+    h.calls.filter((c) => c.startsWith('watcher.') || c === 'closeListener' || c === 'disposeStore');
+
+  it('idle exit: stopped with the listener, closed before the store', async () => {
+    const h = createSharedHarness({ idleTimeoutMs: IDLE });
+    const watcher = new FakeWatcher({ clock: h.clock, record: (c) => h.calls.push(c) });
+    h.lifecycle.ownWatcher(watcher);
+    await h.clock.advance(IDLE);
+    await h.lifecycle.done;
+    const seen = order(h);
+    expect(seen.slice(0, 2)).toEqual(['watcher.close', 'closeListener']);
+    expect(seen.indexOf('watcher.closed')).toBeLessThan(seen.indexOf('disposeStore'));
+    expect(watcher.holding).toBe(false);
+    expect(h.clock.pending('unref')).toBe(1); // the watchdog alone
+  });
+
+  it('a write goes on while the sessions end, and commits before the store closes', async () => {
+    const h = createSharedHarness({ idleTimeoutMs: IDLE, closeServer: 'manual' });
+    const watcher = new FakeWatcher({ record: (c) => h.calls.push(c) });
+    h.lifecycle.ownWatcher(watcher);
+    const id = h.open()!;
+    const write = watcher.startWrite();
+    h.signal('SIGTERM');
+    await flush();
+    expect(h.lifecycle.state()).toBe('draining');
+    watcher.settleWrite();
+    h.settleStep(`closeServer:${id}`);
+    await h.lifecycle.done;
+    expect(write).toEqual({ settled: true, rolledBack: false });
+    expect(order(h).at(-1)).toBe('disposeStore');
+    expect(order(h).indexOf('watcher.closed')).toBeLessThan(order(h).indexOf('disposeStore'));
+  });
+
+  it('a write still running when every session is done is rolled back, then the store closes', async () => {
+    const h = createSharedHarness({ idleTimeoutMs: IDLE });
+    const watcher = new FakeWatcher({ record: (c) => h.calls.push(c) });
+    h.lifecycle.ownWatcher(watcher);
+    const write = watcher.startWrite();
+    void h.lifecycle.shutdown('qmd mcp stop');
+    const output = await h.lifecycle.done;
+    expect(write.rolledBack).toBe(true);
+    expect(String(watcher.closeSignal?.reason)).toBe('Error: rolled back: the shared server is closing its store');
+    expect(output).toMatchObject({ exitCode: 0, failedSteps: [] });
   });
 });

@@ -27,6 +27,9 @@ const TARGETS = [
   'src/core/writer.ts',
   'src/serve/mcp.ts',
   'src/lifecycle/gate.ts',
+  'src/watch/index.ts',
+  'src/watch/types.ts',
+  'src/core/watch-writer.ts',
   'src/log.ts',
 ];
 
@@ -39,6 +42,10 @@ const ALLOWED: Record<string, string> = {
   'src/mcp/tools/query.ts': `import type {} from '../../core/reader-types.js';\nimport '../../lifecycle/gate.js';`,
   'src/serve/serve-mcp.ts': `import '../core/open.js';\nexport const writer = () => import('../core/writer.js');`,
   'src/cli/commands/index-commands.ts': `import '../../core/writer.js';`,
+  'src/serve/watching.ts': `import type {} from '../watch/types.js';\nexport const watch = () => import('../watch/index.js');`,
+  'src/watch/watcher.ts': `import '../core/watch-writer.js';\nimport '../indexing/scan.js';\nimport '../log.js';`,
+  'src/cli/commands/watch-command.ts': `import '../../watch/index.js';`,
+  'src/mcp/tools/status.ts': `import type {} from '../../watch/types.js';`,
 };
 
 /** One forbidden import per file, and the rules that must name it. */
@@ -83,6 +90,28 @@ const FORBIDDEN: Array<{ file: string; source: string; rules: string[] }> = [
     rules: ['only-core-composes-indexing-and-search'],
   },
   { file: 'src/serve/bad-writer.ts', source: `import '../core/writer.js';`, rules: ['serve-loads-the-read-side'] },
+  { file: 'src/serve/bad-watcher.ts', source: `import '../watch/index.js';`, rules: ['serve-loads-the-read-side'] },
+  {
+    file: 'src/watch/bad-search.ts',
+    source: `import '../search/query.js';`,
+    rules: ['watch-follows-folders-through-the-index'],
+  },
+  {
+    file: 'src/watch/bad-model.ts',
+    source: `import '../llm/index.js';`,
+    rules: ['watch-follows-folders-through-the-index'],
+  },
+  {
+    file: 'src/watch/bad-server.ts',
+    source: `import '../serve/mcp.js';`,
+    rules: ['watch-follows-folders-through-the-index', 'only-the-cli-starts-a-server'],
+  },
+  { file: 'src/mcp/bad-watcher.ts', source: `import '../watch/index.js';`, rules: ['only-hosts-load-the-watcher'] },
+  {
+    file: 'src/core/bad-watcher.ts',
+    source: `import '../watch/index.js';`,
+    rules: ['core-composes-the-index-and-nothing-above', 'only-hosts-load-the-watcher'],
+  },
 ];
 
 let root: string;

@@ -2,9 +2,14 @@
  * The `query` tool with qmd 2.8's arguments and contexts, over a
  * real SDK client: a real store, and for the vector paths the real tiny generated model.
  */
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseFailpoints } from '../../src/failpoints.js';
 import { createEmbedder } from '../../src/llm/index.js';
 import { silentLog } from '../../src/log.js';
+import { createMcpServer } from '../../src/mcp/server.js';
+import { IDLE_REPORT } from '../support/fake-watcher.js';
+import { probedGate } from '../support/gate-probe.js';
 import { tinyModelPath } from '../support/gguf.js';
 import { type Harness, startHarness, textOf } from './harness.js';
 
@@ -127,6 +132,40 @@ describe('on an embedded index', () => {
     expect(s.results.map((r) => r.file)).toEqual(['notes/deep/nested.md']);
     const journal = await h.call('query', { query: 'WAL checkpoints', folder: 'deep', collections: ['journal'] });
     expect(structured(journal).results).toEqual([]);
+  });
+
+  it('while the watcher re-embeds changed notes, a hybrid result says vectors are catching up; BM25 alone does not', async () => {
+    // The server `qmd mcp` builds over this store, its watcher reporting 3 notes not yet re-embedded.
+    const server = createMcpServer({
+      store: h.store,
+      gate: probedGate().gate,
+      failpoints: parseFailpoints(undefined),
+      log: silentLog,
+      version: '0.0.0-test',
+      watch: () => ({ ...IDLE_REPORT, vectorsPending: 3 }),
+    });
+    const client = new Client({ name: 'catching-up', version: '0.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    try {
+      await client.listTools();
+      const hybrid = await client.callTool({ name: 'query', arguments: { query: 'WAL checkpoints' } });
+      expect(structured(hybrid)).toMatchObject({
+        mode: 'hybrid',
+        note: 'vectors are catching up: 3 notes changed since they were embedded',
+      });
+      expect(textOf(hybrid)).toMatch(/\(hybrid: vectors are catching up: 3 notes changed since they were embedded\):/);
+      const lex = await client.callTool({
+        name: 'query',
+        arguments: { searches: [{ type: 'lex', query: 'WAL checkpoints' }] },
+      });
+      expect(structured(lex).mode).toBe('bm25');
+      expect(structured(lex).note ?? '').not.toContain('catching up');
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 
   it('searches: [] beside query is no sub-search, as in qmd 2.8', async () => {

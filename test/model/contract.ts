@@ -9,6 +9,10 @@
  * drain (ends when nothing is in flight, at the deadline, or at once after an escalation) →
  * dispose the store (bounded) → done; a failed or timed-out step is remembered and the chain
  * goes on; exit code = the earlier non-zero code, else 1 if a step failed, else 0.
+ *
+ * The index's watcher (§2.1 "The watcher"): its writes are in flight as handlers are (the drain
+ * waits for both); it stops hearing changes when teardown starts; an escalation or the drain
+ * deadline rolls back its write; it is closed before the store is disposed.
  */
 
 export type Step = 'closeTransport' | 'disposeStore';
@@ -32,6 +36,8 @@ export type Input =
   | { kind: 'exitCode'; code: unknown }
   | { kind: 'handler.start'; handler: object }
   | { kind: 'handler.settle'; handler: object }
+  | { kind: 'write.start'; write: object }
+  | { kind: 'write.settle'; write: object }
   | { kind: 'step.resolve'; step: Step }
   | { kind: 'step.reject'; step: Step; message: string }
   | { kind: 'advance'; ms: number };
@@ -99,9 +105,13 @@ export class Contract {
   now = 0;
   first?: { source: Source; words: string; at: number; prior: number };
   readonly runs: StepRun[] = [];
-  drain?: { startedAt: number; endedAt?: number; how?: DrainEnd; inflightAtEnd?: number };
-  readonly escalations: Array<{ words: string; at: number; inflight: number }> = [];
+  drain?: { startedAt: number; endedAt?: number; how?: DrainEnd; inflightAtEnd?: number; writesAtEnd?: number };
+  readonly escalations: Array<{ words: string; at: number; inflight: number; writes: number }> = [];
   readonly handlers = new Map<object, Handler>();
+  /** The watcher's writes, each running until it settles (committed, or the late settle of a rolled-back one). */
+  readonly writes = new Map<object, { running: boolean }>();
+  /** Why the watcher's writes were rolled back (an escalation's words, or the deadline), once they were. */
+  rolledBackBy?: string;
   finishedAt?: number;
   /** A signal after done means "now": the host may exit at once (safe: everything is disposed). */
   signalAfterDone = false;
@@ -121,6 +131,18 @@ export class Contract {
     let n = 0;
     for (const h of this.handlers.values()) if (h.running) n++;
     return n;
+  }
+
+  /** The watcher's writes not settled yet. */
+  get writesInFlight(): number {
+    let n = 0;
+    for (const w of this.writes.values()) if (w.running) n++;
+    return n;
+  }
+
+  /** Nothing the drain waits for: no handler, no write of the watcher. */
+  get idle(): boolean {
+    return this.inflight === 0 && this.writesInFlight === 0;
   }
 
   get current(): StepRun | undefined {
@@ -158,7 +180,16 @@ export class Contract {
       case 'handler.settle': {
         const h = this.handlers.get(input.handler);
         if (h) h.running = false;
-        if (this.drain && this.drain.endedAt === undefined && this.inflight === 0) this.#endDrain('idle');
+        if (this.drain && this.drain.endedAt === undefined && this.idle) this.#endDrain('idle');
+        break;
+      }
+      case 'write.start':
+        this.writes.set(input.write, { running: true });
+        break;
+      case 'write.settle': {
+        const w = this.writes.get(input.write);
+        if (w) w.running = false;
+        if (this.drain && this.drain.endedAt === undefined && this.idle) this.#endDrain('idle');
         break;
       }
       case 'step.resolve':
@@ -203,8 +234,9 @@ export class Contract {
       return;
     }
     if (!escalates(this.first.source, input.source)) return;
-    this.escalations.push({ words, at: this.now, inflight: this.inflight });
+    this.escalations.push({ words, at: this.now, inflight: this.inflight, writes: this.writesInFlight });
     for (const h of this.handlers.values()) if (h.running && !h.abortedBy) h.abortedBy = words;
+    this.rolledBackBy ??= words;
     if (this.drain && this.drain.endedAt === undefined) this.#endDrain('cutShort');
   }
 
@@ -214,14 +246,20 @@ export class Contract {
     if (run.step === 'closeTransport') {
       this.drain = { startedAt: this.now };
       if (this.escalations.length > 0) this.#endDrain('cutShort');
-      else if (this.inflight === 0) this.#endDrain('idle');
+      else if (this.idle) this.#endDrain('idle');
     } else {
       this.finishedAt = this.now;
     }
   }
 
   #endDrain(how: DrainEnd): void {
-    Object.assign(this.drain!, { endedAt: this.now, how, inflightAtEnd: this.inflight });
+    Object.assign(this.drain!, {
+      endedAt: this.now,
+      how,
+      inflightAtEnd: this.inflight,
+      writesAtEnd: this.writesInFlight,
+    });
+    if (how === 'deadline') this.rolledBackBy ??= 'the drain deadline';
     this.runs.push({ step: 'disposeStore', startedAt: this.now });
   }
 
@@ -263,6 +301,10 @@ function describeInput(input: Input): string {
       return 'handler starts';
     case 'handler.settle':
       return 'handler settles';
+    case 'write.start':
+      return 'watcher write starts';
+    case 'write.settle':
+      return 'watcher write settles';
     case 'step.resolve':
       return `${input.step} resolves`;
     case 'step.reject':

@@ -36,6 +36,13 @@ export interface EventBounds {
   startsDuringTeardown: boolean;
   /** Two payload variants for the first trigger (exit code 0 and an earlier 3), or one. */
   exitCodeVariants: boolean;
+  /**
+   * Index writes of the watcher in flight at most; they may start in every state (the machine
+   * counts them wherever they arrive, and a watcher closing late may still report one).
+   */
+  maxWrites: number;
+  /** Writes may start after teardown began (true) or only while connected (false). */
+  writesDuringTeardown?: boolean;
 }
 
 /**
@@ -48,8 +55,13 @@ export function eventsFor(bounds: EventBounds) {
     if (snapshot.status !== 'active') return [];
     const connected = snapshot.value === 'connected';
     const inflight = snapshot.context.inflight as number;
+    const writes = snapshot.context.writes as number;
     return __unsafe_getAllOwnEventDescriptors(snapshot).flatMap((type): LifecycleEvent[] => {
       switch (type) {
+        case 'watch.write.started':
+          return writes < bounds.maxWrites && (connected || bounds.writesDuringTeardown !== false) ? [{ type }] : [];
+        case 'watch.write.settled':
+          return writes > 0 ? [{ type }] : [];
         case 'handler.started':
           return inflight < bounds.maxInflight && (connected || bounds.startsDuringTeardown) ? [{ type }] : [];
         case 'handler.settled':
@@ -91,6 +103,7 @@ export function serializeState(snapshot: Snapshot): string {
   return JSON.stringify([
     snapshot.value,
     c.inflight,
+    c.writes,
     c.priorExitCode,
     c.trigger?.type ?? null,
     // A set, not a list: the real machine fails each step at most once, and a broken one that
@@ -174,6 +187,20 @@ export async function perform(h: Harness, oracle: Oracle, event: LifecycleEvent)
       open.settle();
       break;
     }
+    case 'watch.write.started': {
+      if (!h.watcher) throw new Error('the harness has no watcher');
+      const write = h.watcher.startWrite();
+      feed({ kind: 'write.start', write });
+      break;
+    }
+    case 'watch.write.settled': {
+      if (!h.watcher) throw new Error('the harness has no watcher');
+      const write = h.watcher.writes.find((w) => !w.settled);
+      if (!write) throw new Error('no write of the watcher to settle');
+      feed({ kind: 'write.settle', write });
+      h.watcher.settleWrite();
+      break;
+    }
     default: {
       const type = (e as { type: string }).type;
       const step = /^xstate\.(done|error)\.actor\.(closeTransport|disposeStore)$/.exec(type);
@@ -221,6 +248,7 @@ export function replayHarness(observe?: (event: InspectionEvent) => void): Harne
     stepTimeoutMs: STEP_MS,
     watchdogMs: WATCHDOG_MS,
     parentPollMs: PARENT_POLL_MS,
+    watcher: true,
     ...(observe && { inspect: [observe] }),
   });
 }

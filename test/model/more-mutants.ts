@@ -86,9 +86,9 @@ export const MORE_MUTANTS: Mutant[] = [
     edits: [
       {
         search:
-          "        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n",
+          "        'http.closed': {\n          guard: 'isEscalation',\n          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'],\n        },\n      },\n    },\n",
         replace:
-          "        'http.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n        'transport.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n",
+          "        'http.closed': {\n          guard: 'isEscalation',\n          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'],\n        },\n        'transport.closed': { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'] },\n      },\n    },\n",
         times: 2,
       },
     ],

@@ -11,6 +11,7 @@
 
 import { MORE_MUTANTS } from './more-mutants.js';
 import { FAST_SHARED_MUTANTS, SHARED_MUTANTS } from './shared-mutants.js';
+import { WATCH_MUTANTS } from './watch-mutants.js';
 
 export interface Edit {
   search: string;
@@ -34,7 +35,8 @@ export interface Mutant {
 
 const START = "actions: ['recordTrigger', 'announceShutdown', 'detachTriggerSources'],";
 const ESCALATE_IN_DRAIN =
-  "actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'recordDrainCutShort'],";
+  "actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites', 'recordDrainCutShort'],";
+const DRAIN_DEADLINE = "actions: ['recordDrainDeadline', 'warnDrainDeadline', 'abortWrites'],";
 
 const LIFECYCLE_MUTANTS: Mutant[] = [
   {
@@ -120,9 +122,9 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
     file: 'machines/lifecycle.ts',
     edits: [
       {
-        search: "actions: ['recordDrainDeadline', 'warnDrainDeadline'] },",
+        search: DRAIN_DEADLINE,
         replace:
-          "actions: ['recordDrainDeadline', 'warnDrainDeadline', { type: 'recordStepTimeout', params: { step: 'closeTransport' } }] },",
+          "actions: ['recordDrainDeadline', 'warnDrainDeadline', 'abortWrites', { type: 'recordStepTimeout', params: { step: 'closeTransport' } }],",
       },
     ],
   },
@@ -132,8 +134,8 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
     file: 'machines/lifecycle.ts',
     edits: [
       {
-        search: "actions: ['recordDrainDeadline', 'warnDrainDeadline'] },",
-        replace: "actions: ['recordDrainDeadline'] },",
+        search: DRAIN_DEADLINE,
+        replace: "actions: ['recordDrainDeadline', 'abortWrites'],",
       },
     ],
   },
@@ -150,9 +152,9 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
     edits: [
       {
         search:
-          "params: { step: 'closeTransport' } },\n        },\n      },\n      on: {\n        'stdout.closed': {\n          guard: 'isEscalation',\n          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],\n        },",
+          "params: { step: 'closeTransport' } },\n        },\n      },\n      on: {\n        'stdout.closed': {\n          guard: 'isEscalation',\n          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'],\n        },",
         replace:
-          "params: { step: 'closeTransport' } },\n        },\n      },\n      on: {\n        'stdout.closed': [\n          { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'] },\n          { target: 'closingTransport', reenter: true },\n        ],",
+          "params: { step: 'closeTransport' } },\n        },\n      },\n      on: {\n        'stdout.closed': [\n          { guard: 'isEscalation', actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'] },\n          { target: 'closingTransport', reenter: true },\n        ],",
       },
     ],
   },
@@ -187,7 +189,7 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
     edits: [
       {
         search: ESCALATE_IN_DRAIN,
-        replace: "actions: ['recordEscalation', 'announceEscalation', 'recordDrainCutShort'],",
+        replace: "actions: ['recordEscalation', 'announceEscalation', 'abortWrites', 'recordDrainCutShort'],",
         times: 3,
       },
     ],
@@ -269,7 +271,7 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
     edits: [
       {
         search:
-          "      after: {\n        drainTimeout: { target: 'disposingStore', actions: ['recordDrainDeadline', 'warnDrainDeadline'] },\n      },\n",
+          "      after: {\n        drainTimeout: {\n          target: 'disposingStore',\n          actions: ['recordDrainDeadline', 'warnDrainDeadline', 'abortWrites'],\n        },\n      },\n",
         replace: '',
       },
     ],
@@ -304,9 +306,9 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
     edits: [
       {
         search:
-          "      description: 'store.close(): the LLM first (it waits for running native calls), then the database.',\n",
+          "        'Close the watcher, then store.close(): the LLM first (it waits for running native calls), then the database.',\n",
         replace:
-          "      description: 'store.close(): the LLM first (it waits for running native calls), then the database.',\n      always: { target: 'done' },\n",
+          "        'Close the watcher, then store.close(): the LLM first (it waits for running native calls), then the database.',\n      always: { target: 'done' },\n",
       },
     ],
   },
@@ -317,9 +319,9 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
     edits: [
       {
         search:
-          "params: { step: 'disposeStore' } },\n        },\n      },\n      on: {\n        'stdout.closed': {\n          guard: 'isEscalation',\n          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers'],",
+          "params: { step: 'disposeStore' } },\n        },\n      },\n      on: {\n        'stdout.closed': {\n          guard: 'isEscalation',\n          actions: ['recordEscalation', 'announceEscalation', 'abortHandlers', 'abortWrites'],",
         replace:
-          "params: { step: 'disposeStore' } },\n        },\n      },\n      on: {\n        'stdout.closed': {\n          guard: 'isEscalation',\n          actions: ['announceEscalation', 'abortHandlers'],",
+          "params: { step: 'disposeStore' } },\n        },\n      },\n      on: {\n        'stdout.closed': {\n          guard: 'isEscalation',\n          actions: ['announceEscalation', 'abortHandlers', 'abortWrites'],",
       },
     ],
   },
@@ -336,8 +338,11 @@ const LIFECYCLE_MUTANTS: Mutant[] = [
   },
 ];
 
-/** The lifecycle's, the shared server's and the session's (./shared-mutants.ts), then those written from the contract alone (./more-mutants.ts). */
-export const MUTANTS: Mutant[] = [...LIFECYCLE_MUTANTS, ...SHARED_MUTANTS, ...MORE_MUTANTS];
+/**
+ * The lifecycle's, its watcher's (./watch-mutants.ts), the shared server's and the session's
+ * (./shared-mutants.ts), then those written from the contract alone (./more-mutants.ts).
+ */
+export const MUTANTS: Mutant[] = [...LIFECYCLE_MUTANTS, ...WATCH_MUTANTS, ...SHARED_MUTANTS, ...MORE_MUTANTS];
 
 /** The mutants `npm test` runs (test/mutants/): cheap to kill, one per kind of rule. */
 export const FAST_MUTANTS = [
@@ -345,6 +350,7 @@ export const FAST_MUTANTS = [
   'repeated-departure-reenters-closing',
   'same-departure-escalates',
   'store-skipped-after-transport-failure',
+  'drain-ignores-watcher-writes',
   ...FAST_SHARED_MUTANTS,
 ];
 

@@ -80,6 +80,49 @@ describe('the oracle names what a broken host does', () => {
     expect(() => oracle.check(h)).toThrow(broken('teardown starts only after a trigger'));
   });
 
+  // The watcher's rules watch what only the host does with it (src/lifecycle/watcher.ts).
+  it('a watcher not closed as teardown starts', async () => {
+    const { h, oracle } = await run([]);
+    h.watcher!.close = async () => {}; // a host that forgot it: close() never reaches the watcher
+    await perform(h, oracle, { type: 'stdin.end' });
+    expect(() => oracle.check(h)).toThrow(broken('the watcher stops hearing changes when teardown starts'));
+  });
+
+  it('a watcher closed with no trigger', async () => {
+    const { h, oracle } = await run([]);
+    void h.watcher!.close();
+    expect(() => oracle.check(h)).toThrow(broken('the watcher stops hearing changes when teardown starts'));
+  });
+
+  it('the store disposed while the watcher was still closing', async () => {
+    const { h, oracle } = await run(TO_DONE.slice(0, 2) as LifecycleEvent[]);
+    const closed = h.calls.indexOf('watcher.closed');
+    h.calls.splice(closed, 1);
+    h.callTimes.splice(closed, 1);
+    expect(() => oracle.check(h)).toThrow(broken('the watcher is closed before the store is disposed'));
+  });
+
+  it('a write rolled back with no escalation or deadline', async () => {
+    const { h, oracle } = await run([{ type: 'watch.write.started' }, { type: 'stdin.end' }]);
+    const controller = new AbortController();
+    controller.abort(new Error('rolled back by a host that hurried'));
+    h.watcher!.closeSignal = controller.signal;
+    expect(() => oracle.check(h)).toThrow(broken('only an escalation or the drain deadline rolls back a write'));
+  });
+
+  it('the store disposed under a write that had not settled', async () => {
+    const { h, oracle } = await run([
+      { type: 'watch.write.started' },
+      { type: 'stdin.end' },
+      raw('xstate.done.actor.closeTransport'),
+    ]);
+    // A host that went on to the store without waiting for the write.
+    h.calls.push('watcher.closed', 'disposeStore');
+    h.callTimes.push(h.clock.now(), h.clock.now());
+    h.stepLog.push({ name: 'disposeStore', at: h.clock.now(), inflight: 0, drain: 'idle' });
+    expect(() => oracle.check(h)).toThrow(broken('a write is in flight until it settles'));
+  });
+
   it('and passes the same runs untouched', async () => {
     const { h, oracle } = await run(TO_DONE as LifecycleEvent[]);
     oracle.feed({ kind: 'advance', ms: WATCHDOG_MS });

@@ -46,6 +46,11 @@ export const GUARANTEES = [
   'nothing holds the process outside teardown',
   'trigger sources are detached when teardown starts',
   'only the watchdog is left after done',
+  'the watcher stops hearing changes when teardown starts',
+  'the watcher is closed before the store is disposed',
+  'a write is in flight until it settles',
+  'escalation or the drain deadline rolls back the index write',
+  'only an escalation or the drain deadline rolls back a write',
 ] as const;
 
 export type Guarantee = (typeof GUARANTEES)[number];
@@ -121,6 +126,7 @@ export class Oracle {
       this.#completes,
       this.#exits,
       this.#holdsNothing,
+      this.#watcher,
     ];
     for (const rule of rules) rule.call(this, h, o, fail);
   }
@@ -173,7 +179,8 @@ export class Oracle {
   #escalation(h: Harness, o: Observed, fail: Fail): void {
     const c = this.contract;
     const expected = c.escalations.map(
-      (e) => `${e.words} during teardown (${c.first!.words}): aborting ${e.inflight} in-flight handler(s)`,
+      (e) =>
+        `${e.words} during teardown (${c.first!.words}): aborting ${e.inflight} in-flight handler(s)${writesWords(e.writes)}`,
     );
     const seen = o.escalationWarnings.map((w) => w.text);
     if (seen.length > expected.length) {
@@ -210,6 +217,11 @@ export class Oracle {
     // then are the ones it began under (a handler started later is no concern of this rule).
     if (!dispose || this.#disposeJudged) return;
     this.#disposeJudged = true;
+    const writes = c.writesInFlight;
+    const how = c.drain?.how;
+    if (writes > 0 && how !== 'deadline' && how !== 'cutShort' && c.runs[0]?.endedAt !== undefined) {
+      fail('a write is in flight until it settles', `disposeStore ran with ${writes} index write(s) unsettled`);
+    }
     if (dispose.inflight === 0) return;
     const drainStart = c.runs[0]?.endedAt;
     const deadline = drainStart !== undefined && dispose.at >= drainStart + this.#timing.drainMs;
@@ -233,7 +245,7 @@ export class Oracle {
   #deadlineWarned(_h: Harness, o: Observed, fail: Fail): void {
     const drain = this.contract.drain;
     const passed = drain?.how === 'deadline';
-    const text = `drain deadline of ${this.#timing.drainMs} ms passed with ${drain?.inflightAtEnd} handler(s) in flight; disposing the store`;
+    const text = `drain deadline of ${this.#timing.drainMs} ms passed with ${drain?.inflightAtEnd} handler(s)${writesWords(drain?.writesAtEnd ?? 0)} in flight; disposing the store`;
     const seen = o.deadlineWarnings;
     if (!passed && seen.length > 0) fail('no drain-deadline warning before the deadline', `warned "${seen[0]!.text}"`);
     if (passed && (seen.length !== 1 || seen[0]!.text !== text || seen[0]!.at !== drain.endedAt)) {
@@ -374,9 +386,57 @@ export class Oracle {
         fail('only the watchdog is left after done', `${unref} unref’d timer(s), expected ${watchdog}`);
     }
   }
+
+  /**
+   * The index's watcher, when the harness has one (§2.1 "The watcher"): `close()` is called as
+   * teardown starts (after the breadcrumb, before `closeTransport`) and has resolved before
+   * `disposeStore` runs; its signal fires exactly when an escalation or the drain deadline
+   * rolls the writes back.
+   */
+  #watcher(h: Harness, o: Observed, fail: Fail): void {
+    const w = h.watcher;
+    if (!w) return;
+    const c = this.contract;
+    const index = (call: string) => h.calls.indexOf(call);
+    const close = index('watcher.close');
+    if (!c.first && close !== -1)
+      fail('the watcher stops hearing changes when teardown starts', 'closed with no trigger');
+    if (c.first) {
+      const crumb = o.breadcrumbs[0]?.index ?? -1;
+      const step = index('closeTransport');
+      if (close === -1 || close < crumb || (step !== -1 && close > step) || h.callTimes[close] !== c.first.at) {
+        fail(
+          'the watcher stops hearing changes when teardown starts',
+          close === -1
+            ? `not closed after ${c.first.words}`
+            : `close() at call ${close}, breadcrumb ${crumb}, step ${step}`,
+        );
+      }
+      if (w.holding) fail('the watcher stops hearing changes when teardown starts', 'its timer is still held');
+    }
+    const dispose = index('disposeStore');
+    if (dispose !== -1) {
+      const closed = index('watcher.closed');
+      if (closed === -1 || closed > dispose)
+        fail('the watcher is closed before the store is disposed', 'disposeStore ran before close() resolved');
+    }
+    const aborted = w.closeSignal?.aborted ?? false;
+    if (c.rolledBackBy !== undefined && !aborted)
+      fail('escalation or the drain deadline rolls back the index write', `not rolled back after ${c.rolledBackBy}`);
+    if (c.rolledBackBy === undefined && aborted)
+      fail(
+        'only an escalation or the drain deadline rolls back a write',
+        `rolled back (${String(w.closeSignal?.reason)})`,
+      );
+  }
 }
 
 type Fail = (guarantee: Guarantee, detail: string) => never;
+
+/** ` and 1 index write(s)`, or nothing: the host's words for the watcher's writes in a warning. */
+function writesWords(writes: number): string {
+  return writes > 0 ? ` and ${writes} index write(s)` : '';
+}
 
 function times(calls: StepCall[]): string {
   return calls.map((s) => s.at).join(', ');

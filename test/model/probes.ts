@@ -44,17 +44,24 @@ const TRIGGERS: LifecycleEvent[] = [
 const STEP_RESULT = /^xstate\.(done|error)\.actor\.(closeTransport|disposeStore)$/;
 
 /**
- * Everything the world can do in `snapshot`: any trigger, a handler starting (in flight ≤
- * `maxInflight`) or settling, a step answering, a bound's worth of time passing. The handler
- * count is the world's (the path's starts minus settles), not the machine's.
+ * Everything the world can do in `snapshot`: any trigger, a handler or an index write of the
+ * watcher starting (in flight ≤ the bounds) or settling, a step answering, a bound's worth of
+ * time passing. The counts are the world's (the path's starts minus settles), not the machine's.
  */
-function worldInputs(snapshot: AnyMachineSnapshot, inflight: number, maxInflight: number): LifecycleEvent[] {
+function worldInputs(
+  snapshot: AnyMachineSnapshot,
+  inflight: number,
+  writes: number,
+  bounds: WorldBounds,
+): LifecycleEvent[] {
   const state = `lifecycle.${String(snapshot.value)}`;
   const raw = (type: string) => ({ type }) as unknown as LifecycleEvent;
   return [
     ...TRIGGERS,
-    ...(inflight < maxInflight ? [{ type: 'handler.started' } as const] : []),
+    ...(inflight < bounds.maxInflight ? [{ type: 'handler.started' } as const] : []),
     ...(inflight > 0 ? [{ type: 'handler.settled' } as const] : []),
+    ...(writes < bounds.maxWrites ? [{ type: 'watch.write.started' } as const] : []),
+    ...(writes > 0 ? [{ type: 'watch.write.settled' } as const] : []),
     ...['closeTransport', 'disposeStore'].flatMap((s) => [
       raw(`xstate.done.actor.${s}`),
       raw(`xstate.error.actor.${s}`),
@@ -64,9 +71,23 @@ function worldInputs(snapshot: AnyMachineSnapshot, inflight: number, maxInflight
   ];
 }
 
+/** How many handlers and index writes of the watcher the world may have in flight. */
+export interface WorldBounds {
+  maxInflight: number;
+  maxWrites: number;
+}
+
+/** The watcher's writes in flight at the end of `path`, as the world counts them (starts minus settles). */
+function writesAt(path: Path): number {
+  return path.steps.reduce(
+    (n, s) => n + (s.event.type === 'watch.write.started' ? 1 : s.event.type === 'watch.write.settled' ? -1 : 0),
+    0,
+  );
+}
+
 /** The world inputs the machine ignores at the end of `path`: self-loops, in the order the probe tries them. */
-export function ignoredInputs(machine: AnyStateMachine, path: Path, maxInflight: number): LifecycleEvent[] {
-  const inputs = worldInputs(path.steps.at(-1)!.state, inflightAt(path), maxInflight);
+export function ignoredInputs(machine: AnyStateMachine, path: Path, bounds: WorldBounds): LifecycleEvent[] {
+  const inputs = worldInputs(path.steps.at(-1)!.state, inflightAt(path), writesAt(path), bounds);
   return ignoredBy(machine, path, inputs, serializeState);
 }
 

@@ -1,6 +1,6 @@
 /**
  * Property-based tests: random interleavings of triggers, handler
- * start/settle, step outcomes and clock advances against the real host. After every command
+ * start/settle, the watcher's writes, step outcomes and clock advances against the real host. After every command
  * the contract oracle (./oracle.ts) checks what was observed, as in the path
  * replays. Generated paths alone cannot see self-loops (an ignored or re-entered state on a
  * repeated trigger leaves the serialised state unchanged; ./probes.ts now offers them what the
@@ -41,6 +41,8 @@ type Command =
   | { kind: 'exitCode'; code: number | string }
   | { kind: 'handler.start' }
   | { kind: 'handler.settle'; index: number; fail: boolean }
+  | { kind: 'write.start' }
+  | { kind: 'write.settle' }
   | { kind: 'step.resolve' }
   | { kind: 'step.reject'; bare?: boolean }
   | { kind: 'advance'; ms: number };
@@ -61,6 +63,9 @@ const command: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('handler.settle' as const), index: fc.nat(5), fail: fc.boolean() }),
     weight: 3,
   },
+  // The index's watcher writes a batch, in any state (docs/design.md §2.1, "The watcher").
+  fc.constant({ kind: 'write.start' } as const),
+  fc.constant({ kind: 'write.settle' } as const),
   { arbitrary: fc.constant({ kind: 'step.resolve' } as const), weight: 3 },
   // A step may reject with an Error or with a bare value.
   fc.record({ kind: fc.constant('step.reject' as const), bare: fc.boolean() }),
@@ -96,7 +101,7 @@ interface Departures {
   stdoutFailed: boolean;
   shutdownCalled: boolean;
   /** Each escalating arrival, in order: its words, the state it met, the handlers still running. */
-  escalations: Array<{ words: string; state: string; running: HandlerProbe[]; startedBefore: number }>;
+  escalations: Array<{ words: string; state: string; running: HandlerProbe[]; startedBefore: number; writes: number }>;
 }
 
 /**
@@ -160,6 +165,7 @@ function noteDeparture(h: Harness, c: Command, d: Departures): void {
       state,
       running: h.handlers.filter((p) => !settled.has(p)),
       startedBefore: h.handlers.length,
+      writes: h.watcher!.unsettled,
     });
   }
 }
@@ -171,7 +177,7 @@ function checkEscalation(h: Harness, d: Departures, output: LifecycleOutput): vo
   expect(h.lines.filter((l) => l.includes(' during teardown ('))).toEqual(
     d.escalations.map(
       (e) =>
-        `QMD Warning: ${e.words} during teardown (${d.first!.words}): aborting ${e.running.length} in-flight handler(s)`,
+        `QMD Warning: ${e.words} during teardown (${d.first!.words}): aborting ${e.running.length} in-flight handler(s)${e.writes > 0 ? ` and ${e.writes} index write(s)` : ''}`,
     ),
   );
   // A drain not yet over when the first escalation came is cut short; otherwise it is not.
@@ -262,6 +268,18 @@ async function perform(h: Harness, c: Command, seen: Observed): Promise<void> {
       }
       break;
     }
+    case 'write.start':
+      // One batch at a time, as the engine writes.
+      if (h.watcher!.unsettled === 0) feed({ kind: 'write.start', write: h.watcher!.startWrite() });
+      break;
+    case 'write.settle': {
+      const write = h.watcher!.writes.find((w) => !w.settled);
+      if (write) {
+        feed({ kind: 'write.settle', write });
+        h.watcher!.settleWrite();
+      }
+      break;
+    }
     case 'step.resolve':
     case 'step.reject': {
       const current = currentStep(h);
@@ -337,6 +355,11 @@ function checkInvariants(h: Harness, seen: Observed): void {
   const prior = seen.prior ?? 0;
   expect(h.exitCode).toBe(prior !== 0 ? prior : failed ? 1 : 0);
 
+  // The watcher was closed before the store, and let go of what it held.
+  expect(h.calls.indexOf('watcher.closed')).toBeLessThan(h.calls.indexOf('disposeStore'));
+  expect(h.calls.indexOf('watcher.closed')).toBeGreaterThan(-1);
+  expect(h.watcher!.holding).toBe(false);
+
   // Nothing ref'd is left; the watchdog is armed and exits with that code.
   expect(h.clock.pending('ref')).toBe(0);
   expect(h.listeners().stdin).toBe(0);
@@ -362,6 +385,16 @@ const FIXED_CASES: Command[][] = [
   // Found by seed 1 (path 7:4:3:5:4:7:7) against the mutant escalation-named-by-the-latest
   // (test/model/more-mutants.ts): two escalations, the first must be the one reported.
   [{ kind: 'signal', signal: 'SIGTERM' }, { kind: 'http.closed' }, { kind: 'stdout.error' }],
+  // The watcher's write in flight when the client leaves holds the drain; a signal rolls it
+  // back and cuts the drain short; its late settle changes nothing.
+  [
+    { kind: 'write.start' },
+    { kind: 'stdin.end' },
+    { kind: 'step.resolve' },
+    { kind: 'signal', signal: 'SIGTERM' },
+    { kind: 'write.settle' },
+    { kind: 'step.resolve' },
+  ],
 ];
 
 describePropertyTest({
@@ -379,6 +412,7 @@ describePropertyTest({
       stepTimeoutMs: STEP_MS,
       watchdogMs: WATCHDOG_MS,
       parentPollMs: 10,
+      watcher: true,
     });
     const seen: Observed = {
       prior: undefined,

@@ -14,8 +14,13 @@ export function brokenGuarantee(guarantee: string): Promise<string> {
   return firstBroken(guarantee, [
     {
       machine: lifecycleMachine,
-      traversal: lifecycleTraversal({ maxInflight: 1, startsDuringTeardown: true, exitCodeVariants: false }),
-      ignoredAt: (path) => ignoredInputs(lifecycleMachine, path as never, 1),
+      traversal: lifecycleTraversal({
+        maxInflight: 1,
+        startsDuringTeardown: true,
+        exitCodeVariants: false,
+        maxWrites: 1,
+      }),
+      ignoredAt: (path) => ignoredInputs(lifecycleMachine, path as never, { maxInflight: 1, maxWrites: 1 }),
       probe: probe as never,
     },
   ]);

@@ -77,10 +77,13 @@ function expectAsMachineSays(
   // The gate's count is the truth while connected. Unobserved, the host sends the actor no
   // handler events until teardown starts (the trigger carries the count): its count stays 0.
   if (value === 'connected') expect(h.lifecycle.gate.size, `${where}: gate`).toBe(expected.context.inflight);
+  // The watcher's writes are the world's: started and not yet settled, whatever the state.
+  expect(h.watcher?.unsettled, `${where}: the watcher's writes`).toBe(expected.context.writes);
   const unobservedConnected = value === 'connected' && !observe;
   expect(
     {
       inflight: unobservedConnected ? h.lifecycle.gate.size : actual.inflight,
+      writes: actual.writes,
       priorExitCode: actual.priorExitCode,
       failedSteps: actual.failedSteps.map((f) => f.step),
       drain: actual.drain,
@@ -89,6 +92,7 @@ function expectAsMachineSays(
     where,
   ).toEqual({
     inflight: expected.context.inflight,
+    writes: expected.context.writes,
     priorExitCode: expected.context.priorExitCode,
     failedSteps: expected.context.failedSteps.map((f: { step: string }) => f.step),
     drain: expected.context.drain,

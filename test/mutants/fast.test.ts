@@ -20,6 +20,7 @@ const EXPECTED: Record<string, string> = {
   'repeated-departure-reenters-closing': 'teardown runs exactly once',
   'same-departure-escalates': 'a repeated departure never escalates',
   'store-skipped-after-transport-failure': 'a failed step does not stop the chain',
+  'drain-ignores-watcher-writes': 'a write is in flight until it settles',
   'store-disposed-with-live-session': 'the store is disposed only after every session is done',
   'late-close-ignored': 'a late close aborts the session’s handlers',
 };

@@ -21,6 +21,7 @@ import type { Log } from '../../src/log.js';
 import { type Deferred, deferred } from './deferred.js';
 import { FakeClock } from './fake-clock.js';
 import { fakeStep, type StepMode } from './fake-step.js';
+import { FakeWatcher } from './fake-watcher.js';
 import { recordProcess } from './process-record.js';
 import { SAFETY } from './run-bounds.js';
 
@@ -150,6 +151,11 @@ export interface HarnessOptions {
   traceFile?: string;
   activeResources?: string[];
   inspect?: LifecycleOptions['inspect'];
+  /**
+   * Gives the lifecycle a fake index watcher (`h.watcher`), as `qmd mcp` gives it the real one:
+   * its calls are recorded among the others and it holds an unref'd timer until closed.
+   */
+  watcher?: boolean;
 }
 
 export type Harness = ReturnType<typeof createHarness>;
@@ -205,6 +211,8 @@ export function createHarness(options: HarnessOptions = {}) {
     parent: { ppid: () => ppid, intervalMs: options.parentPollMs ?? 100 },
     activeResources: () => options.activeResources ?? ['TCPSocketWrap'],
   });
+  const watcher = options.watcher ? new FakeWatcher({ clock, record }) : undefined;
+  if (watcher) lifecycle.ownWatcher(watcher);
   const start = (): void =>
     lifecycle.start({
       closeTransport: step('closeTransport', options.closeTransport ?? 'ok'),
@@ -228,6 +236,8 @@ export function createHarness(options: HarnessOptions = {}) {
     stepLog,
     handlers,
     lifecycle,
+    /** The fake watcher, with `watcher: true`. */
+    watcher,
     /** Starts a harness made with `start: false`; a second call changes nothing. */
     start,
     get exitCode() {

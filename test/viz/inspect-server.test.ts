@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { createInspectObserver } from '../../src/viz/inspect-observer.js';
 import { type InspectorServer, serveInspector } from '../../src/viz/inspect-server.js';
+import { describeMessage, SessionNames } from '../../src/viz/inspect-summary.js';
 import { createHarness } from '../support/host-harness.js';
 import { recordingLog } from '../support/recording-log.js';
 
@@ -120,5 +121,23 @@ describe('serveInspector', () => {
     await server.close();
     servers.splice(0);
     await closed;
+  });
+});
+
+describe('the inspector terminal’s lines', () => {
+  it('a state line counts the watcher’s index writes beside the handlers, when one is in flight', () => {
+    const names = new SessionNames();
+    const line = (context: object) =>
+      describeMessage(
+        {
+          type: '@xstate.snapshot',
+          sessionId: 'x',
+          rootId: 'x',
+          snapshot: { status: 'active', value: 'draining', context },
+        },
+        names,
+      );
+    expect(line({ inflight: 1, writes: 1 })).toBe('state draining (inflight 1, writes 1)');
+    expect(line({ inflight: 0, writes: 0 })).toBe('state draining (inflight 0)');
   });
 });

@@ -60,19 +60,23 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
 }
 
 /**
- * `qmd update [--pull]`: runs the collections' update commands first (`update-hooks.ts`), then
- * re-scans every collection incrementally, each batch of files committed as it is read; Ctrl-C
- * keeps the collections read in full and the files read of the one being read.
+ * `qmd update [--pull] [--watch [--interval DURATION]]`: runs the collections' update commands
+ * first (`update-hooks.ts`), then re-scans every collection incrementally, each batch of files
+ * committed as it is read; Ctrl-C keeps the collections read in full and the files read of the
+ * one being read. With `--watch` it then keeps the index fresh until Ctrl-C
+ * (`watch-command.ts`), one Ctrl-C for both phases.
  */
-export async function update(ctx: CliContext, flags: { pull?: boolean } = {}) {
+export async function update(ctx: CliContext, flags: { pull?: boolean; watch?: boolean; intervalMs?: number } = {}) {
   const progress = createProgress({ intervalMs: ctx.config.progressIntervalMs });
   const interrupt = onInterrupt({ log: progress.log, unit: 'batch of files', endOutput: () => progress.stop() });
   const store = openStore(ctx.indexPath, { create: false, log: progress.log });
   let failed = false;
+  let watching = false;
   try {
     await runUpdateHooks(ctx, store.listCollections(), flags);
     const report = await store.update({ onProgress: indexProgress(progress), stop: interrupt.stop });
-    await interrupt.finish();
+    watching = flags.watch === true && !interrupt.interrupted;
+    if (!watching) await interrupt.finish();
     progress.stop();
     if (interrupt.interrupted) {
       ctx.log.line(interruptedUpdate(report));
@@ -87,8 +91,11 @@ export async function update(ctx: CliContext, flags: { pull?: boolean } = {}) {
   } finally {
     progress.stop();
     await store.close();
-    await interrupt.leave(failed);
+    if (!watching) await interrupt.leave(failed);
   }
+  if (!watching) return;
+  const { watchAfterUpdate } = await import('./watch-command.js');
+  await watchAfterUpdate(ctx, { ...(flags.intervalMs !== undefined && { intervalMs: flags.intervalMs }) }, interrupt);
 }
 
 /** The store's indexing stages as progress: listing a folder, then reading and writing its files, batch by batch. */

@@ -129,8 +129,9 @@ function described(store: Store, file: string) {
  * model's file), and the index's health too. It runs quick_check, as `qmd mcp` does at start, so a
  * damaged index is reported here in the same words (exit 1) even where a search would not
  * touch the damaged pages. It says who else can read the index (an index of this user is made
- * private when opened; one of another user is not ours to change), and which servers run for
- * it, asked over their control sockets.
+ * private when opened; one of another user is not ours to change), which servers run for
+ * it, asked over their control sockets, and how it is kept fresh (what those servers watch, and
+ * who holds the writer's place).
  */
 export async function status(ctx: CliContext, flags: { json?: boolean }) {
   const store = openStore(ctx.indexPath, {
@@ -142,16 +143,25 @@ export async function status(ctx: CliContext, flags: { json?: boolean }) {
   });
   try {
     const report = store.status();
-    const [{ formatSharedStatus, readSharedStatus }, { formatHttpStatus, readHttpStatus }, { tokenPath }] =
-      await Promise.all([
-        import('../../serve/control/shared-status.js'),
-        import('../../serve/control/http-status.js'),
-        import('../../serve/token-path.js'),
-      ]);
-    const [shared, http] = await Promise.all([
+    const [
+      { formatSharedStatus, readSharedStatus },
+      { formatHttpStatus, readHttpStatus },
+      { tokenPath },
+      { formatWatchingStatus, readWatchingStatus },
+      { loadWatchWriter },
+    ] = await Promise.all([
+      import('../../serve/control/shared-status.js'),
+      import('../../serve/control/http-status.js'),
+      import('../../serve/token-path.js'),
+      import('../../serve/control/watch-status.js'),
+      import('../../serve/watching.js'),
+    ]);
+    const [shared, http, writerOf] = await Promise.all([
       readSharedStatus(ctx.indexPath, ctx.env),
       readHttpStatus(ctx.indexPath, ctx.env),
+      loadWatchWriter(),
     ]);
+    const watching = await readWatchingStatus(ctx.indexPath, shared, http, writerOf);
     const privacy = privacyProblems(ctx.indexPath, [tokenPath(ctx.indexPath)]);
     // The backend is loaded to say what it is (GPU, devices, VRAM); the models are not.
     const models = await store.models({ probe: true });
@@ -163,6 +173,7 @@ export async function status(ctx: CliContext, flags: { json?: boolean }) {
               privacy: { private: privacy.length === 0, problems: privacy },
               sharedServer: shared,
               httpServer: http,
+              watch: watching,
               models,
             },
             null,
@@ -176,6 +187,7 @@ export async function status(ctx: CliContext, flags: { json?: boolean }) {
               : `Privacy: ${privacy.join('; ')}`,
             formatSharedStatus(shared),
             formatHttpStatus(http),
+            formatWatchingStatus(watching),
           ].join('\n'),
     );
   } finally {

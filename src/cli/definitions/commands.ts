@@ -4,7 +4,7 @@ import type { GetFlags, MultiGetFlags } from '../commands/read-commands.js';
 import type { SearchFlags } from '../commands/search-output.js';
 import type { CliContext } from '../context.js';
 import { defineDoctor } from './doctor.js';
-import { positiveInt, searchCommand, withFormats } from './options.js';
+import { duration, positiveInt, searchCommand, withFormats } from './options.js';
 import { defineLifecycle, defineMcp } from './server.js';
 
 /** Wraps a lazily loaded action: builds the context from the command's options, reports errors. */
@@ -156,10 +156,17 @@ export const COMMANDS: ReadonlyArray<readonly [name: string, define: DefineComma
           '--pull',
           'first git pull --ff-only in each collection that is in a git work tree and has no update command',
         )
+        .option('--watch', 'then keep the index fresh as notes change, a line per change written, until Ctrl-C')
+        .option(
+          '--interval <duration>',
+          'with --watch: how often a folder that sends no events (a network mount, the OS out of watches) is polled: 30s, 5m (default 10s, longer for a folder whose pass takes over 1/20 of it)',
+          duration,
+        )
         .action(
-          run(async (ctx, opts: { pull?: boolean }) => {
+          run(async (ctx, opts: { pull?: boolean; watch?: boolean; interval?: number }) => {
             const { update } = await import('../commands/index-commands.js');
-            await update(ctx, opts);
+            const { interval, ...rest } = opts;
+            await update(ctx, { ...rest, ...(interval !== undefined && { intervalMs: interval }) });
           }),
         );
     },

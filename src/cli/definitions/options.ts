@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { parseWholeNumber } from '../../env.js';
+import { parseDuration, parseWholeNumber } from '../../env.js';
 import { OUTPUT_FORMATS } from '../formats/output-format.js';
 import { CLIENTS, findClient, type McpClient } from '../mcp-config/clients.js';
 import { clientsHelp } from '../mcp-config/help.js';
@@ -12,6 +12,14 @@ export function positiveInt(name: string) {
     if (n === undefined) throw new InvalidArgumentError(`${name} must be a whole number ≥ 1.`);
     return n;
   };
+}
+
+/** A duration (`30s`, `5m`, `1h`, or milliseconds), for `update --watch --interval`. */
+export function duration(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined)
+    throw new InvalidArgumentError('--interval must be a duration such as 30s or 5m (100 ms at least).');
+  return ms;
 }
 
 /** A TCP port, `min` to 65535. For `qmd mcp --http`, 0 asks the OS for a free one (the one bound is printed). */

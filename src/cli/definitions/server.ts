@@ -22,6 +22,7 @@ export const defineMcp: DefineCommand = (program, run) => {
     .option('--no-auth', 'with --http: no token; any local user can read your notes (a warning says so)')
     .option('--shared', 'relay to the one warm shared server of this index, starting it if needed (also QMD_SHARED=1)')
     .addOption(new Option('--shared-server', 'run the shared server itself (relays start it)').hideHelp())
+    .option('--no-watch', 'serve the index as it is: do not keep it fresh as notes change (also QMD_WATCH=0)')
     .action(run((ctx, opts: McpFlags) => mcpCommand(ctx, opts)));
   mcp
     .command('config')

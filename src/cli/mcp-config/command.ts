@@ -21,7 +21,8 @@ export interface McpConfigFlags {
  * client started from the Dock has neither your shell's PATH nor its variables):
  * - the absolute path of the Node running this command, and of qmd's entry (`dist/qmd.mjs`);
  * - `--index` with the index's absolute path, and `--embed-model` when one is set (a local
- *   model file made absolute); `--shared` when asked (or `QMD_SHARED=1`);
+ *   model file made absolute); `--shared` when asked (or `QMD_SHARED=1`); `--no-watch` when
+ *   asked (or `QMD_WATCH=0`): a server keeps the index fresh unless the person said otherwise;
  * - `XDG_CACHE_HOME` when set, since downloaded models live under it.
  * `--http` describes a client of `qmd mcp --http` at `--host`/`--port`, with the bearer token
  * the server would use: from `--token-file`, else `QMD_HTTP_TOKEN`, else its file beside the
@@ -41,7 +42,8 @@ export async function mcpConfig(ctx: CliContext, flags: McpConfigFlags, mcp: Mcp
   const mistyped = mistypedIndex(ctx.indexPath, ctx.env);
   if (mistyped !== undefined) throw mistyped;
 
-  const launch = mcp.http ? httpLaunch(ctx, mcp) : stdioLaunch(ctx, shared);
+  const noWatch = mcp.watch === false || !ctx.config.watch.enabled;
+  const launch = mcp.http ? httpLaunch(ctx, mcp) : stdioLaunch(ctx, shared, noWatch);
   const { client } = flags;
   ctx.out(client.render(flags.name, launch));
 
@@ -57,6 +59,7 @@ export async function mcpConfig(ctx: CliContext, flags: McpConfigFlags, mcp: Mcp
     if (mcp.port !== 8181) args.push('--port', String(mcp.port));
     if (mcp.host !== '127.0.0.1') args.push('--host', mcp.host);
     if (mcp.auth === false) args.push('--no-auth');
+    if (noWatch) args.push('--no-watch');
     ctx.log.line(`qmd: it connects to ${launch.url}; start that server first: qmd ${args.map(shellWord).join(' ')}`);
     if (mcp.auth !== false) ctx.log.line('qmd: it holds your bearer token: keep the file private (chmod 600).');
   } else if (client.id === 'claude-code') {
@@ -66,8 +69,8 @@ export async function mcpConfig(ctx: CliContext, flags: McpConfigFlags, mcp: Mcp
   }
 }
 
-/** `node /abs/dist/qmd.mjs --index /abs/index.sqlite [--embed-model M] mcp [--shared]`. */
-function stdioLaunch(ctx: CliContext, shared: boolean): Launch {
+/** `node /abs/dist/qmd.mjs --index /abs/index.sqlite [--embed-model M] mcp [--shared] [--no-watch]`. */
+function stdioLaunch(ctx: CliContext, shared: boolean, noWatch: boolean): Launch {
   const entry = process.argv[1];
   if (entry === undefined) throw new QmdError('BAD_ARGUMENT', 'cannot tell where qmd is installed (no script path)');
   const model = ctx.config.embed.model;
@@ -79,6 +82,7 @@ function stdioLaunch(ctx: CliContext, shared: boolean): Launch {
     ...(model === undefined ? [] : ['--embed-model', model]),
     'mcp',
     ...(shared ? ['--shared'] : []),
+    ...(noWatch ? ['--no-watch'] : []),
   ];
   const cache = envText(ctx.env, 'XDG_CACHE_HOME');
   return {

@@ -3,10 +3,12 @@ import type { Reader } from '../../core/reader-types.js';
 import { isQmdError, type QmdErrorCode } from '../../errors.js';
 import type { Failpoints } from '../../failpoints.js';
 import type { Log } from '../../log.js';
+import type { WatchStatus } from '../deps.js';
 import { queryArguments, toStoreQuery } from '../query-args.js';
 import { queryStructured } from '../query-reply.js';
 import { documentUri } from '../refs.js';
 import { describeFailure, throwIfAborted } from '../run.js';
+import { withCatchingUp } from '../watch-status.js';
 import { replyJson } from './reply.js';
 
 /**
@@ -43,7 +45,13 @@ const statusOf: Partial<Record<QmdErrorCode, number>> = {
   CLOSED: 503,
 };
 
-export function createRestHandler(deps: { store: Reader; failpoints: Failpoints; log: Log }): RestHandler {
+export function createRestHandler(deps: {
+  store: Reader;
+  failpoints: Failpoints;
+  log: Log;
+  /** How the index is kept fresh: a search says when vectors are still catching up. */
+  watch?: () => WatchStatus;
+}): RestHandler {
   const working = new Set<ServerResponse>();
   const reply = (res: ServerResponse, status: number, value: unknown): void => {
     if (!res.headersSent && !res.writableEnded) replyJson(res, status, value);
@@ -65,7 +73,8 @@ export function createRestHandler(deps: { store: Reader; failpoints: Failpoints;
         if (pending !== undefined) await pending;
         throwIfAborted(signal);
         const { input, options } = toStoreQuery(parsed.data, signal);
-        const structured = queryStructured(await deps.store.query(input, options));
+        const found = await deps.store.query(input, options);
+        const structured = queryStructured(withCatchingUp(found, deps.watch?.().vectorsPending ?? 0));
         reply(res, 200, {
           ...structured,
           results: structured.results.map((r) => ({ ...r, file: documentUri(r.file), uri: documentUri(r.file) })),

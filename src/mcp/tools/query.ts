@@ -5,6 +5,7 @@ import { formatQuery } from '../format.js';
 import { primaryText, queryArguments, toStoreQuery } from '../query-args.js';
 import { queryOutputShape, queryStructured } from '../query-reply.js';
 import { runTool } from '../run.js';
+import { withCatchingUp } from '../watch-status.js';
 
 /**
  * `query`: the ranked search every session starts with, with qmd 2.8's arguments, so a client
@@ -35,7 +36,8 @@ export function registerQueryTool(server: McpServer, deps: McpDeps): void {
     (args, ctx) =>
       runTool(deps, 'query', ctx.mcpReq.signal, async (signal) => {
         const { input, options } = toStoreQuery(args, signal);
-        const result = await deps.store.query(input, options);
+        const found = await deps.store.query(input, options);
+        const result = withCatchingUp(found, deps.watch?.().vectorsPending ?? 0);
         return {
           content: [
             { type: 'text', text: formatQuery(primaryText(input), result, { typed: typeof input !== 'string' }) },

@@ -6,6 +6,7 @@ import type { McpDeps } from '../deps.js';
 import { formatModels, formatStatus } from '../format.js';
 import { runTool } from '../run.js';
 import { strictArguments } from '../shapes.js';
+import { formatWatch, pickWatch, watchShape } from '../watch-status.js';
 
 /** Ours and qmd 2.8's fields: a client written against either reads what it knows. */
 const outputSchema = {
@@ -65,6 +66,7 @@ const outputSchema = {
       ),
     })
     .describe('llama.cpp: the backend (GPU or CPU) and each model of a query, as this server has them'),
+  watch: watchShape.optional(),
 };
 
 /** `status`: the index, its collections, contexts and embeddings (the StatusReport). */
@@ -75,7 +77,8 @@ export function registerStatusTool(server: McpServer, deps: McpDeps): void {
       title: 'Index status',
       description:
         'Show the index: its file, collections (name, root, document count, last update), the contexts ' +
-        'that describe them, and embeddings (how many documents still need embedding).',
+        'that describe them, embeddings (how many documents still need embedding), and how the index is kept ' +
+        'fresh as notes change (what is watched or polled, what is pending, the last change seen).',
       inputSchema: strictArguments('status', {}),
       outputSchema: z.object(outputSchema),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -83,6 +86,9 @@ export function registerStatusTool(server: McpServer, deps: McpDeps): void {
     (_args, ctx) =>
       runTool(deps, 'status', ctx.mcpReq.signal, async (signal) => {
         const models = await deps.store.models();
+        const watch = deps.watch?.();
+        const watchText = watch === undefined ? '' : `\n${formatWatch(watch)}`;
+        const watchField = watch === undefined ? {} : { watch: pickWatch(watch) };
         let status: StatusReport;
         try {
           status = await deps.store.readStatus({ signal });
@@ -91,15 +97,15 @@ export function registerStatusTool(server: McpServer, deps: McpDeps): void {
           // status is, not a failure. The line says what to run; the counts are all zero.
           if (isQmdError(error) && error.code === 'INDEX_MISSING') {
             return {
-              content: [{ type: 'text', text: `${error.message}\n${formatModels(models)}` }],
-              structuredContent: noIndexYet(deps.store.path, models),
+              content: [{ type: 'text', text: `${error.message}\n${formatModels(models)}${watchText}` }],
+              structuredContent: { ...noIndexYet(deps.store.path, models), ...watchField },
             };
           }
           throw error;
         }
         return {
-          content: [{ type: 'text', text: `${formatStatus(status)}\n${formatModels(models)}` }],
-          structuredContent: pickStatus(status, models),
+          content: [{ type: 'text', text: `${formatStatus(status)}\n${formatModels(models)}${watchText}` }],
+          structuredContent: { ...pickStatus(status, models), ...watchField },
         };
       }),
   );

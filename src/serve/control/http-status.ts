@@ -1,3 +1,4 @@
+import type { WatchStatus } from '../../mcp/deps.js';
 import { daemonControlPath } from '../../relay/paths.js';
 import { askStatus } from './client.js';
 
@@ -10,6 +11,8 @@ export interface HttpStatus {
   url?: string;
   /** Seconds since it started. */
   uptime?: number;
+  /** How it keeps the index fresh (docs/design.md §6). */
+  watch?: WatchStatus;
   /** The control socket asked. */
   socket: string;
 }
@@ -25,6 +28,7 @@ export async function readHttpStatus(indexPath: string, env: NodeJS.ProcessEnv):
     pid: status.pid,
     ...(status.url !== undefined && { url: status.url }),
     uptime: Math.round(status.uptimeMs / 1000),
+    ...(status.watch !== undefined && { watch: status.watch }),
     socket,
   };
 }

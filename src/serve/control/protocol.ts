@@ -27,6 +27,8 @@
  * connect (file modes; the pipe's ACL).
  */
 
+import type { WatchStatus } from '../../mcp/deps.js';
+
 export const CONTROL_TAG = 'control';
 
 export type ControlRequest =
@@ -66,6 +68,8 @@ export interface ServerStatus {
    * socket (`mcp-<hash>-<pid>.sock`), no longer on the index's.
    */
   retiring?: string;
+  /** How it keeps the index fresh: its watcher's report, or why nothing watches (docs/design.md §6). */
+  watch?: WatchStatus;
 }
 
 export type ControlReply =

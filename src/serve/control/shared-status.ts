@@ -1,3 +1,4 @@
+import type { WatchStatus } from '../../mcp/deps.js';
 import { readHung, readStartFailure } from '../../relay/health.js';
 import { hostFacts, sharedPaths } from '../../relay/paths.js';
 import type { ServerStatus } from './protocol.js';
@@ -20,6 +21,8 @@ export interface SharedStatus {
   modelLoaded?: boolean;
   /** The embedding model's spec (named, the index's, or the default); `null`: none. */
   model?: string | null;
+  /** How it keeps the index fresh for all its clients (docs/design.md §6). */
+  watch?: WatchStatus;
   socket: string;
   /** Why no server answers, as far as this command can tell. */
   why?: string;
@@ -99,6 +102,7 @@ export async function readSharedStatus(indexPath: string, env: NodeJS.ProcessEnv
     ended: status.sessions?.ended ?? 0,
     modelLoaded: status.model?.loaded ?? false,
     model: status.model?.name ?? null,
+    ...(status.watch !== undefined && { watch: status.watch }),
     socket: current.socket,
     servers,
   };

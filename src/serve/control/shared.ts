@@ -1,4 +1,5 @@
 import type { SharedLifecycle } from '../../lifecycle/shared-host.js';
+import type { WatchStatus } from '../../mcp/deps.js';
 import type { ControlHandlers } from './server.js';
 
 export interface SharedControlFacts {
@@ -10,6 +11,8 @@ export interface SharedControlFacts {
   modelLoaded: () => boolean;
   /** Why it gave its place up (`shared-place.ts`), or undefined while it holds it. */
   retiring?: () => string | undefined;
+  /** The watching of its index: one watcher for every client (docs/design.md §2.2). */
+  watch?: () => WatchStatus;
   lifecycle: SharedLifecycle;
   stop: ControlHandlers['stop'];
   retire: NonNullable<ControlHandlers['retire']>;
@@ -40,6 +43,7 @@ export function sharedControl(facts: SharedControlFacts): ControlHandlers {
         state: lifecycle.state(),
         sessions: { live, opened, ended: opened - live },
         model: { name: facts.model(), loaded: facts.modelLoaded() },
+        ...(facts.watch && { watch: facts.watch() }),
       };
     },
     sessions: () => lifecycle.sessions(),

@@ -26,7 +26,7 @@ export function claimHooks(
   const self = selfRecord();
   let closeControl: (() => void) | undefined;
   return {
-    async onListening(url, port, lifecycle: Lifecycle) {
+    async onListening(url, port, lifecycle: Lifecycle, watch) {
       const record: PidRecord = {
         ...self,
         host,
@@ -68,6 +68,7 @@ export function claimHooks(
           uptimeMs: Math.round(performance.now() - started),
           state: lifecycle.state(),
           url,
+          watch: watch(),
         }),
         stop: () => void lifecycle.shutdown('qmd mcp stop'),
       });
