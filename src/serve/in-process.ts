@@ -3,7 +3,7 @@ import type { CliContext } from '../cli/context.js';
 import type { InflightGate } from '../lifecycle/gate.js';
 import { serveStdioConnection } from '../mcp/stdio/connection.js';
 import type { Upstream } from '../relay/relay.js';
-import { openServing } from './serve-mcp.js';
+import { leaveDamaged, openServing } from './serve-mcp.js';
 
 /**
  * The relay's fallback (relay.ts): this process serves its client itself with what `qmd mcp`
@@ -11,8 +11,15 @@ import { openServing } from './serve-mcp.js';
  * relay keeps talking to. The relay already counts each request it forwards, so the handlers
  * run through `gate`'s uncounted view and the connection counts nothing: one request, one unit.
  */
-export function serveInProcess(ctx: CliContext, gate: Pick<InflightGate, 'uncounted'>): Upstream {
-  const { store, createServer } = openServing(ctx);
+export function serveInProcess(
+  ctx: CliContext,
+  lifecycle: { gate: Pick<InflightGate, 'uncounted'>; shutdown(reason?: string): unknown },
+): Upstream {
+  const { gate } = lifecycle;
+  // As plain `qmd mcp`: a small index is read through after the handshake, and damage found
+  // while serving ends the relay as it ends a server (exit 1, one line).
+  const { store, createServer, onDamaged } = openServing(ctx, { check: 'handshake' });
+  onDamaged(leaveDamaged(lifecycle, ctx.log));
   // Two pipes make one duplex for the relay: it writes requests into one, reads replies from the other.
   const requests = new PassThrough();
   const replies = new PassThrough();

@@ -104,7 +104,7 @@ export async function serveRelay(ctx: CliContext): Promise<Lifecycle> {
       log.warn(`shared server unavailable (${why}); serving this client alone`);
     }
     const { serveInProcess } = await import('./in-process.js');
-    return serveInProcess(ctx, lifecycle.gate);
+    return serveInProcess(ctx, lifecycle);
   };
 
   const relay = createRelay({

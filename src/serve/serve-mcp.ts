@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { CliContext } from '../cli/context.js';
@@ -9,6 +9,7 @@ import { awaitIndex } from '../core/awaiting.js';
 import { openReader } from '../core/open.js';
 import type { Reader } from '../core/reader-types.js';
 import type { StoreOptions } from '../core/types.js';
+import type { QmdError } from '../errors.js';
 import type { Failpoints } from '../failpoints.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
@@ -16,8 +17,10 @@ import { DEFAULT_EMBED_MODEL, defaultThreads, type ModelChoice } from '../llm/in
 import type { Log } from '../log.js';
 import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
+import { QUICK_CHECK_SMALL_BYTES } from '../store/integrity.js';
 import { mistypedIndex } from '../store/paths.js';
 import { lifecycleOptions } from './lifecycle-options.js';
+import { servedReader } from './served-reader.js';
 
 /** What a transport is given to connect: everything is built, nothing listens yet. */
 export interface TransportContext {
@@ -58,36 +61,51 @@ export interface ServingOptions {
   /** The store's log, when it differs from the command's (the shared server notes model loads). */
   storeLog?: Log;
   createEmbedder?: StoreOptions['createEmbedder'];
+  /**
+   * When a small index is read through (quick_check): `'open'`, before serving (the long-lived
+   * servers: `--shared`'s, `--http`, which start once for many clients); `'handshake'`, after
+   * the client's `initialize` is answered (stdio and a relay serving alone, whose start is on
+   * the client's path to its first reply). Default `'open'`.
+   */
+  check?: 'open' | 'handshake';
 }
 
 /** What every root serves: one store, and an `McpServer` over it for each gate that asks. */
 export interface Serving {
   store: Reader;
   createServer(gate: HandlerGate): McpServer;
+  /**
+   * `listener` hears, once, that the index file is damaged: found by a read while serving, or
+   * by the check after the handshake. The root says so and leaves with exit 1 (`leaveDamaged`).
+   */
+  onDamaged(listener: (error: QmdError) => void): void;
 }
 
 /**
  * Opens the index read-only for serving (the model loads lazily, on the first vector query),
  * the same for stdio, HTTP, the relay's fallback and the shared server (whose `storeLog` notes
- * model loads). quick_check on a small index: a damaged one refuses to start (exit 1, one
- * line) rather than answering every request with an error; a large one is not read through at
- * every start (StoreOptions.quickCheck), its damage meets the request that touches it as
- * INDEX_CORRUPT.
+ * model loads). A damaged index is refused, and a server that learns of damage leaves (exit 1,
+ * one line: docs/design.md §6, "A damaged index"):
+ * - at open: the schema, and what every server's instructions read (the collections and
+ *   contexts), whatever the index's size: damage there fails the start;
+ * - a small index (at most 16 MiB) is read through by quick_check, at open or after the
+ *   handshake (`ServingOptions.check`); a larger one is not (seconds at every start);
+ * - damage met by any read while serving (`servedReader`) goes to `onDamaged`.
  *
  * No index yet (a client configured on a fresh machine, before the first `qmd collection add`,
  * would otherwise keep a dead server until the person restarts it): the server starts and serves anyway, creating nothing; its tools say `No index yet at PATH: qmd
- * collection add DIR` until the file appears, and the first call after that opens it as above
- * (`awaitIndex`). A path named by --index or QMD_INDEX whose folder does not exist either is a
- * typo, and still fails at once (`mistypedIndex`); the default one (a fresh machine has no
- * ~/.cache/qmd) and the peer's INDEX_PATH are served.
+ * collection add DIR` until the file appears, and the first call after that opens it as above,
+ * checked at that open (`awaitIndex`). A path named by --index or QMD_INDEX whose folder does not
+ * exist either is a typo, and still fails at once (`mistypedIndex`); the default one (a fresh
+ * machine has no ~/.cache/qmd) and the peer's INDEX_PATH are served.
  */
 export function openServing(ctx: CliContext, options: ServingOptions = {}): Serving {
   const { log } = ctx;
   const { failpoints } = ctx.config;
-  const open = () =>
+  const open = (quickCheck: StoreOptions['quickCheck']) =>
     openReader(ctx.indexPath, {
       readonly: true,
-      quickCheck: 'small',
+      quickCheck,
       log: options.storeLog ?? log,
       failpoints,
       queryWorker: ctx.config.queryWorker,
@@ -95,9 +113,19 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       ...modelStoreOptions(ctx, { query: true }),
       ...(options.createEmbedder !== undefined && { createEmbedder: options.createEmbedder }),
     });
-  let store: Reader;
-  if (existsSync(ctx.indexPath)) store = open();
-  else {
+  let reader: Reader;
+  let deferCheck = false;
+  if (existsSync(ctx.indexPath)) {
+    deferCheck = options.check === 'handshake' && isSmallIndex(ctx.indexPath);
+    reader = open(deferCheck ? false : 'small');
+    try {
+      reader.listCollections();
+      reader.listContexts();
+    } catch (error) {
+      void reader.close();
+      throw error;
+    }
+  } else {
     const mistyped = mistypedIndex(ctx.indexPath, ctx.env);
     if (mistyped !== undefined) throw mistyped;
     log.line(
@@ -108,7 +136,7 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       embed.model === undefined
         ? { spec: DEFAULT_EMBED_MODEL, source: 'default' }
         : { spec: embed.model, source: embed.modelSource ?? 'flag' };
-    store = awaitIndex(ctx.indexPath, open, {
+    reader = awaitIndex(ctx.indexPath, () => open('small'), {
       model,
       // What `status` says of the models until the index exists (nothing is loaded before).
       models: {
@@ -119,8 +147,52 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       },
     });
   }
+  const served = servedReader(reader, { deferCheck });
+  const { store } = served;
   const version = packageVersion();
-  return { store, createServer: (gate) => createMcpServer({ store, gate, failpoints, log, version }) };
+  return {
+    store,
+    createServer: (gate) => {
+      const server = createMcpServer({ store, gate, failpoints, log, version });
+      // Its instructions are read; from here on a read waits for the deferred check, which runs
+      // once the client has its reply and says it is initialized (a 2026-07-28 client sends no
+      // such notification: its first read runs it).
+      served.arm();
+      server.server.oninitialized = () => setImmediate(() => served.checkSoon());
+      return server;
+    },
+    onDamaged: (listener) => served.onDamaged(listener),
+  };
+}
+
+/** At most `QUICK_CHECK_SMALL_BYTES`: what `quickCheck: 'small'` reads through. */
+function isSmallIndex(file: string): boolean {
+  try {
+    return statSync(file).size <= QUICK_CHECK_SMALL_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A server that learns its index is damaged says so in the words every command uses (one
+ * line, INDEX_CORRUPT's) and leaves through its lifecycle with exit 1: the request that met
+ * the damage is answered with it first (the drain waits for it), and nothing more is served.
+ */
+export function leaveDamaged(
+  lifecycle: { shutdown(reason?: string): unknown },
+  log: Log,
+  alsoTell?: (error: QmdError) => void,
+): (error: QmdError) => void {
+  return (error) => {
+    log.line(`qmd: ${error.message}`);
+    process.exitCode = 1;
+    // After this turn: the call that met the damage hands its answer to the transport first.
+    setImmediate(() => {
+      alsoTell?.(error);
+      void lifecycle.shutdown('the index is damaged');
+    });
+  };
 }
 
 /**
@@ -145,6 +217,7 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
     unwritten: () => protocolOut.writableLength + process.stdout.writableLength,
   });
   const createServer = (gate: HandlerGate = lifecycle.gate) => serving.createServer(gate);
+  serving.onDamaged(leaveDamaged(lifecycle, log));
 
   let connected: OpenTransport;
   try {

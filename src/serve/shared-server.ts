@@ -13,7 +13,7 @@ import { routeFirstLine } from './control/server.js';
 import { sharedControl } from './control/shared.js';
 import { claimPidfile, markListening, type PidRecord, releasePidfile, selfRecord } from './daemon/pidfile.js';
 import { lifecycleOptions } from './lifecycle-options.js';
-import { leaveOnFatalErrors, openServing, type Serving } from './serve-mcp.js';
+import { leaveDamaged, leaveOnFatalErrors, openServing, type Serving } from './serve-mcp.js';
 
 /** The shared server's record beside its socket: who claimed the index. `qmd status` asks the socket instead. */
 export interface SharedRecord extends PidRecord {
@@ -212,6 +212,15 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     releasePidfile(paths.record, self.instance);
     clearHealth(paths, 'hung');
   });
+  // Damage found while serving: every relay fails its client with the line and exits 1 (a
+  // notice with the code), and a relay that comes meanwhile reads it beside the socket.
+  serving.onDamaged(
+    leaveDamaged(lifecycle, log, (error) => {
+      writeStartFailure(paths, startFailure(error));
+      const notice = relayNoticeLine(error.message, error.code);
+      for (const socket of sockets) if (!socket.destroyed) socket.write(notice);
+    }),
+  );
   leaveOnFatalErrors(lifecycle, log);
   return lifecycle;
 }
