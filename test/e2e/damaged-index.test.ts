@@ -119,6 +119,14 @@ const INITIALIZE = `${JSON.stringify({
 
 const firstQmdLine = (stderr: string) => stderr.split('\n').find((line) => line.startsWith('qmd:')) ?? stderr.trim();
 
+const isJsonRpc = (line: string): boolean => {
+  try {
+    return (JSON.parse(line) as { jsonrpc?: unknown }).jsonrpc === '2.0';
+  } catch {
+    return false;
+  }
+};
+
 const INITIALIZED_AND_GET = `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify(
   { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get', arguments: { file: 'notes/n1.md' } } },
 )}\n`;
@@ -135,7 +143,7 @@ async function mcp(index: string, args: string[]): Promise<Cell> {
     p
       .stdout()
       .split('\n')
-      .filter((line) => line !== '' && !line.startsWith('{"jsonrpc":"2.0"'))
+      .filter((line) => line !== '' && !isJsonRpc(line))
       .join('\n');
   try {
     p.child.stdin?.write(INITIALIZE);
