@@ -1,7 +1,8 @@
 // What a whole-file `PRAGMA quick_check` costs a writer, against checks of only some b-trees
-// (`PRAGMA quick_check(TABLE)`, SQLite >= 3.33: the table and its indexes; given
-// `sqlite_schema`, SQLite 3.54.1 also walks the freelist: btree.c's bCkFreelist when root page 1
-// is in the list). CPU time (process.cpuUsage) and wall, each check in a fresh connection so the
+// (`PRAGMA quick_check(TABLE)`, SQLite >= 3.33: the table and its indexes; no partial check
+// walks the freelist, not even `quick_check(sqlite_schema)`: measured in
+// test/store/integrity.test.ts, a freelist leaf pointing at a page in use passes them all).
+// CPU time (process.cpuUsage) and wall, each check in a fresh connection so the
 // page cache of one does not serve the next (the OS page cache still does: warm, as a command
 // run right after another finds it).
 //

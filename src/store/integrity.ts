@@ -30,10 +30,13 @@ export const QUICK_CHECK_SMALL_BYTES = 16 * 1024 * 1024;
  */
 export const CATALOGUE = ['collections', 'documents', 'contexts', 'embedding_state'] as const;
 
-/** Runs the open's check (`QuickCheck`) on `db`; INDEX_CORRUPT when it finds damage. */
-export function checkOnOpen(db: Sqlite, file: string, scope: QuickCheck): void {
+/**
+ * Runs the open's check (`QuickCheck`) on `db`; INDEX_CORRUPT when it finds damage. `smallBytes`:
+ * where a file stops being small (tests pass a smaller bound than a 16 MiB index).
+ */
+export function checkOnOpen(db: Sqlite, file: string, scope: QuickCheck, smallBytes = QUICK_CHECK_SMALL_BYTES): void {
   if (scope === false) return;
-  if (scope === true || fileSize(file) <= QUICK_CHECK_SMALL_BYTES) quickCheck(db, file);
+  if (scope === true || fileSize(file) <= smallBytes) quickCheck(db, file);
   else if (scope === 'catalogue') checkCatalogue(db, file);
 }
 

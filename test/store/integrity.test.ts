@@ -77,6 +77,8 @@ describe('what each check reads, and what it misses', () => {
     fs.closeSync(fd);
     withDatabase((check) => {
       expect(() => checkCatalogue(check, box.index)).not.toThrow();
+      // Not even the schema's own b-tree, whose root is page 1, makes SQLite walk the freelist.
+      expect(check.pragmaValue<string>('quick_check(sqlite_schema)')).toBe('ok');
       expect(() => quickCheck(check, box.index)).toThrow(/2nd reference to page 2/);
     });
   });
@@ -89,6 +91,26 @@ describe('what each check reads, and what it misses', () => {
       for (const scope of ['small', 'catalogue', true] as const) {
         expect(() => checkOnOpen(db, box.index, scope), String(scope)).toThrow(/quick_check/);
       }
+    });
+  });
+
+  it('checkOnOpen past the small bound: `catalogue` reads the catalogue alone, `small` nothing', () => {
+    const leaves = pagesOf(box.index, 'documents');
+    damagePage(box.index, leaves[leaves.length - 1]!, 'random');
+    withDatabase((db) => {
+      // Every file is large with a bound of 0 bytes.
+      expect(() => checkOnOpen(db, box.index, 'small', 0)).not.toThrow();
+      expect(() => checkOnOpen(db, box.index, 'catalogue', 0)).toThrow(/is damaged \(quick_check: .*Tree \d+ page/);
+      expect(() => checkOnOpen(db, box.index, true, 0)).toThrow(/quick_check/);
+    });
+  });
+
+  it('checkOnOpen past the small bound: the notes’ text is not the catalogue’s (the read that meets it says so)', () => {
+    const pages = pagesOf(box.index, 'content');
+    damagePage(box.index, pages[1]!, 'random');
+    withDatabase((db) => {
+      expect(() => checkOnOpen(db, box.index, 'catalogue', 0)).not.toThrow();
+      expect(() => checkOnOpen(db, box.index, true, 0)).toThrow(/quick_check/);
     });
   });
 
