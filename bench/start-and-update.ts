@@ -102,14 +102,16 @@ async function startup(): Promise<void> {
   say(`## spawn → initialize answered (${rounds} interleaved rounds after a warm-up, ${corpus.files} notes)`);
   say();
   say(
-    'The server\'s CPU time to its reply (user + system, read in the server at its first write) and wall time. "before" and "after" share one index; the peer has its own of the same notes.',
+    'The server\'s CPU time to its reply (user + system, read in the server at its first write) and wall time. "before" and "after" share one index, each with its own code cache (warm from round 0); the peer has its own index of the same notes.',
   );
   for (const major of nodes) {
     const node = NODE(major);
     const contenders: Contender[] = [
       { name: 'bare SDK', args: [join(ROOT, 'bench/contenders/sdk-server.mjs')], env: qmdEnv() },
-      { name: 'before', args: [BEFORE_BIN, 'mcp'], env },
-      { name: 'after', args: [AFTER_BIN, 'mcp'], env },
+      // A cache home each: a start that saves its code cache removes other builds' (src/cli/code-cache.ts),
+      // so two builds sharing one would each start with no cache, every time.
+      { name: 'before', args: [BEFORE_BIN, 'mcp'], env: { ...env, XDG_CACHE_HOME: `${BENCH_CACHE_HOME}-before` } },
+      { name: 'after', args: [AFTER_BIN, 'mcp'], env: { ...env, XDG_CACHE_HOME: `${BENCH_CACHE_HOME}-after` } },
       { name: 'qmd 2.8.3', args: [PEER_CLI, 'mcp'], env: pEnv },
     ];
     const samples = new Map<string, { cpu: number; wall: number }[]>(contenders.map((c) => [c.name, []]));
@@ -192,7 +194,7 @@ function update(): void {
 say('# Start-up and a no-op `qmd update`, before and after');
 say();
 say(
-  `Before: ${beforeDir}; after: this tree. Machine: 2 cores shared with other people working at once (load recorded); read the CPU times and the ratios, the wall times carry the load. Rerun: \`npx tsx bench/start-and-update.ts --before-dir DIR --rounds ${rounds} --update-rounds ${updateRounds} --nodes ${nodes.join(',')} --sizes ${sizes.join(',')}\`. Caches: ${BENCH_CACHE_HOME}.`,
+  `Before: ${beforeDir}; after: this tree. Machine: 2 cores shared with other people working at once (load recorded); read the CPU times and the ratios, the wall times carry the load. Rerun: \`npx tsx bench/start-and-update.ts --before-dir DIR --rounds ${rounds} --update-rounds ${updateRounds} --nodes ${nodes.join(',')} --sizes ${sizes.join(',')}\`. Caches: ${BENCH_CACHE_HOME}(-before, -after).`,
 );
 say();
 if (only !== 'update') await startup();
