@@ -18,11 +18,12 @@ export function serveInProcess(
   const { gate } = lifecycle;
   // As plain `qmd mcp`: a small index is read through after the handshake, and damage found
   // while serving ends the relay as it ends a server (exit 1, one line).
-  const { store, createServer, onDamaged } = openServing(ctx, { check: 'handshake' });
+  const { store, createServer, onDamaged, checkAfterReplies } = openServing(ctx, { check: 'handshake' });
   onDamaged(leaveDamaged(lifecycle, ctx.log));
   // Two pipes make one duplex for the relay: it writes requests into one, reads replies from the other.
   const requests = new PassThrough();
   const replies = new PassThrough();
+  checkAfterReplies(replies);
   const connection = serveStdioConnection({
     createServer: () => createServer(gate.uncounted()),
     stdin: requests,

@@ -79,6 +79,12 @@ export interface Serving {
    * by the check after the handshake. The root says so and leaves with exit 1 (`leaveDamaged`).
    */
   onDamaged(listener: (error: QmdError) => void): void;
+  /**
+   * Runs a deferred check as soon as a reply is on its way through `out` (the `initialize`
+   * reply): before the client can read it and send more, whether or not it then says it is
+   * initialized or leaves. A server with no deferred check leaves `out` as it is.
+   */
+  checkAfterReplies(out: Writable): void;
 }
 
 /**
@@ -155,13 +161,22 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
     createServer: (gate) => {
       const server = createMcpServer({ store, gate, failpoints, log, version });
       // Its instructions are read; from here on a read waits for the deferred check, which runs
-      // once the client has its reply and says it is initialized (a 2026-07-28 client sends no
-      // such notification: its first read runs it).
+      // once the first reply is on its way (`checkAfterReplies`), or once the client says it is
+      // initialized, or before the first read, whichever comes first.
       served.arm();
       server.server.oninitialized = () => setImmediate(() => served.checkSoon());
       return server;
     },
     onDamaged: (listener) => served.onDamaged(listener),
+    checkAfterReplies: (out) => {
+      if (served.checked()) return;
+      const write = out.write.bind(out) as Writable['write'];
+      out.write = ((...args: Parameters<Writable['write']>) => {
+        if (served.checked()) out.write = write;
+        else setImmediate(() => served.checkSoon());
+        return write(...args);
+      }) as Writable['write'];
+    },
   };
 }
 
@@ -218,6 +233,7 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
   });
   const createServer = (gate: HandlerGate = lifecycle.gate) => serving.createServer(gate);
   serving.onDamaged(leaveDamaged(lifecycle, log));
+  serving.checkAfterReplies(protocolOut);
 
   let connected: OpenTransport;
   try {

@@ -30,6 +30,8 @@ export interface ServedReader {
   arm(): void;
   /** Runs the deferred check now, if armed and not run yet; what it finds goes to `onDamaged`. */
   checkSoon(): void;
+  /** No deferred check is left to run (none was asked, it ran, or damage is known). */
+  checked(): boolean;
   /** `listener` hears, once, that the index file is damaged (`isFileDamage`). */
   onDamaged(listener: (error: QmdError) => void): void;
 }
@@ -130,6 +132,9 @@ export function servedReader(reader: Reader, options: { deferCheck: boolean }): 
         // Damage went to `onDamaged`; anything else (the store closing under it) is for the
         // next read to meet.
       }
+    },
+    checked() {
+      return !pending || damage !== undefined;
     },
     onDamaged(heard) {
       listener = heard;

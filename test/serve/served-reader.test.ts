@@ -88,6 +88,20 @@ describe('servedReader: the deferred check', () => {
     expect(checks()).toBe(1);
   });
 
+  it('checked(): false while a deferred check is owed, true once it ran, or found damage, or none was asked', () => {
+    const healthy = servedReader(opened().reader, { deferCheck: true });
+    expect(healthy.checked()).toBe(false);
+    healthy.arm();
+    healthy.checkSoon();
+    expect(healthy.checked()).toBe(true);
+    expect(servedReader(opened().reader, { deferCheck: false }).checked()).toBe(true);
+    damageText();
+    const damaged = servedReader(opened().reader, { deferCheck: true });
+    damaged.arm();
+    damaged.checkSoon();
+    expect(damaged.checked()).toBe(true);
+  });
+
   it('without a deferred check nothing is read through: a read meets the damage, onDamaged hears it', async () => {
     const leaves = pagesOf(box.index, 'documents');
     damagePage(box.index, leaves[leaves.length - 1]!, 'random');
