@@ -41,8 +41,9 @@ export interface ServedReader {
  *
  * - A deferred whole-file check (`deferCheck`: `qmd mcp` over stdio, a relay serving alone):
  *   the open skips `quick_check`, so the `initialize` reply does not wait for it (about 18 ms of
- *   the start-up on 5 MB, docs/design.md §5); it runs after the handshake (`checkSoon`) or before
- *   the first read once `arm`ed, whichever comes first. The reads before it are what a server's
+ *   the start-up on 5 MB, docs/design.md §5); it runs once the reply is written (`checkSoon`,
+ *   called by `Serving.checkAfterReplies` and on the client's `initialized`) or before the
+ *   first read once `arm`ed, whichever comes first. The reads before it are what a server's
  *   instructions read (collections and contexts), already read at open.
  * - Damage: a read that finds the file damaged (a statement SQLite refused, the deferred check)
  *   is told to `onDamaged` once, and every read after it is refused with the same error: a
