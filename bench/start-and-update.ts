@@ -96,7 +96,12 @@ async function startup(): Promise<void> {
   const env = qmdEnv({ QMD_INDEX: index });
   if (!existsSync(index)) timed(NODE('24'), [AFTER_BIN, 'collection', 'add', corpus.dir, '--name', 'notes'], env);
   const peerHome = join(work, 'peer-startup');
-  const pEnv: NodeJS.ProcessEnv = { ...peerEnv(peerHome), LLAMA_LOG_LEVEL: 'error', GGML_LOG_LEVEL: 'error', GGML_BACKEND_SILENT: '1' };
+  const pEnv: NodeJS.ProcessEnv = {
+    ...peerEnv(peerHome),
+    LLAMA_LOG_LEVEL: 'error',
+    GGML_LOG_LEVEL: 'error',
+    GGML_BACKEND_SILENT: '1',
+  };
   if (!existsSync(pEnv.INDEX_PATH as string))
     timed(NODE('24'), [PEER_CLI, 'collection', 'add', corpus.dir, '--name', 'notes'], pEnv);
   say(`## spawn → initialize answered (${rounds} interleaved rounds after a warm-up, ${corpus.files} notes)`);
