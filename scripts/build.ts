@@ -14,7 +14,8 @@
  * Type checking stays with `tsc` (`npm run typecheck`); esbuild only strips types.
  */
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
-import { basename } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { analyzeMetafile, type BuildOptions, build, type Plugin } from 'esbuild';
 
@@ -35,13 +36,36 @@ export const ENTRIES: ReadonlyArray<{ name: string; source: string }> = [
 ];
 
 /**
- * Native addons and what loads them stay in node_modules: esbuild cannot bundle a `.node`
- * file, better-sqlite3 finds its prebuilt addon (`prebuilds/<platform>-<arch>.node`) relative
- * to its own package, as node-llama-cpp finds its binaries and sqlite-vec its `vec0` library.
- * (src/store/sqlite.ts requires better-sqlite3 through `createRequire`, which esbuild does not
- * follow anyway; listed here so that an `import` of it can never pull it into the bundle.)
+ * Native addons stay in node_modules: esbuild cannot bundle a `.node` file. node-llama-cpp finds
+ * its binaries and sqlite-vec its `vec0` library relative to their own packages, so both stay
+ * there whole. better-sqlite3 is external as a package too (an `import` of it never pulls it
+ * in), but its JS is bundled and only its addon is loaded from the package (`bundledSqlite`).
  */
 export const EXTERNAL = ['better-sqlite3', 'sqlite-vec', 'node-llama-cpp'];
+
+const betterSqlite = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
+const betterSqliteVersion = (JSON.parse(readFileSync(`${betterSqlite}/package.json`, 'utf8')) as { version: string })
+  .version;
+
+/**
+ * better-sqlite3's JS inside the bundle: `src/store/sqlite.ts` gets `binding/load-bundled.ts`
+ * in place of `binding/load.ts`, which imports the package's `lib/database.js` and
+ * `lib/sqlite-error.js` (not in its `exports`: resolved here by path) and loads only the addon
+ * from the installed package, found at run time. Loading the package through Node cost every
+ * `qmd mcp` start its 15 CommonJS files (docs/design.md §5, "Start-up"). The version bundled is
+ * defined for the run-time check that the installed addon is the same one.
+ */
+const bundledSqlite: Plugin = {
+  name: 'qmd-bundled-sqlite',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^\.\/binding\/load\.js$/ }, (args) =>
+      args.importer === `${root}src/store/sqlite.ts` ? { path: `${root}src/store/binding/load-bundled.ts` } : undefined,
+    );
+    pluginBuild.onResolve({ filter: /^better-sqlite3\/lib\/[a-z-]+\.js$/ }, (args) => ({
+      path: `${betterSqlite}/${args.path.slice('better-sqlite3/'.length)}`,
+    }));
+  },
+};
 
 /**
  * The SDK picks its JSON Schema validator through `@modelcontextprotocol/server/_shims`, whose
@@ -76,7 +100,8 @@ export const BUNDLE_OPTIONS = {
   // to say which Node it needs (src/cli/node-check.ts; test/e2e/old-node.test.ts runs it).
   target: 'node20',
   external: EXTERNAL,
-  plugins: [lazyAjv],
+  plugins: [lazyAjv, bundledSqlite],
+  define: { __QMD_BETTER_SQLITE3_VERSION__: JSON.stringify(betterSqliteVersion) },
   // Bundled CommonJS (commander, ws…) calls `require` for node's own modules; ESM has none.
   banner: {
     js: "import { createRequire as __qmdCreateRequire } from 'node:module';\nconst require = __qmdCreateRequire(import.meta.url);",
@@ -134,7 +159,7 @@ async function bundleScript(outdir: string, entry: { name: string; source: strin
     format: 'cjs',
     // The script has a CommonJS `require`; `import.meta.url` becomes its own file's URL.
     banner: { js: "const __qmdImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
-    define: { 'import.meta.url': '__qmdImportMetaUrl' },
+    define: { ...BUNDLE_OPTIONS.define, 'import.meta.url': '__qmdImportMetaUrl' },
     // --debug runs the ES chunks, whose maps name src/: the script needs none.
     sourcemap: false,
     plugins: [...BUNDLE_OPTIONS.plugins, importThroughLoader],
@@ -157,7 +182,7 @@ export async function bundle(options: { analyze?: boolean } = {}): Promise<void>
     ...BUNDLE_OPTIONS,
     entryPoints: ENTRIES.map((entry) => ({ in: entry.source, out: entry.name })),
     outdir,
-    define,
+    define: { ...BUNDLE_OPTIONS.define, ...define },
     metafile: true,
   });
   for (const entry of ENTRIES) chmodSync(`${outdir}/${entry.name}.mjs`, 0o755);

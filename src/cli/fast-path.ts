@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { MCP_DEFAULTS, type McpFlags } from '../serve/mcp.js';
+import { MCP_DEFAULTS, type McpFlags } from '../serve/mcp-flags.js';
 import { compileCacheDir } from './boot.js';
 import { loadCachedScript } from './code-cache.js';
 

@@ -159,6 +159,11 @@ class AwaitingReader implements AwaitingIndex {
     return this.later((store) => store.readStatus(options));
   }
 
+  /** The real store's check once there is one (it was checked as it opened); nothing before. */
+  verify(): void {
+    this.opened?.verify();
+  }
+
   /** Idempotent; after it no call opens the index, even if it has appeared. */
   async close(): Promise<void> {
     this.closed = true;

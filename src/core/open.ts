@@ -38,7 +38,7 @@ export function openIndex<T>(
   const opened = openDatabase(absolute, {
     readonly: options.readonly ?? false,
     busyTimeoutMs,
-    quickCheck: options.quickCheck ?? ((options.readonly ?? false) ? 'small' : true),
+    quickCheck: options.quickCheck ?? ((options.readonly ?? false) ? 'small' : 'catalogue'),
     ...(options.log !== undefined && { log: options.log }),
   });
   try {

@@ -84,6 +84,12 @@ export interface Reader {
    */
   embeddingModel(): ModelChoice | undefined;
   /**
+   * Reads the whole index through (`PRAGMA quick_check`) and throws INDEX_CORRUPT if it finds
+   * damage: what `qmd mcp` over stdio runs after the handshake instead of at open
+   * (docs/design.md §6, "A damaged index"). Errors: CLOSED.
+   */
+  verify(): void;
+  /**
    * Disposes the LLM first (it waits for native calls that are running), then checkpoints
    * and closes the database, so a clean exit leaves no `-wal` file. Idempotent.
    */

@@ -10,6 +10,7 @@ import type { Contexts } from '../store/contexts.js';
 import type { DocumentReader } from '../store/documents.js';
 import { checkFolder } from '../store/folder.js';
 import type { IndexGuard } from '../store/guard.js';
+import { quickCheck } from '../store/integrity.js';
 import { listDocuments } from '../store/maintenance.js';
 import type { Sqlite } from '../store/sqlite.js';
 import type { StatusReader } from '../store/status.js';
@@ -318,6 +319,10 @@ export class SqliteReader implements Reader {
 
   listContexts(): ContextInfo[] {
     return this.guard(() => this.contexts.list());
+  }
+
+  verify(): void {
+    this.guard(() => quickCheck(this.db, this.path));
   }
 
   /**

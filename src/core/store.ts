@@ -51,6 +51,10 @@ export class SqliteStore implements Store {
     return this.reader.listDocuments(collection, prefix);
   }
 
+  verify(): void {
+    this.reader.verify();
+  }
+
   search(query: string, options?: SearchOptions): SearchHit[] {
     return this.reader.search(query, options);
   }

@@ -11,6 +11,7 @@ import type {
   RerankerOptions,
 } from '../llm/index.js';
 import type { Log } from '../log.js';
+import type { QuickCheck } from '../store/integrity.js';
 import type { CleanupReport, ContextInfo } from '../store/types.js';
 import type { Reader } from './reader-types.js';
 
@@ -117,17 +118,19 @@ export interface StoreOptions {
   /** How long to wait for another process's write lock before INDEX_LOCKED (default 5000). */
   busyTimeoutMs?: number;
   /**
-   * Run `PRAGMA quick_check` on open and refuse a damaged index (INDEX_CORRUPT). It reads the
-   * whole file (its cost: docs/design.md §5, "Start-up"), so: `true` always (a writer, which
-   * pays it once before writing into the index; `qmd status`); `'small'` only when the file is
-   * at most `QUICK_CHECK_SMALL_BYTES` (every reader: each `qmd mcp` start, `qmd search`,
-   * `get`…: a damaged small index is refused by every command alike, not by some and served by
-   * others, while a large one
-   * is never read through at each start or search: about 10 ms per MB on a busy machine,
-   * `bench/experiments/quick-check.mjs`); `false` never. A large index's damage meets the
-   * statement that touches it, as INDEX_CORRUPT. Default: `true`, or `'small'` when `readonly`.
+   * How much of the index is read through on open (`PRAGMA quick_check`) before anything else
+   * reads it; a damaged one is refused (INDEX_CORRUPT). The whole file costs time linear in
+   * its size (about 10 ms per MB on a busy machine, 1.5 s of CPU at 50,000 notes), so:
+   * `true`, always the whole file (`qmd status`); `'small'`, the whole file when it is at most
+   * `QUICK_CHECK_SMALL_BYTES` (16 MiB), else nothing (every reader: `qmd search`, `get`…, and
+   * the long-lived servers as they start: a damaged small index is refused by every command
+   * alike); `'catalogue'`, the whole file when small, else the tables every writer reads or
+   * rewrites (`CATALOGUE` in `src/store/integrity.ts`: about 27 ms at 50,000 notes); `false`,
+   * nothing (`qmd mcp` over stdio, which checks after the handshake: `Reader.verify`).
+   * Whatever is not read through meets SQLite's own checks in the statement that touches it,
+   * as INDEX_CORRUPT. Default: `'catalogue'`, or `'small'` when `readonly`.
    */
-  quickCheck?: boolean | 'small';
+  quickCheck?: QuickCheck;
   /** Warnings go here (stderr); the store never writes to stdout. Default: silent. */
   log?: Log;
   /**

@@ -103,17 +103,19 @@ function parseVersion(version: string): { numbers: number[]; pre: string | undef
 /**
  * A line a shared server writes to a relay that is not for the client: `{"qmd":"relay",…}`,
  * tagged as the greeting is (a JSON-RPC message has no `qmd` member). The one op: `exit`, the
- * server was stopped with its clients (`qmd mcp stop --shared --all`), so the relay ends
- * instead of starting a new server.
+ * relay ends instead of starting a new server: the server was stopped with its clients (`qmd
+ * mcp stop --shared --all`: exit 0), or it found the index damaged (`code` INDEX_CORRUPT: the
+ * relay fails its client with `reason` and that code, and exits 1, as at a failed start).
  */
 export interface RelayNotice {
   qmd: 'relay';
   op: 'exit';
   reason: string;
+  code?: string;
 }
 
-export function relayNoticeLine(reason: string): string {
-  const notice: RelayNotice = { qmd: 'relay', op: 'exit', reason };
+export function relayNoticeLine(reason: string, code?: string): string {
+  const notice: RelayNotice = { qmd: 'relay', op: 'exit', reason, ...(code !== undefined && { code }) };
   return `${JSON.stringify(notice)}\n`;
 }
 
@@ -121,7 +123,6 @@ export function relayNoticeLine(reason: string): string {
 export function asRelayNotice(value: unknown): RelayNotice | null {
   if (value === null || typeof value !== 'object') return null;
   const notice = value as Partial<RelayNotice>;
-  return notice.qmd === 'relay' && notice.op === 'exit' && typeof notice.reason === 'string'
-    ? (notice as RelayNotice)
-    : null;
+  if (notice.qmd !== 'relay' || notice.op !== 'exit' || typeof notice.reason !== 'string') return null;
+  return typeof notice.code === 'string' || notice.code === undefined ? (notice as RelayNotice) : null;
 }

@@ -144,7 +144,9 @@ export function createRelay(options: RelayOptions): Relay {
     const notice = asRelayNotice(message);
     if (notice !== null) {
       stopped ??= notice.reason;
-      options.onStopped?.(notice.reason);
+      // With a code the server found the index damaged: the client hears it as at a failed start.
+      if (notice.code !== undefined) fail(`qmd: ${notice.reason}`, notice.code);
+      else options.onStopped?.(notice.reason);
       return;
     }
     // Only JSON-RPC reaches the client's stdout, whatever holds the socket.

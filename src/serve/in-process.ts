@@ -3,7 +3,7 @@ import type { CliContext } from '../cli/context.js';
 import type { Lifecycle } from '../lifecycle/host.js';
 import { serveStdioConnection } from '../mcp/stdio/connection.js';
 import type { Upstream } from '../relay/relay.js';
-import { openServing } from './serve-mcp.js';
+import { leaveDamaged, openServing } from './serve-mcp.js';
 
 /**
  * The relay's fallback (relay.ts): this process serves its client itself with what `qmd mcp`
@@ -13,14 +13,21 @@ import { openServing } from './serve-mcp.js';
  * unit. Serving alone, it keeps the index fresh as `qmd mcp` does, its watcher owned by the
  * relay's lifecycle (a relay connected to a shared server never watches: the server does).
  */
-export function serveInProcess(ctx: CliContext, lifecycle: Pick<Lifecycle, 'gate' | 'ownWatcher'>): Upstream {
+export function serveInProcess(
+  ctx: CliContext,
+  lifecycle: Pick<Lifecycle, 'gate' | 'ownWatcher' | 'shutdown'>,
+): Upstream {
   const { gate } = lifecycle;
-  const { store, createServer, watching } = openServing(ctx);
+  // As plain `qmd mcp`: a small index is read through after the handshake, and damage found
+  // while serving ends the relay as it ends a server (exit 1, one line).
+  const { store, createServer, watching, onDamaged, checkAfterReplies } = openServing(ctx, { check: 'handshake' });
+  onDamaged(leaveDamaged(lifecycle, ctx.log));
   lifecycle.ownWatcher(watching);
   watching.start();
   // Two pipes make one duplex for the relay: it writes requests into one, reads replies from the other.
   const requests = new PassThrough();
   const replies = new PassThrough();
+  checkAfterReplies(replies);
   const connection = serveStdioConnection({
     createServer: () => createServer(gate.uncounted()),
     stdin: requests,

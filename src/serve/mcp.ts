@@ -3,27 +3,11 @@ import { runAction } from '../cli/action.js';
 import { withWatchOff } from '../cli/config.js';
 import type { CliContext } from '../cli/context.js';
 import { QmdError } from '../errors.js';
+import type { McpFlags } from './mcp-flags.js';
+import { MCP_DEFAULTS } from './mcp-flags.js';
 import { tokenPath } from './token-path.js';
 
-export interface McpFlags {
-  http?: boolean;
-  port: number;
-  host: string;
-  daemon?: boolean;
-  shared?: boolean;
-  sharedServer?: boolean;
-  /** `--token T`: refused (a token on the command line is every local user's to read); kept to say so. */
-  token?: string;
-  /** `--token-file FILE`: the HTTP bearer token's file, instead of the one beside the index. */
-  tokenFile?: string;
-  /** `--no-auth` sets it false: HTTP without a token, for any local user. */
-  auth?: boolean;
-  /** `--no-watch` sets it false: serve the index as it is, without keeping it fresh (also QMD_WATCH=0). */
-  watch?: boolean;
-}
-
-/** `qmd mcp` with no options: stdio (the HTTP defaults are commander's defaults for --port, --host and --no-auth). */
-export const MCP_DEFAULTS: McpFlags = { port: 8181, host: '127.0.0.1', auth: true, watch: true };
+export { MCP_DEFAULTS, type McpFlags } from './mcp-flags.js';
 
 /**
  * `qmd mcp` from a fast path (src/cli/fast-path.ts), as commander would run it: a context from

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { CliContext } from '../cli/context.js';
@@ -9,6 +9,7 @@ import { type AwaitingIndex, awaitIndex } from '../core/awaiting.js';
 import { openReader } from '../core/open.js';
 import type { Reader } from '../core/reader-types.js';
 import type { StoreOptions } from '../core/types.js';
+import type { QmdError } from '../errors.js';
 import type { Failpoints } from '../failpoints.js';
 import { realClock } from '../lifecycle/clock.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
@@ -20,10 +21,12 @@ import { createMcpServer } from '../mcp/server.js';
 import { claimStdout } from '../mcp/stdio/stdout-guard.js';
 import { hostFacts } from '../relay/paths.js';
 import { type RecordedProcess, recordProcess } from '../relay/process-record.js';
+import { QUICK_CHECK_SMALL_BYTES } from '../store/integrity.js';
 import { mistypedIndex } from '../store/paths.js';
 import type { WatchIndex } from '../watch/types.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 import { createListChangedNotifier } from './list-changed.js';
+import { servedReader } from './served-reader.js';
 import { STARTUP_PPID } from './startup.js';
 import { createWatching, type Watching } from './watching.js';
 
@@ -74,6 +77,13 @@ export interface ServingOptions {
   createEmbedder?: StoreOptions['createEmbedder'];
   /** The watcher's engine, for tests and benchmarks that host a fake one; else `src/watch/index.ts`. */
   watchIndex?: () => Promise<WatchIndex>;
+  /**
+   * When a small index is read through (quick_check): `'open'`, before serving (the long-lived
+   * servers: `--shared`'s, `--http`, which start once for many clients); `'handshake'`, after
+   * the client's `initialize` is answered (stdio and a relay serving alone, whose start is on
+   * the client's path to its first reply). Default `'open'`.
+   */
+  check?: 'open' | 'handshake';
 }
 
 /**
@@ -85,30 +95,44 @@ export interface Serving {
   store: Reader;
   createServer(gate: HandlerGate): McpServer;
   watching: Watching;
+  /**
+   * `listener` hears, once, that the index file is damaged: found by a read while serving, or
+   * by the check after the handshake. The root says so and leaves with exit 1 (`leaveDamaged`).
+   */
+  onDamaged(listener: (error: QmdError) => void): void;
+  /**
+   * Runs a deferred check as soon as a reply is on its way through `out` (the `initialize`
+   * reply): before the client can read it and send more, whether or not it then says it is
+   * initialized or leaves. A server with no deferred check leaves `out` as it is.
+   */
+  checkAfterReplies(out: Writable): void;
 }
 
 /**
  * Opens the index read-only for serving (the model loads lazily, on the first vector query),
  * the same for stdio, HTTP, the relay's fallback and the shared server (whose `storeLog` notes
- * model loads). quick_check on a small index: a damaged one refuses to start (exit 1, one
- * line) rather than answering every request with an error; a large one is not read through at
- * every start (StoreOptions.quickCheck), its damage meets the request that touches it as
- * INDEX_CORRUPT.
+ * model loads). A damaged index is refused, and a server that learns of damage leaves (exit 1,
+ * one line: docs/design.md §6, "A damaged index"):
+ * - at open: the schema, and what every server's instructions read (the collections and
+ *   contexts), whatever the index's size: damage there fails the start;
+ * - a small index (at most 16 MiB) is read through by quick_check, at open or after the
+ *   handshake (`ServingOptions.check`); a larger one is not (seconds at every start);
+ * - damage met by any read while serving (`servedReader`) goes to `onDamaged`.
  *
  * No index yet (a client configured on a fresh machine, before the first `qmd collection add`,
  * would otherwise keep a dead server until the person restarts it): the server starts and serves anyway, creating nothing; its tools say `No index yet at PATH: qmd
- * collection add DIR` until the file appears, and the first call after that opens it as above
- * (`awaitIndex`). A path named by --index or QMD_INDEX whose folder does not exist either is a
- * typo, and still fails at once (`mistypedIndex`); the default one (a fresh machine has no
- * ~/.cache/qmd) and the peer's INDEX_PATH are served.
+ * collection add DIR` until the file appears, and the first call after that opens it as above,
+ * checked at that open (`awaitIndex`). A path named by --index or QMD_INDEX whose folder does not
+ * exist either is a typo, and still fails at once (`mistypedIndex`); the default one (a fresh
+ * machine has no ~/.cache/qmd) and the peer's INDEX_PATH are served.
  */
 export function openServing(ctx: CliContext, options: ServingOptions = {}): Serving {
   const { log } = ctx;
   const { failpoints } = ctx.config;
-  const open = () =>
+  const open = (quickCheck: StoreOptions['quickCheck']) =>
     openReader(ctx.indexPath, {
       readonly: true,
-      quickCheck: 'small',
+      quickCheck,
       log: options.storeLog ?? log,
       failpoints,
       queryWorker: ctx.config.queryWorker,
@@ -116,10 +140,20 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       ...modelStoreOptions(ctx, { query: true }),
       ...(options.createEmbedder !== undefined && { createEmbedder: options.createEmbedder }),
     });
-  let store: Reader;
+  let reader: Reader;
   let awaiting: AwaitingIndex | undefined;
-  if (existsSync(ctx.indexPath)) store = open();
-  else {
+  let deferCheck = false;
+  if (existsSync(ctx.indexPath)) {
+    deferCheck = options.check === 'handshake' && isSmallIndex(ctx.indexPath);
+    reader = open(deferCheck ? false : 'small');
+    try {
+      reader.listCollections();
+      reader.listContexts();
+    } catch (error) {
+      void reader.close();
+      throw error;
+    }
+  } else {
     const mistyped = mistypedIndex(ctx.indexPath, ctx.env);
     if (mistyped !== undefined) throw mistyped;
     log.line(
@@ -130,7 +164,7 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       embed.model === undefined
         ? { spec: DEFAULT_EMBED_MODEL, source: 'default' }
         : { spec: embed.model, source: embed.modelSource ?? 'flag' };
-    store = awaiting = awaitIndex(ctx.indexPath, open, {
+    reader = awaiting = awaitIndex(ctx.indexPath, () => open('small'), {
       model,
       // What `status` says of the models until the index exists (nothing is loaded before).
       models: {
@@ -141,8 +175,10 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       },
     });
   }
+  const served = servedReader(reader, { deferCheck });
+  const { store } = served;
   const version = packageVersion();
-  const watching = keepFresh(ctx, store, awaiting, options);
+  const watching = keepFresh(ctx, reader, awaiting, options);
   const notifier = createListChangedNotifier({ clock: realClock, log });
   watching.onIndexed((change) => notifier.indexed(change));
   const watch = () => watching.report();
@@ -151,6 +187,11 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
     createServer: (gate) => {
       const server = createMcpServer({ store, gate, failpoints, log, version, watch });
       notifier.track(server);
+      // Its instructions are read; from here on a read waits for the deferred check, which runs
+      // once the first reply is on its way (`checkAfterReplies`), or once the client says it is
+      // initialized, or before the first read, whichever comes first.
+      served.arm();
+      server.server.oninitialized = () => setImmediate(() => served.checkSoon());
       return server;
     },
     // The notifier stops with the watcher: nothing is announced once teardown has begun.
@@ -160,6 +201,16 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
         notifier.close();
         return watching.close(signal);
       },
+    },
+    onDamaged: (listener) => served.onDamaged(listener),
+    checkAfterReplies: (out) => {
+      if (served.checked()) return;
+      const write = out.write.bind(out) as Writable['write'];
+      out.write = ((...args: Parameters<Writable['write']>) => {
+        if (served.checked()) out.write = write;
+        else setImmediate(() => served.checkSoon());
+        return write(...args);
+      }) as Writable['write'];
     },
   };
 }
@@ -173,6 +224,36 @@ function keepFresh(ctx: CliContext, store: Reader, awaiting: AwaitingIndex | und
     failpoints: ctx.config.failpoints,
     ...(options.watchIndex !== undefined && { load: options.watchIndex }),
   });
+}
+
+/** At most `QUICK_CHECK_SMALL_BYTES`: what `quickCheck: 'small'` reads through. */
+function isSmallIndex(file: string): boolean {
+  try {
+    return statSync(file).size <= QUICK_CHECK_SMALL_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A server that learns its index is damaged says so in the words every command uses (one
+ * line, INDEX_CORRUPT's) and leaves through its lifecycle with exit 1: the request that met
+ * the damage is answered with it first (the drain waits for it), and nothing more is served.
+ */
+export function leaveDamaged(
+  lifecycle: { shutdown(reason?: string): unknown },
+  log: Log,
+  alsoTell?: (error: QmdError) => void,
+): (error: QmdError) => void {
+  return (error) => {
+    log.line(`qmd: ${error.message}`);
+    process.exitCode = 1;
+    // After this turn: the call that met the damage hands its answer to the transport first.
+    setImmediate(() => {
+      alsoTell?.(error);
+      void lifecycle.shutdown('the index is damaged');
+    });
+  };
 }
 
 /**
@@ -208,6 +289,8 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
     version: packageVersion(),
   });
   void lifecycle.done.then(() => record.remove());
+  serving.onDamaged(leaveDamaged(lifecycle, log));
+  serving.checkAfterReplies(protocolOut);
 
   let connected: OpenTransport;
   try {

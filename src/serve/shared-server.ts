@@ -19,7 +19,7 @@ import {
   selfRecord,
 } from './daemon/pidfile.js';
 import { lifecycleOptions } from './lifecycle-options.js';
-import { leaveOnFatalErrors, openServing, type Serving } from './serve-mcp.js';
+import { leaveDamaged, leaveOnFatalErrors, openServing, type Serving } from './serve-mcp.js';
 import { sharedPlace } from './shared-place.js';
 
 /** How often the server checks that its socket path is still its own (`shared-place.ts`). */
@@ -254,6 +254,15 @@ export async function serveSharedServer(ctx: CliContext): Promise<SharedLifecycl
     recorded.remove();
     if (!retired) clearHealth(paths, 'hung');
   });
+  // Damage found while serving: every relay fails its client with the line and exits 1 (a
+  // notice with the code), and a relay that comes meanwhile reads it beside the socket.
+  serving.onDamaged(
+    leaveDamaged(lifecycle, log, (error) => {
+      writeStartFailure(paths, startFailure(error));
+      const notice = relayNoticeLine(error.message, error.code);
+      for (const socket of sockets) if (!socket.destroyed) socket.write(notice);
+    }),
+  );
   leaveOnFatalErrors(lifecycle, log);
   return lifecycle;
 }

@@ -14,7 +14,9 @@ import { STARTUP_PPID } from './startup.js';
  */
 export function serveStdio(ctx: CliContext, serving: ServingOptions = {}): Promise<Lifecycle> {
   return serveMcp(ctx, {
-    serving,
+    // A small index is read through after the handshake: the client's first reply waits for
+    // nothing but the open (docs/design.md §5, "Start-up").
+    serving: { check: 'handshake', ...serving },
     role: 'plain',
     sources: {
       stdin: process.stdin,

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { errorMessage, QmdError } from '../errors.js';
 import { type Log, silentLog } from '../log.js';
 import { indexProblem, problemFromFileSystem } from './index-problems.js';
+import { checkOnOpen, type QuickCheck } from './integrity.js';
 import { createPrivateIndex, type Tightening, tightenQuietly } from './private.js';
 import { checkOwnership, latestVersion, migrate, schemaVersion } from './schema/schema.js';
 import { Sqlite, sqliteCode } from './sqlite.js';
@@ -11,7 +12,7 @@ import { fromSqliteError } from './sqlite-errors.js';
 export interface OpenDatabaseOptions {
   readonly: boolean;
   busyTimeoutMs: number;
-  quickCheck: boolean | 'small';
+  quickCheck: QuickCheck;
   /** Where the one line goes when an index open to other users is made private (`private.ts`). */
   log?: Log;
 }
@@ -27,7 +28,7 @@ export interface OpenedDatabase {
 
 /**
  * Opens (creating when needed) the index with WAL, a busy timeout and foreign keys, checks
- * it, and brings its schema up to date.
+ * it as far as `quickCheck` asks (`integrity.ts`), and brings its schema up to date.
  *
  * A `readonly` store still opens the file read-write when it can and sets `query_only`:
  * measured here (better-sqlite3 12 and 13, and node:sqlite's `readOnly`, docs/design.md §5), a
@@ -61,8 +62,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
     // only keeps a future trigger, or another build, from behaving differently).
     db.pragma('cache_size = -16000');
     db.pragma('recursive_triggers = OFF');
-    if (options.quickCheck === true || (options.quickCheck === 'small' && fileSize(file) <= QUICK_CHECK_SMALL_BYTES))
-      quickCheck(db, file);
+    checkOnOpen(db, file, options.quickCheck);
     if (fileReadOnly) {
       checkOwnership(db, file);
       if (schemaVersion(db) < latestVersion) {
@@ -84,27 +84,6 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Opened
       throw indexProblem.readOnlyDirectory(file, error);
     }
     throw fromSqliteError(error, file, options.busyTimeoutMs);
-  }
-}
-
-/** The largest index a `quickCheck: 'small'` open reads through (docs on `StoreOptions.quickCheck`). */
-export const QUICK_CHECK_SMALL_BYTES = 16 * 1024 * 1024;
-
-function fileSize(file: string): number {
-  try {
-    return fs.statSync(file).size;
-  } catch {
-    return 0;
-  }
-}
-
-function quickCheck(db: Sqlite, file: string): void {
-  // SQLite 3.54.1 answers a damaged file with one row of many lines, the first a header
-  // ("*** in database main ***"): the first line after it says enough.
-  const answer = db.pragmaValue<string>('quick_check');
-  const first = answer === 'ok' ? answer : answer?.split('\n').find((line) => !line.startsWith('***'));
-  if (first !== 'ok') {
-    throw indexProblem.damaged(file, `quick_check: ${first ?? 'no answer'}`);
   }
 }
 

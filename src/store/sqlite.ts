@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
+import { type Binding, type NativeDatabase, type NativeStatement, requireBinding } from './binding/load.js';
 
 /*
  * The one module that talks to SQLite: better-sqlite3 13 (its N-API prebuilds, one binary for
@@ -8,39 +9,16 @@ import * as path from 'node:path';
  * uses `Sqlite`, its typed statements and `sqliteCode`.
  */
 
-/** better-sqlite3's surface that qmd uses (13.x ships no type declarations). */
-interface NativeStatement {
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-  iterate(...params: unknown[]): IterableIterator<unknown>;
-  run(...params: unknown[]): RunResult;
-  pluck(toggle?: boolean): NativeStatement;
-}
-
-interface NativeDatabase {
-  readonly open: boolean;
-  readonly inTransaction: boolean;
-  prepare(sql: string): NativeStatement;
-  exec(sql: string): unknown;
-  loadExtension(file: string): unknown;
-  close(): unknown;
-}
-
-interface Binding {
-  new (file: string, options: { readonly: boolean; timeout: number }): NativeDatabase;
-  SqliteError: new (message: string, code: string) => Error & { code: string };
-}
-
 let binding: Binding | undefined;
 
 /**
  * better-sqlite3, loaded on the first open rather than on import: its native addon segfaults
  * on Node 20 as it loads (measured), and a command that never opens the index (`qmd --help`,
- * an unsupported Node's one line) pays nothing for it. Required, not imported: a CommonJS
- * package imported as ESM is scanned for named exports first.
+ * an unsupported Node's one line) pays nothing for it. From the sources the package loads
+ * itself; the bundle holds its JS and loads only the addon (`binding/load-bundled.ts`).
  */
 function loadBinding(): Binding {
-  binding ??= createRequire(import.meta.url)('better-sqlite3') as Binding;
+  binding ??= requireBinding();
   return binding;
 }
 

@@ -7,9 +7,11 @@
  * `get` answer, exit 0, nothing on stderr.
  *
  * How it is found (docs/design.md §6, "a damaged index"): an index of at most 16 MiB is read
- * through by quick_check when any command opens it; a larger one is not (that would be seconds
- * at every search), and its damage is met by the statement that reads it, SQLITE_CORRUPT or
- * SQLITE_NOTADB mapped to the same error. The large rows use damage every command meets.
+ * through by quick_check when any command opens it (`qmd mcp` over stdio: right after the
+ * handshake, so its `initialize` is answered and then it leaves); a larger one is not (that
+ * would be seconds at every search), and its damage is met by the statement that reads it,
+ * SQLITE_CORRUPT or SQLITE_NOTADB mapped to the same error. The large rows use damage every
+ * command meets. Every `qmd mcp` mode × a small and a large index: damaged-serving.test.ts.
  * The table is printed and written to $TMPDIR/qmd-damaged-index.md.
  */
 import { randomBytes } from 'node:crypto';
@@ -29,7 +31,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace, textOf } from '../support/qmd.js';
 import { sdkSession } from '../support/sdk-session.js';
-import { spawnProcess } from '../support/spawn.js';
+import { spawnProcess, waitForExit } from '../support/spawn.js';
 
 const READERS = [
   'status',
@@ -117,21 +119,54 @@ const INITIALIZE = `${JSON.stringify({
 
 const firstQmdLine = (stderr: string) => stderr.split('\n').find((line) => line.startsWith('qmd:')) ?? stderr.trim();
 
-/** A client's view of `qmd mcp [args]`: it writes `initialize`, then reads the reply or the exit. */
+const isJsonRpc = (line: string): boolean => {
+  try {
+    return (JSON.parse(line) as { jsonrpc?: unknown }).jsonrpc === '2.0';
+  } catch {
+    return false;
+  }
+};
+
+const INITIALIZED_AND_GET = `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify(
+  { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get', arguments: { file: 'notes/n1.md' } } },
+)}\n`;
+
+/**
+ * A client's view of `qmd mcp [args]`: it writes `initialize`, then reads the reply or the exit.
+ * Answered (stdio checks a small index after the handshake: docs/design.md §6), it completes
+ * the handshake and asks for a note, and waits, stdin open, for the server to leave by itself:
+ * the cell is then its one line. Only what is not JSON-RPC counts as written to stdout.
+ */
 async function mcp(index: string, args: string[]): Promise<Cell> {
   const p = spawnProcess(process.execPath, [QMD_BIN, 'mcp', ...args], { env: env(index) });
+  const notProtocol = () =>
+    p
+      .stdout()
+      .split('\n')
+      .filter((line) => line !== '' && !isJsonRpc(line))
+      .join('\n');
   try {
     p.child.stdin?.write(INITIALIZE);
     const replied = await p
       .waitFor(() => (p.stdout().includes('\n') ? true : undefined), 'a reply or the exit')
       .catch(() => false);
-    p.child.stdin?.end();
-    const exit = await p.closed;
-    if (!replied) return { code: exit.code, stdout: p.stdout(), said: firstQmdLine(p.stderr()) };
+    if (!replied) {
+      p.child.stdin?.end();
+      const exit = await p.closed;
+      return { code: exit.code, stdout: p.stdout(), said: firstQmdLine(p.stderr()) };
+    }
     const reply = JSON.parse(p.stdout().split('\n')[0] ?? '{}') as {
       error?: { message: string; data?: unknown };
     };
-    return { code: exit.code, stdout: '', said: reply.error?.message ?? 'served', data: reply.error?.data };
+    if (reply.error !== undefined) {
+      p.child.stdin?.end();
+      const exit = await p.closed;
+      return { code: exit.code, stdout: notProtocol(), said: reply.error.message, data: reply.error.data };
+    }
+    p.child.stdin?.write(INITIALIZED_AND_GET);
+    const exit = await waitForExit(p);
+    await p.closed;
+    return { code: exit.code, stdout: notProtocol(), said: firstQmdLine(p.stderr()) };
   } finally {
     p.kill();
   }

@@ -182,7 +182,9 @@ async function mcpStdio(args: string[], place: Place): Promise<Cell> {
         result?: unknown;
         error?: { code: number; message: string; data?: unknown };
       };
-      if (reply.result !== undefined) return { code: exit.code, said: 'serves' };
+      // Answered, then gone with exit 1: the check after the handshake found damage (its line).
+      if (reply.result !== undefined)
+        return { code: exit.code, said: exit.code === 0 ? 'serves' : firstQmdLine(p.stderr()) };
       return {
         code: exit.code,
         said: `JSON-RPC ${reply.error?.code} ${reply.error?.message} data=${JSON.stringify(reply.error?.data)}`,

@@ -285,6 +285,13 @@ describe('an older server', () => {
       op: 'exit',
       reason: 'stopped',
     });
+    expect(asRelayNotice(JSON.parse(relayNoticeLine('damaged', 'INDEX_CORRUPT')))).toEqual({
+      qmd: 'relay',
+      op: 'exit',
+      reason: 'damaged',
+      code: 'INDEX_CORRUPT',
+    });
+    expect(asRelayNotice({ qmd: 'relay', op: 'exit', reason: 'x', code: 7 })).toBeNull();
     expect(asRelayNotice({ jsonrpc: '2.0', method: 'exit' })).toBeNull();
     expect(asRelayNotice({ qmd: 'relay', op: 'other', reason: 'x' })).toBeNull();
     expect(asRelayNotice(null)).toBeNull();

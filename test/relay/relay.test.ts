@@ -432,6 +432,32 @@ describe('the relay', () => {
     ]);
   });
 
+  it('a server that found its index damaged says so with the code: the relay fails what is owed with it, and starts no server', async () => {
+    const first = fakeServer();
+    const r = setup([first, fakeServer()]);
+    r.send(initialize);
+    await flush();
+    first.answer({ jsonrpc: '2.0', id: 0, result: { protocolVersion: '2025-06-18' } });
+    r.send(call(1));
+    await flush();
+    first.send('{"qmd":"relay","op":"exit","reason":"The index /i is damaged (x)","code":"INDEX_CORRUPT"}\n');
+    await flush();
+    const reason = 'qmd: The index /i is damaged (x)';
+    expect(r.failures).toEqual([reason]);
+    expect(r.stops).toEqual([]);
+    expect(r.parsed().at(-1)).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32000, message: reason, data: { code: 'INDEX_CORRUPT' } },
+    });
+    first.die();
+    r.send(call(2));
+    await flush();
+    expect(r.parsed().at(-1)).toMatchObject({ id: 2, error: { message: reason, data: { code: 'INDEX_CORRUPT' } } });
+    expect(r.opens).toHaveLength(1);
+    expect(r.gate.size).toBe(0);
+  });
+
   it('an upstream that cannot be opened: each request owed gets the reason as an error, so do later ones, and the relay says it failed', async () => {
     const r = setup([]);
     r.send(initialize);

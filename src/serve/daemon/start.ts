@@ -56,10 +56,19 @@ export async function startDaemon(ctx: CliContext): Promise<void> {
     child.once('error', (error) => resolve(`could not start: ${error.message}`));
   });
 
-  const record = await Promise.race([waitForControl(control, child.pid ?? -1), exited]);
+  // The poll stops when the child exits: left running, it held this process to its deadline
+  // (a daemon refused at start took 30 s to say so).
+  const polling = new AbortController();
+  void exited.then(() => polling.abort());
+  const record = await Promise.race([waitForControl(control, child.pid ?? -1, polling.signal), exited]);
   if (typeof record === 'string' || record === null) {
     const why = typeof record === 'string' ? record : `did not start within ${READY_WITHIN_MS / 1000} s`;
-    throw new QmdError('BAD_ARGUMENT', `the daemon ${why}; its log (${logPath}) says:\n${tail(logPath, logStart)}`);
+    const said = tail(logPath, logStart);
+    // Its own one line when it gave one (a damaged index, say): the words every command uses.
+    const reason = said.split('\n').find((line) => line.startsWith('qmd: '));
+    if (reason !== undefined)
+      throw new QmdError('BAD_ARGUMENT', `the daemon ${why}: ${reason.slice('qmd: '.length)} (its log: ${logPath})`);
+    throw new QmdError('BAD_ARGUMENT', `the daemon ${why}; its log (${logPath}) says:\n${said}`);
   }
   const health = await getStatus(new URL('/health', record.url ?? ''));
   if (health !== 200)
@@ -69,9 +78,9 @@ export async function startDaemon(ctx: CliContext): Promise<void> {
 }
 
 /** Polls the control socket until the child answers on it (it listens once its HTTP port is bound). */
-async function waitForControl(control: string, pid: number): Promise<ServerStatus | null> {
+async function waitForControl(control: string, pid: number, signal: AbortSignal): Promise<ServerStatus | null> {
   const deadline = performance.now() + READY_WITHIN_MS;
-  while (performance.now() < deadline) {
+  while (performance.now() < deadline && !signal.aborted) {
     const status = await askStatus(control);
     if (!('unreachable' in status) && status.pid === pid) return status;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
