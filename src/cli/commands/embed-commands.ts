@@ -72,13 +72,13 @@ export async function embed(ctx: CliContext, flags: { batch?: number; force?: bo
     await interrupt.finish();
     if (report === undefined) {
       progress.stop();
-      ctx.log.line('Interrupted before anything was embedded; qmd embed goes on from there.');
+      progress.log.line('Interrupted before anything was embedded; qmd embed goes on from there.');
       process.exitCode = EXIT_INTERRUPTED;
       return;
     }
     progress.stop();
     if (interrupt.interrupted) {
-      ctx.log.line(interruptedEmbed(report));
+      progress.log.line(interruptedEmbed(report));
       process.exitCode = EXIT_INTERRUPTED;
     }
     if (flags.json) ctx.out(JSON.stringify(report, null, 2));

@@ -43,7 +43,7 @@ export async function collectionAdd(ctx: CliContext, dir: string, options: { nam
     progress.stop();
     const added = store.listCollections().find((c) => !before.has(c.name));
     if (interrupt.interrupted) {
-      ctx.log.line(interruptedAdd(report, added?.name));
+      progress.log.line(interruptedAdd(report, added?.name));
       process.exitCode = EXIT_INTERRUPTED;
       if (report.stopped !== undefined) return;
     }
@@ -79,7 +79,7 @@ export async function update(ctx: CliContext, flags: { pull?: boolean; watch?: b
     if (!watching) await interrupt.finish();
     progress.stop();
     if (interrupt.interrupted) {
-      ctx.log.line(interruptedUpdate(report));
+      progress.log.line(interruptedUpdate(report));
       process.exitCode = EXIT_INTERRUPTED;
       if (report.stopped !== undefined) return;
     }

@@ -119,7 +119,11 @@ export function createProgress(options: ProgressOptions = {}): Progress {
     log: {
       line(text) {
         clear();
-        lines.line(text);
+        // Stopped, on a terminal where a bar was drawn: the line clears the line it starts on
+        // itself. A Ctrl-C makes the terminal discard output not yet shown (no NOFLSH), and
+        // the second key of a double Ctrl-C can take the bar's clear with it, leaving the bar
+        // on the screen under the interrupted line (test/e2e/interrupt-add.test.ts saw it).
+        lines.line(stopped && terminal.tty && lastDraw > Number.NEGATIVE_INFINITY ? `\r\x1b[K${text}` : text);
         if (terminal.tty) draw();
       },
       warn(text) {
