@@ -20,6 +20,7 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { DRAIN_NOTES, drainScript } from '../test/e2e/fixtures/drain.js';
 import { cleanPlace, sharedServerPids } from '../test/e2e/fixtures/shared.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../test/support/qmd.js';
 import { spawnProcess } from '../test/support/spawn.js';
@@ -36,33 +37,6 @@ const DRAIN_MS = 5000;
 const STEP_MS = 2000;
 const BOUND_MS = DRAIN_MS + 2 * STEP_MS;
 const GIVE_UP_MS = 60_000;
-
-const NOTES = Object.fromEntries(
-  Array.from({ length: 40 }, (_, i) => [
-    `bread-${i}.md`,
-    `# Bread ${i}\n\n${'Sourdough needs a starter, flour, water and salt; bake it hot. '.repeat(12)}\n`,
-  ]),
-);
-
-function script(queries: number): string {
-  const lines: object[] = [
-    {
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'drain', version: '1' } },
-    },
-    { jsonrpc: '2.0', method: 'notifications/initialized' },
-  ];
-  for (let id = 1; id <= queries; id++)
-    lines.push({
-      jsonrpc: '2.0',
-      id,
-      method: 'tools/call',
-      params: { name: 'query', arguments: { query: 'sourdough starter', limit: 40 } },
-    });
-  return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
-}
 
 interface Cell {
   build: 'after' | 'before';
@@ -106,7 +80,7 @@ async function run(cell: Cell, env: NodeJS.ProcessEnv): Promise<Outcome> {
     });
   } else p.child.stdout?.pause();
   // Everything, then the EOF: right behind it, or once replies have backed up.
-  p.child.stdin?.write(script(cell.queries));
+  p.child.stdin?.write(drainScript(cell.queries, 'drain'));
   if (cell.eofAfterMs > 0) await new Promise((resolve) => setTimeout(resolve, cell.eofAfterMs));
   const ended = performance.now();
   p.child.stdin?.end();
@@ -121,7 +95,7 @@ async function run(cell: Cell, env: NodeJS.ProcessEnv): Promise<Outcome> {
   return { exitMs, code: exit.code, signal: exit.signal, answered, refused, said };
 }
 
-const ws = tempWorkspace(NOTES);
+const ws = tempWorkspace(DRAIN_NOTES);
 const rows: Array<Cell & Outcome> = [];
 try {
   const env = qmdEnv(ws.index, { QMD_SHARED_IDLE_MS: '600000' });

@@ -10,34 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { qmdEnv, runQmd, spawnMcp, tempWorkspace } from '../support/qmd.js';
 import { waitForExit } from '../support/spawn.js';
+import { DRAIN_NOTES, drainScript } from './fixtures/drain.js';
 import { cleanPlace, sharedServerPids } from './fixtures/shared.js';
-
-const NOTES = Object.fromEntries(
-  Array.from({ length: 40 }, (_, i) => [
-    `bread-${i}.md`,
-    `# Bread ${i}\n\n${'Sourdough needs a starter, flour, water and salt; bake it hot. '.repeat(12)}\n`,
-  ]),
-);
-
-function script(queries: number): string {
-  const lines: object[] = [
-    {
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'flood', version: '1' } },
-    },
-    { jsonrpc: '2.0', method: 'notifications/initialized' },
-  ];
-  for (let id = 1; id <= queries; id++)
-    lines.push({
-      jsonrpc: '2.0',
-      id,
-      method: 'tools/call',
-      params: { name: 'query', arguments: { query: 'sourdough starter', limit: 40 } },
-    });
-  return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
-}
 
 /**
  * What the process said it did not deliver: replies written that the client had not taken when
@@ -49,7 +23,7 @@ function undelivered(stderr: string): number {
   return dropped + Number(/(\d+) requests? (?:it|the client) sent go unanswered/.exec(stderr)?.[1] ?? 0);
 }
 
-const ws = tempWorkspace(NOTES);
+const ws = tempWorkspace(DRAIN_NOTES);
 let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   env = qmdEnv(ws.index, { QMD_DRAIN_TIMEOUT_MS: '1000', QMD_SHARED_IDLE_MS: '60000' });
@@ -70,7 +44,7 @@ describe.each([
     const p = spawnMcp(env, args, { keepStdout: false });
     try {
       p.child.stdout?.pause();
-      p.child.stdin?.write(script(2000));
+      p.child.stdin?.write(drainScript(2000, 'flood'));
       p.child.stdin?.end();
       expect(await waitForExit(p)).toEqual({ code: 0, signal: null });
       const stderr = p.stderr();
@@ -103,7 +77,7 @@ describe.each([
       }
     });
     try {
-      p.child.stdin?.write(script(queries));
+      p.child.stdin?.write(drainScript(queries, 'flood'));
       p.child.stdin?.end();
       expect(await waitForExit(p)).toEqual({ code: 0, signal: null });
       await p.closed;
