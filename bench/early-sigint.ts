@@ -14,6 +14,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../test/support/qmd.js';
+import { seededRandom } from '../test/support/seeded.js';
 import { spawnProcess } from '../test/support/spawn.js';
 
 const arg = (name: string): string | undefined => {
@@ -25,17 +26,7 @@ const RUNS = Number(arg('--runs') ?? 20);
 const SEED = Number(arg('--seed') ?? 44);
 const RESULTS = fileURLToPath(new URL('./results-early-sigint.md', import.meta.url));
 
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = generator(SEED);
+const random = seededRandom(SEED);
 const MOMENTS = Array.from({ length: RUNS }, () => 100 + Math.floor(random() * 1000));
 
 const FILES = 300;

@@ -20,6 +20,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { cleanPlace, serverLog, sharedServerPids } from '../test/e2e/fixtures/shared.js';
 import { ChildTransport } from '../test/support/child-transport.js';
 import { qmdEnv, runQmd, spawnMcp, tempWorkspace, textOf } from '../test/support/qmd.js';
+import { seededRandom } from '../test/support/seeded.js';
 import type { Spawned } from '../test/support/spawn.js';
 
 const arg = (name: string): string | undefined => {
@@ -29,16 +30,6 @@ const arg = (name: string): string | undefined => {
 const KILLS = Number(arg('--kills') ?? 10);
 const SEED = Number(arg('--seed') ?? 44);
 const RESULTS = fileURLToPath(new URL('./results-shared-heal.md', import.meta.url));
-
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NOTES = {
   'bread.md': '# Bread\n\nSourdough needs a starter, flour, water and salt. Bake it hot.\n',
@@ -127,7 +118,7 @@ try {
   if (added.code !== 0) throw new Error(added.stderr);
 
   // Kills.
-  const next = random(SEED);
+  const next = seededRandom(SEED);
   const killed: number[] = [];
   let killAt = 3 + Math.floor(next() * 10);
   let lastKill = 0;

@@ -13,22 +13,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EARLY_SIGINT_LINE } from '../../src/sigint.js';
 import { QMD_BIN, qmdEnv, runQmd, tempWorkspace } from '../support/qmd.js';
+import { seededRandom } from '../support/seeded.js';
 import { spawnProcess, waitForExit } from '../support/spawn.js';
 
 const SEED = Number(process.env.QMD_TEST_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-/** mulberry32, as test/e2e/interrupt.test.ts draws its points. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = generator(SEED);
+const random = seededRandom(SEED);
 const DELAYS = Array.from({ length: 20 }, () => Math.floor(random() * 1100));
 
 const FILES = 300;

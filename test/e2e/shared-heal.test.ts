@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sharedPaths } from '../../src/relay/paths.js';
 import { ChildTransport } from '../support/child-transport.js';
 import { qmdEnv, runQmd, spawnMcp, tempWorkspace, textOf } from '../support/qmd.js';
+import { seededRandom } from '../support/seeded.js';
 import { type Spawned, waitForExit } from '../support/spawn.js';
 import { cleanPlace, eventually, isAlive, serverLog, sharedServerPids } from './fixtures/shared.js';
 
@@ -20,16 +21,6 @@ const NOTES: Record<string, string> = {
   'server.md': '# Server\n\nA server must never outlive its client. Orphans hold RAM and the index.\n',
 };
 const SEED = Number(process.env.QMD_TEST_SEED ?? 44);
-
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Connected {
   relay: Spawned;
@@ -149,7 +140,7 @@ describe('sharing heals', () => {
   }, 240_000);
 
   it(`the server SIGKILLed 5 times under three busy clients (seed ${SEED}): every relay back on one server, no error`, async () => {
-    const next = random(SEED);
+    const next = seededRandom(SEED);
     const clients = [];
     for (let i = 0; i < 3; i++) clients.push(await connect());
     const errors: string[] = [];
