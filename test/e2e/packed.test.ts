@@ -75,6 +75,13 @@ describe('the packed package', () => {
     for (const script of scripts) expect(files, `${script}'s source map`).toContain(`${script}.map`);
   });
 
+  it("ships every script in ASCII: one other character, even in a comment, makes Node read the whole file into a two-byte string (scripts/build.ts's asciiOnly)", () => {
+    const scripts = files.filter((f) => /\.[cm]js$/.test(f));
+    expect(scripts.filter((f) => f.endsWith('.cjs'))).toHaveLength(1);
+    const wide = scripts.filter((f) => /[\u0080-\uffff]/.test(readFileSync(join(pkgDir, f), 'utf8')));
+    expect(wide).toEqual([]);
+  });
+
   it('holds every module the bundle imports by a relative path, lazy chunks included', () => {
     const missing: string[] = [];
     for (const script of walk(join(pkgDir, 'dist')).filter((f) => f.endsWith('.mjs'))) {
