@@ -177,7 +177,7 @@ async function bundleScript(outdir: string, entry: { name: string; source: strin
  * strings, regular expressions and names (its default `charset: 'ascii'`) but leaves comments
  * as written, and the packages' comments and ours carry "—", "’", "→". One such
  * character in a file makes Node read it as UTF-8 into a two-byte string: `qmd mcp`'s 1.7 MB
- * script cost ~20 ms of CPU per start to read instead of ~2 (docs/design.md §5, "Start-up").
+ * script cost ~20 ms of CPU per start to read instead of ~13 (docs/design.md §5, "Start-up").
  * In a comment an escape only changes the spelling; in a string or a regular expression (none
  * is left there by esbuild) it means the same character.
  */

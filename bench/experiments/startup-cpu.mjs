@@ -3,7 +3,7 @@
 // with the load; the process's own CPU time (user + system, read at the reply by
 // first-reply-preload.mjs) moves far less, so small steps (a few ms) show. Interleaved rounds.
 //
-// Run: node bench/experiments/startup-cpu.mjs ROUNDS 'label=NODE SCRIPT [ARGS…]' …
+// Run: node bench/experiments/startup-cpu.mjs ROUNDS 'label=[VAR=value …] NODE SCRIPT [ARGS…]' …
 //   e.g. QMD_INDEX=… node bench/experiments/startup-cpu.mjs 20 "sdk=node bench/contenders/sdk-server.mjs" "qmd=node dist/qmd.mjs mcp"
 // A contender whose server is another process (a launcher) gets wall time only.
 import { spawn } from 'node:child_process';
@@ -47,13 +47,21 @@ const median = (values) => {
 async function main() {
   const rounds = Number(process.argv[2]);
   const contenders = process.argv.slice(3).map((spec) => {
-    const [command, ...args] = spec.slice(spec.indexOf('=') + 1).split(' ');
-    return { name: spec.slice(0, spec.indexOf('=')), command, args, samples: [] };
+    const name = spec.slice(0, spec.indexOf('='));
+    // Words before the command that hold a `=` are that contender's variables: `VAR=value node …`.
+    const words = spec.slice(spec.indexOf('=') + 1).split(' ');
+    const env = { ...process.env };
+    while (words[0]?.includes('=')) {
+      const word = words.shift();
+      env[word.slice(0, word.indexOf('='))] = word.slice(word.indexOf('=') + 1);
+    }
+    const [command, ...args] = words;
+    return { name, command, args, env, samples: [] };
   });
   for (let round = 0; round <= rounds; round++) {
     for (let i = 0; i < contenders.length; i++) {
       const c = contenders[(round + i) % contenders.length];
-      const sample = await once(c.command, c.args);
+      const sample = await once(c.command, c.args, c.env);
       if (round > 0) c.samples.push(sample); // round 0 warms the page cache
     }
   }
