@@ -18,16 +18,19 @@ export function serveInProcess(
   lifecycle: Pick<Lifecycle, 'gate' | 'ownWatcher' | 'shutdown'>,
 ): Upstream {
   const { gate } = lifecycle;
-  // As plain `qmd mcp`: a small index is read through after the handshake, and damage found
-  // while serving ends the relay as it ends a server (exit 1, one line).
-  const { store, createServer, watching, onDamaged, checkAfterReplies } = openServing(ctx, { check: 'handshake' });
+  // As plain `qmd mcp`: a small index is read through after the handshake (the watcher starts
+  // once it has been), and damage found while serving ends the relay as it ends a server (exit
+  // 1, one line).
+  const { store, createServer, watching, onDamaged, checkAfterHandshake, startWatching } = openServing(ctx, {
+    check: 'handshake',
+  });
   onDamaged(leaveDamaged(lifecycle, ctx.log));
   lifecycle.ownWatcher(watching);
-  watching.start();
+  startWatching();
   // Two pipes make one duplex for the relay: it writes requests into one, reads replies from the other.
   const requests = new PassThrough();
   const replies = new PassThrough();
-  checkAfterReplies(replies);
+  checkAfterHandshake(replies);
   const connection = serveStdioConnection({
     createServer: () => createServer(gate.uncounted()),
     stdin: requests,

@@ -11,9 +11,10 @@ import type { Reader } from '../core/reader-types.js';
 import type { StoreOptions } from '../core/types.js';
 import type { QmdError } from '../errors.js';
 import type { Failpoints } from '../failpoints.js';
-import { realClock } from '../lifecycle/clock.js';
+import { type Clock, realClock } from '../lifecycle/clock.js';
 import type { HandlerGate } from '../lifecycle/gate.js';
 import { createLifecycle, type Lifecycle, type LifecycleOptions } from '../lifecycle/host.js';
+import type { StdinSource } from '../lifecycle/stdin.js';
 import { DEFAULT_EMBED_MODEL, defaultThreads, type ModelChoice } from '../llm/index.js';
 import type { Log } from '../log.js';
 import type { WatchStatus } from '../mcp/deps.js';
@@ -26,7 +27,7 @@ import { mistypedIndex } from '../store/paths.js';
 import type { WatchIndex } from '../watch/types.js';
 import { lifecycleOptions } from './lifecycle-options.js';
 import { createListChangedNotifier } from './list-changed.js';
-import { servedReader } from './served-reader.js';
+import { checkAfterHandshake, servedReader } from './served-reader.js';
 import { STARTUP_PPID } from './startup.js';
 import { createWatching, type Watching } from './watching.js';
 
@@ -80,10 +81,12 @@ export interface ServingOptions {
   /**
    * When a small index is read through (quick_check): `'open'`, before serving (the long-lived
    * servers: `--shared`'s, `--http`, which start once for many clients); `'handshake'`, after
-   * the client's `initialize` is answered (stdio and a relay serving alone, whose start is on
-   * the client's path to its first reply). Default `'open'`.
+   * the client's handshake (stdio and a relay serving alone, whose start is on the client's
+   * path to its tools). Default `'open'`.
    */
   check?: 'open' | 'handshake';
+  /** The clock of the deferred check's wait (`checkAfterHandshake`); tests give a fake one. */
+  clock?: Clock;
 }
 
 /**
@@ -101,11 +104,21 @@ export interface Serving {
    */
   onDamaged(listener: (error: QmdError) => void): void;
   /**
-   * Runs a deferred check as soon as a reply is on its way through `out` (the `initialize`
-   * reply): before the client can read it and send more, whether or not it then says it is
-   * initialized or leaves. A server with no deferred check leaves `out` as it is.
+   * Runs a deferred check once the client's handshake is over: `HANDSHAKE_QUIET_MS` after the
+   * first reply through `out` (the `initialize` reply), or before the first read, whichever
+   * comes first (`checkAfterHandshake`). A server with no deferred check leaves `out` as it is.
    */
-  checkAfterReplies(out: Writable): void;
+  checkAfterHandshake(out: Writable): void;
+  /**
+   * Runs a deferred check still owed, now: the client is leaving (stdin ended) before its
+   * handshake was quiet. What it finds is said and counted in the exit code like any damage.
+   */
+  checkBeforeLeaving(): void;
+  /**
+   * Starts the watcher once the index is known sound: at once when nothing is deferred, else
+   * after the deferred check ran clean (never after damage: the server is leaving).
+   */
+  startWatching(): void;
 }
 
 /**
@@ -188,10 +201,8 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       const server = createMcpServer({ store, gate, failpoints, log, version, watch });
       notifier.track(server);
       // Its instructions are read; from here on a read waits for the deferred check, which runs
-      // once the first reply is on its way (`checkAfterReplies`), or once the client says it is
-      // initialized, or before the first read, whichever comes first.
+      // once the handshake is over (`checkAfterHandshake`) or before the first read.
       served.arm();
-      server.server.oninitialized = () => setImmediate(() => served.checkSoon());
       return server;
     },
     // The notifier stops with the watcher: nothing is announced once teardown has begun.
@@ -203,15 +214,12 @@ export function openServing(ctx: CliContext, options: ServingOptions = {}): Serv
       },
     },
     onDamaged: (listener) => served.onDamaged(listener),
-    checkAfterReplies: (out) => {
-      if (served.checked()) return;
-      const write = out.write.bind(out) as Writable['write'];
-      out.write = ((...args: Parameters<Writable['write']>) => {
-        if (served.checked()) out.write = write;
-        else setImmediate(() => served.checkSoon());
-        return write(...args);
-      }) as Writable['write'];
+    checkAfterHandshake: (out) => checkAfterHandshake(served, out, options.clock ?? realClock),
+    checkBeforeLeaving: () => {
+      served.arm();
+      served.checkSoon();
     },
+    startWatching: () => served.onSound(() => watching.start()),
   };
 }
 
@@ -272,8 +280,12 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
   const { failpoints } = ctx.config;
   const serving = openServing(ctx, transport.serving);
   const { store } = serving;
+  const { stdin } = transport.sources;
   const lifecycle = createLifecycle({
     ...transport.sources,
+    // A client that leaves before its handshake is quiet still has the file read through: the
+    // check owed runs before the lifecycle hears stdin's end, so its verdict is in the exit code.
+    ...(stdin && { stdin: beforeStdinEnds(stdin, () => serving.checkBeforeLeaving()) }),
     log,
     ...(await lifecycleOptions(ctx.config.lifecycle, log)),
     // Replies a client alive never read must not hold the exit past teardown (§2.1).
@@ -290,7 +302,7 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
   });
   void lifecycle.done.then(() => record.remove());
   serving.onDamaged(leaveDamaged(lifecycle, log));
-  serving.checkAfterReplies(protocolOut);
+  serving.checkAfterHandshake(protocolOut);
 
   let connected: OpenTransport;
   try {
@@ -314,8 +326,9 @@ export async function serveMcp(ctx: CliContext, transport: McpTransport): Promis
     },
   });
   leaveOnFatalErrors(lifecycle, log);
-  // After start: the server answers while the watcher loads, catches up and starts (§3).
-  serving.watching.start();
+  // After start: the server answers while the watcher loads, catches up and starts (§3), once
+  // the index is known sound (after the deferred check, if there is one).
+  serving.startWatching();
   return lifecycle;
 }
 
@@ -331,4 +344,28 @@ export function leaveOnFatalErrors(lifecycle: { shutdown(reason?: string): unkno
   };
   process.on('uncaughtException', fatal('uncaught exception'));
   process.on('unhandledRejection', fatal('unhandled rejection'));
+}
+
+/** `stdin` as the lifecycle watches it, with `first` run before each listener of its end or close. */
+function beforeStdinEnds(stdin: StdinSource, first: () => void): StdinSource {
+  const wrapped = new Map<() => void, () => void>();
+  return {
+    on(event, listener) {
+      const before = (): void => {
+        first();
+        listener();
+      };
+      wrapped.set(listener, before);
+      return stdin.on(event, before);
+    },
+    off(event, listener) {
+      return stdin.off(event, wrapped.get(listener) ?? listener);
+    },
+    get readableEnded() {
+      return stdin.readableEnded;
+    },
+    get destroyed() {
+      return stdin.destroyed;
+    },
+  };
 }

@@ -252,3 +252,32 @@ describe.each(KINDS)('a damaged index (%s): every mode says INDEX_CORRUPT and ex
     }
   });
 });
+
+describe('the deferred check (stdio, a small index) waits for the handshake', () => {
+  it('a client that only lists the tools gets them, then the server finds the damage by itself and leaves with exit 1', async () => {
+    const file = KINDS[0]![1]();
+    const p = spawnProcess(process.execPath, [QMD_BIN, 'mcp'], { env: env(file) });
+    try {
+      const replies = () =>
+        p
+          .stdout()
+          .split('\n')
+          .filter((line) => line !== '')
+          .map((line) => JSON.parse(line) as Reply & { result?: { tools?: { name: string }[] } });
+      p.child.stdin?.write(INITIALIZE);
+      await p.waitFor(() => replies().find((r) => r.id === 1), 'the initialize reply');
+      p.child.stdin?.write(INITIALIZED + message({ id: 2, method: 'tools/list' }));
+      const list = await p.waitFor(() => replies().find((r) => r.id === 2), 'the tools/list reply');
+      // When the check runs is test/serve/served-reader.test.ts's (a fake clock); here, that a
+      // client that lists its tools and reads nothing still has the damage found, and says so.
+      expect(list.result?.tools?.map((tool) => tool.name).sort()).toEqual(['get', 'multi_get', 'query', 'status']);
+      // No read follows; stdin stays open: the check runs once the handshake is quiet.
+      const exit = await waitForExit(p);
+      expect(exit.code, p.stderr()).toBe(1);
+      expect(qmdLine(p.stderr())).toMatch(DAMAGED);
+      expect(p.stderr()).toContain('Shutting down (the index is damaged)...');
+    } finally {
+      p.kill();
+    }
+  });
+});

@@ -1,12 +1,14 @@
+import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import { openReader } from '../../src/core/open.js';
 import type { Reader } from '../../src/core/reader-types.js';
 import type { QmdError } from '../../src/errors.js';
-import { servedReader } from '../../src/serve/served-reader.js';
+import { checkAfterHandshake, HANDSHAKE_QUIET_MS, servedReader } from '../../src/serve/served-reader.js';
 import { Sqlite } from '../../src/store/sqlite.js';
 import { expectQmdError, type Sandbox, sandbox } from '../store/helpers.js';
 import { damagePage, pagesOf } from '../support/damage.js';
+import { FakeClock, flush } from '../support/fake-clock.js';
 
 let box: Sandbox;
 const readers: Reader[] = [];
@@ -133,5 +135,77 @@ describe('servedReader: the deferred check', () => {
     expect(error.message).toContain('the stored text of notes/n1.md does not match its content hash');
     expect(served.store.get('notes/n2.md').title).toBe('Note 2');
     expect(heard).toEqual([]);
+  });
+
+  it('onSound: at once without a deferred check; else once it ran clean, after the read that ran it; never after damage', async () => {
+    const sounds: string[] = [];
+    servedReader(opened().reader, { deferCheck: false }).onSound(() => sounds.push('unchecked'));
+    const healthy = servedReader(opened().reader, { deferCheck: true });
+    healthy.onSound(() => sounds.push('healthy'));
+    healthy.arm();
+    await flush();
+    expect(sounds).toEqual(['unchecked']);
+    expect(healthy.store.get('notes/n1.md').title).toBe('Note 1');
+    expect(sounds).toEqual(['unchecked']); // not inside the read
+    await flush();
+    expect(sounds).toEqual(['unchecked', 'healthy']);
+    healthy.onSound(() => sounds.push('late'));
+    await flush();
+    expect(sounds).toEqual(['unchecked', 'healthy', 'late']);
+
+    damageText();
+    const damaged = servedReader(opened().reader, { deferCheck: true });
+    damaged.onSound(() => sounds.push('damaged'));
+    damaged.arm();
+    damaged.checkSoon();
+    damaged.onSound(() => sounds.push('damaged, asked after'));
+    await flush();
+    expect(sounds).toEqual(['unchecked', 'healthy', 'late']);
+  });
+});
+
+describe('checkAfterHandshake: the deferred check waits for the handshake, not for the first reply', () => {
+  it(`runs it ${HANDSHAKE_QUIET_MS} ms after the first reply is written, not before; later replies move nothing`, async () => {
+    damageText();
+    const { reader, checks } = opened();
+    const served = servedReader(reader, { deferCheck: true });
+    const heard: QmdError[] = [];
+    served.onDamaged((error) => heard.push(error));
+    served.arm();
+    const clock = new FakeClock();
+    const out = new PassThrough();
+    checkAfterHandshake(served, out, clock);
+    await clock.advance(10 * HANDSHAKE_QUIET_MS);
+    expect(checks()).toBe(0); // no reply yet: nothing is timed
+    out.write('{"id":1}\n'); // the initialize reply
+    expect(clock.pending('unref')).toBe(1); // it never keeps the process alive
+    await clock.advance(HANDSHAKE_QUIET_MS - 1);
+    out.write('{"id":2}\n'); // tools/list: answered, the check still owed
+    expect(checks()).toBe(0);
+    await clock.advance(1);
+    expect(checks()).toBe(1);
+    expect(heard.map((e) => e.code)).toEqual(['INDEX_CORRUPT']);
+    expect(clock.pending()).toBe(0);
+    expect(out.read()?.toString()).toBe('{"id":1}\n{"id":2}\n');
+  });
+
+  it('a read before the wait is over runs it then, and the timer finds nothing left to do; without a deferred check nothing is timed', async () => {
+    const { reader, checks } = opened();
+    const served = servedReader(reader, { deferCheck: true });
+    served.arm();
+    const clock = new FakeClock();
+    const out = new PassThrough();
+    checkAfterHandshake(served, out, clock);
+    out.write('{"id":1}\n');
+    expect(served.store.get('notes/n3.md').title).toBe('Note 3');
+    expect(checks()).toBe(1);
+    await clock.advance(HANDSHAKE_QUIET_MS);
+    expect(checks()).toBe(1);
+
+    const unchecked = servedReader(opened().reader, { deferCheck: false });
+    const quiet = new FakeClock();
+    checkAfterHandshake(unchecked, out, quiet);
+    out.write('{"id":2}\n');
+    expect(quiet.pending()).toBe(0);
   });
 });
