@@ -11,6 +11,7 @@
 //          "qmd=XDG_CACHE_HOME=/tmp/x node dist/qmd.mjs mcp"
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { interleaved, median, parseContenders } from './startup-cpu.mjs';
 
 const PRELOAD = fileURLToPath(new URL('./first-reply-preload.mjs', import.meta.url));
 const line = (message) => `${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`;
@@ -59,31 +60,9 @@ export function ready(command, args, env = process.env) {
   });
 }
 
-const median = (values) => {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)];
-};
-
 async function main() {
-  const rounds = Number(process.argv[2]);
-  const contenders = process.argv.slice(3).map((spec) => {
-    const name = spec.slice(0, spec.indexOf('='));
-    const words = spec.slice(spec.indexOf('=') + 1).split(' ');
-    const env = { ...process.env };
-    while (words[0]?.includes('=')) {
-      const word = words.shift();
-      env[word.slice(0, word.indexOf('='))] = word.slice(word.indexOf('=') + 1);
-    }
-    const [command, ...args] = words;
-    return { name, command, args, env, samples: [] };
-  });
-  for (let round = 0; round <= rounds; round++) {
-    for (let i = 0; i < contenders.length; i++) {
-      const c = contenders[(round + i) % contenders.length];
-      const sample = await ready(c.command, c.args, c.env);
-      if (round > 0) c.samples.push(sample);
-    }
-  }
+  const contenders = parseContenders(process.argv.slice(3));
+  await interleaved(contenders, Number(process.argv[2]), ready);
   const f = (n) => (Number.isFinite(n) ? n.toFixed(1) : '—');
   const base = contenders[0];
   const pick = (c, k1, k2) => median(c.samples.map((s) => s[k1][k2]));

@@ -39,14 +39,14 @@ export function once(command, args, env = process.env) {
   });
 }
 
-const median = (values) => {
+export const median = (values) => {
   const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)];
 };
 
-async function main() {
-  const rounds = Number(process.argv[2]);
-  const contenders = process.argv.slice(3).map((spec) => {
+/** `label=[VAR=value …] NODE SCRIPT [ARGS…]` specs as contenders, each with its own variables. */
+export function parseContenders(specs) {
+  return specs.map((spec) => {
     const name = spec.slice(0, spec.indexOf('='));
     // Words before the command that hold a `=` are that contender's variables: `VAR=value node …`.
     const words = spec.slice(spec.indexOf('=') + 1).split(' ');
@@ -58,13 +58,22 @@ async function main() {
     const [command, ...args] = words;
     return { name, command, args, env, samples: [] };
   });
+}
+
+/** `rounds` interleaved rounds of `measure` over the contenders, the order rotating; round 0 (page cache, code caches) is not kept. */
+export async function interleaved(contenders, rounds, measure) {
   for (let round = 0; round <= rounds; round++) {
     for (let i = 0; i < contenders.length; i++) {
       const c = contenders[(round + i) % contenders.length];
-      const sample = await once(c.command, c.args, c.env);
-      if (round > 0) c.samples.push(sample); // round 0 warms the page cache
+      const sample = await measure(c.command, c.args, c.env);
+      if (round > 0) c.samples.push(sample);
     }
   }
+}
+
+async function main() {
+  const contenders = parseContenders(process.argv.slice(3));
+  await interleaved(contenders, Number(process.argv[2]), once);
   const f = (n) => (Number.isFinite(n) ? n.toFixed(1) : '—');
   console.log('| contender | CPU p50 (ms) | in-process p50 (ms) | wall p50 (ms) |');
   console.log('|:---|---:|---:|---:|');
